@@ -1,0 +1,33 @@
+# Quick start: `make solve` then `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+INSTANCE ?= instances/paper-multimesh-n256.toml
+
+.PHONY: solve test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+solve: $(STAMP)
+	$(BIN)/ocsplan solve $(INSTANCE)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/python -m pip install --quiet ruff mypy
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_planner.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build src/*.egg-info

@@ -1,0 +1,3 @@
+from ocsplan.cli import main
+
+main()

@@ -1,0 +1,392 @@
+"""Cayley graphs of (Z2)^a: masks, blocks, folds, balls, tilings into layers.
+
+Everything here works in *local* coordinates of one axis: an axis of ``a`` bits
+has labels ``0 .. 2**a - 1`` and generators are non-zero masks below ``2**a``.
+:func:`compress` and :func:`expand` map between an axis's global bit positions
+and local ones (local bit i is the i-th lowest global bit of the block).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+__all__ = [
+    "Topology",
+    "bits_of",
+    "block_fold",
+    "block_fold_groups",
+    "block_fold_profile",
+    "compress",
+    "expand",
+    "fold_masks",
+    "fold_name",
+    "is_tiling",
+    "mask_of",
+    "mask_to_str",
+    "popcount",
+    "profile_degree",
+    "profile_folds",
+    "str_to_mask",
+    "sub_masks",
+    "sumset",
+    "topology_name",
+]
+
+
+def popcount(mask: int) -> int:
+    """Hamming weight of a mask."""
+    return mask.bit_count()
+
+
+def mask_to_str(mask: int, width: int) -> str:
+    """Bit string, most significant bit first (``0b1100`` on 4 bits is ``"1100"``)."""
+    return format(mask, f"0{width}b") if width else ""
+
+
+def str_to_mask(text: str) -> int:
+    """Inverse of :func:`mask_to_str`; raises ValueError on anything but 0/1."""
+    if not text or any(c not in "01" for c in text):
+        raise ValueError(f"not a bit string: {text!r}")
+    return int(text, 2)
+
+
+def bits_of(mask: int) -> tuple[int, ...]:
+    """Bit positions set in ``mask``, highest first."""
+    return tuple(b for b in range(mask.bit_length() - 1, -1, -1) if mask >> b & 1)
+
+
+def mask_of(bits: Iterable[int]) -> int:
+    """Mask with the given bit positions set."""
+    mask = 0
+    for b in bits:
+        mask |= 1 << b
+    return mask
+
+
+def sub_masks(bits: Iterable[int]) -> list[int]:
+    """All non-zero masks supported on ``bits`` (a complete layer), ascending."""
+    block = mask_of(bits)
+    out = []
+    sub = block
+    while sub:
+        out.append(sub)
+        sub = (sub - 1) & block
+    return sorted(out)
+
+
+def fold_masks(bits: Iterable[int]) -> list[int]:
+    """The folds (weight >= 2) among :func:`sub_masks`."""
+    return [m for m in sub_masks(bits) if m & (m - 1)]
+
+
+def compress(mask: int, block_bits: Sequence[int]) -> int:
+    """Global mask supported on ``block_bits`` to the axis's local mask."""
+    local = 0
+    for i, b in enumerate(sorted(block_bits)):
+        if mask >> b & 1:
+            local |= 1 << i
+    if mask & ~mask_of(block_bits):
+        raise ValueError(f"mask {mask:b} leaves the block {sorted(block_bits)}")
+    return local
+
+
+def expand(local: int, block_bits: Sequence[int]) -> int:
+    """Local mask of an axis to the global mask."""
+    mask = 0
+    for i, b in enumerate(sorted(block_bits)):
+        if local >> i & 1:
+            mask |= 1 << b
+    return mask
+
+
+def profile_degree(sizes: Iterable[int]) -> int:
+    """Degree of the block fold with sub-blocks of these bit counts."""
+    return sum((1 << k) - 1 for k in sizes)
+
+
+def profile_folds(sizes: Iterable[int]) -> int:
+    """Fold generators (weight >= 2) of that block fold."""
+    return sum((1 << k) - 1 - k for k in sizes)
+
+
+def fold_name(sizes: Sequence[int]) -> str:
+    """Name of a block fold: ``Q5``, ``K4``, ``Q6[3,3] = K8□K8``."""
+    parts = sorted(sizes, reverse=True)
+    a = sum(parts)
+    if a == 0:
+        return "K1"
+    if all(k == 1 for k in parts):
+        return f"Q{a}"
+    if len(parts) == 1:
+        return f"K{1 << a}"
+    product = "□".join(f"K{1 << k}" for k in parts)
+    return f"Q{a}[{','.join(map(str, parts))}] = {product}"
+
+
+def sumset(layers: Iterable[Iterable[int]]) -> list[int] | None:
+    """Elements of the sum {0}+S_1 + ... if every sum is distinct, else None."""
+    elements = [0]
+    for layer in layers:
+        seen = set(elements)
+        grown = list(elements)
+        for s in layer:
+            for x in elements:
+                y = x ^ s
+                if y in seen:
+                    return None
+                seen.add(y)
+                grown.append(y)
+        elements = grown
+    return elements
+
+
+def is_tiling(layers: Sequence[Sequence[int]], bits: int) -> bool:
+    """True when the layers' sumset is direct and covers all 2**bits labels."""
+    elements = sumset(layers)
+    return elements is not None and len(elements) == 1 << bits
+
+
+def block_fold(sizes: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Layers (local masks) of the block fold with these sub-block sizes.
+
+    Sub-blocks are laid out from the most significant local bit down, largest first,
+    so ``block_fold((3, 3))`` puts one K8 on bits 5..3 and one on bits 2..0.
+    """
+    a = sum(sizes)
+    layers = []
+    top = a
+    for k in sorted(sizes, reverse=True):
+        bits = range(top - k, top)
+        layers.append(tuple(sub_masks(bits)))
+        top -= k
+    return tuple(layers)
+
+
+def block_fold_groups(gens: Iterable[int], bits: int) -> tuple[int, ...] | None:
+    """The sub-blocks (as masks, largest first) if ``gens`` is exactly a block fold."""
+    gset = set(gens)
+    parent = list(range(bits))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for g in gset:
+        if g <= 0 or g >> bits:
+            return None
+        support = bits_of(g)
+        for b in support[1:]:
+            parent[find(b)] = find(support[0])
+    groups: dict[int, int] = {}
+    for b in range(bits):
+        groups[find(b)] = groups.get(find(b), 0) | 1 << b
+    expected: set[int] = set()
+    for grp in groups.values():
+        expected.update(sub_masks(bits_of(grp)))
+    if expected != gset:
+        return None
+    return tuple(sorted(groups.values(), key=lambda m: (-popcount(m), -m)))
+
+
+def block_fold_profile(gens: Iterable[int], bits: int) -> tuple[int, ...] | None:
+    """Sub-block sizes (largest first) if ``gens`` is exactly a block fold, else None."""
+    groups = block_fold_groups(gens, bits)
+    return None if groups is None else tuple(popcount(g) for g in groups)
+
+
+def topology_name(gens: Iterable[int], bits: int) -> str:
+    """Readable name of an axis graph: block folds by name, else cube plus folds."""
+    gset = set(gens)
+    profile = block_fold_profile(gset, bits)
+    if profile is not None:
+        return fold_name(profile)
+    units = {1 << b for b in range(bits)}
+    if units <= gset:
+        extra = sorted(gset - units)
+        if extra == [(1 << bits) - 1]:
+            return f"FQ{bits}"
+        if len(extra) <= 3:
+            return f"Q{bits}+" + "+".join(mask_to_str(g, bits) for g in extra)
+        return f"Q{bits}+{len(extra)} folds"
+    return f"Cay(Z2^{bits}, {len(gset)} generators)"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """An axis graph Cay((Z2)^bits, gens) in local coordinates.
+
+    ``layers`` optionally fixes the tiling the layered schedules run on (the
+    planner passes its block-fold profile); otherwise the fewest-layer tilings
+    are searched.
+    """
+
+    bits: int
+    gens: frozenset[int]
+    layers: tuple[tuple[int, ...], ...] | None = None
+
+    def __post_init__(self) -> None:
+        for g in self.gens:
+            if g <= 0 or g >> self.bits:
+                raise ValueError(f"generator {g:b} is not a non-zero mask on {self.bits} bits")
+        if self.layers is not None:
+            used = {g for layer in self.layers for g in layer}
+            if not used <= self.gens:
+                raise ValueError("layers use generators outside the topology")
+            if not is_tiling(self.layers, self.bits):
+                raise ValueError("layers do not tile the group")
+
+    @classmethod
+    def cube(cls, bits: int) -> Topology:
+        return cls(bits, frozenset(1 << b for b in range(bits)))
+
+    @classmethod
+    def from_profile(cls, sizes: Sequence[int]) -> Topology:
+        """The block fold with the given sub-block sizes, its layers fixed."""
+        layers = block_fold(sizes)
+        gens = frozenset(g for layer in layers for g in layer)
+        return cls(sum(sizes), gens, layers)
+
+    @classmethod
+    def with_folds(cls, bits: int, folds: Iterable[int]) -> Topology:
+        """The cube Q_bits plus extra generators (``Q4+1100``)."""
+        return cls(bits, frozenset({1 << b for b in range(bits)} | set(folds)))
+
+    @property
+    def size(self) -> int:
+        return 1 << self.bits
+
+    @property
+    def degree(self) -> int:
+        return len(self.gens)
+
+    @cached_property
+    def name(self) -> str:
+        return topology_name(self.gens, self.bits)
+
+    @cached_property
+    def has_units(self) -> bool:
+        return all(1 << b in self.gens for b in range(self.bits))
+
+    @cached_property
+    def distances(self) -> tuple[int, ...]:
+        """Graph distance from label 0 to every label (-1 if unreachable)."""
+        dist = [-1] * self.size
+        dist[0] = 0
+        frontier = [0]
+        gens = sorted(self.gens)
+        while frontier:
+            nxt = []
+            for x in frontier:
+                for g in gens:
+                    y = x ^ g
+                    if dist[y] < 0:
+                        dist[y] = dist[x] + 1
+                        nxt.append(y)
+            frontier = nxt
+        return tuple(dist)
+
+    @cached_property
+    def connected(self) -> bool:
+        return min(self.distances) >= 0
+
+    @cached_property
+    def diameter(self) -> int:
+        if not self.connected:
+            raise ValueError(f"{self.name} is not connected")
+        return max(self.distances)
+
+    @cached_property
+    def ball_sizes(self) -> tuple[int, ...]:
+        """|Ball(k)| for k = 0 .. diameter."""
+        counts = [0] * (self.diameter + 1)
+        for d in self.distances:
+            counts[d] += 1
+        out, total = [], 0
+        for c in counts:
+            total += c
+            out.append(total)
+        return tuple(out)
+
+    @cached_property
+    def tilings(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """Fewest-layer tilings, one per multiset of layer sizes (the costs depend on no more)."""
+        if self.layers is not None:
+            return (self.layers,)
+        return _min_tilings(self.gens, self.bits)
+
+
+def _min_tilings(gens: frozenset[int], bits: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    if bits == 0:
+        return ((),)
+    groups = block_fold_groups(gens, bits)
+    if groups is not None:
+        # A tile of 2**k labels needs 2**k - 1 generators, so a block fold's
+        # fewest-layer tiling is its own sub-blocks.
+        return (tuple(tuple(sub_masks(bits_of(grp))) for grp in groups),)
+    for count in range(1, bits + 1):
+        found = _search_tilings(sorted(gens), bits, count)
+        if found:
+            return found
+    return ()
+
+
+def _search_tilings(
+    gens: list[int], bits: int, count: int, limit: int = 64
+) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Tilings with exactly ``count`` layers, one per multiset of layer sizes.
+
+    Depth first: layers in non-increasing size, equal-size layers ordered by their
+    smallest generator, each layer's generators ascending, so every tiling is met once.
+    """
+    results: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
+
+    def extend(
+        elements: list[int], layers: list[tuple[int, ...]], max_k: int, first_floor: int
+    ) -> None:
+        if len(results) >= limit:
+            return
+        rest = bits - (len(elements).bit_length() - 1)
+        left = count - len(layers)
+        if left == 0:
+            if rest == 0:
+                key = tuple(sorted((len(layer) for layer in layers), reverse=True))
+                results.setdefault(key, tuple(layers))
+            return
+        used = {g for layer in layers for g in layer}
+        candidates = [g for g in gens if g not in used]
+        for k in range(min(max_k, rest - (left - 1)), -(-rest // left) - 1, -1):
+            floor = first_floor if k == max_k else 0
+            for layer, grown in _layers_of_size(elements, candidates, (1 << k) - 1, floor):
+                extend(grown, [*layers, layer], k, layer[0] + 1)
+
+    extend([0], [], bits, 0)
+    return tuple(results[key] for key in sorted(results, reverse=True))
+
+
+def _layers_of_size(
+    elements: list[int], candidates: list[int], size: int, first_floor: int
+) -> Iterator[tuple[tuple[int, ...], list[int]]]:
+    """Ascending ``size``-subsets of candidates whose sumset with ``elements`` is direct."""
+
+    def rec(
+        start: int, chosen: tuple[int, ...], occupied: set[int], grown: list[int]
+    ) -> Iterator[tuple[tuple[int, ...], list[int]]]:
+        if len(chosen) == size:
+            yield chosen, grown
+            return
+        for idx in range(start, len(candidates) - (size - len(chosen)) + 1):
+            s = candidates[idx]
+            if not chosen and s < first_floor:
+                continue
+            shifted = [x ^ s for x in elements]
+            if any(y in occupied for y in shifted):
+                continue
+            yield from rec(idx + 1, (*chosen, s), occupied.union(shifted), grown + shifted)
+
+    yield from rec(0, (), set(elements), list(elements))
+
+

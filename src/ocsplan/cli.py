@@ -1,0 +1,242 @@
+"""Command line: thin commands over the library, rich tables on the terminal.
+
+Exit status: 0 success, 1 other ocsplan errors, 2 bad input (file and field
+named on one line), 3 infeasible.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .cayley import Topology, fold_name, mask_to_str, str_to_mask
+from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
+from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
+from .instance import load_instance
+from .plan import Plan, dumps_plan, write_atomic
+from .planners import PLANNERS, solve as run_planner
+from .schedules import SCHEDULES, ideal_cost, verify
+from .units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Plan workload-static OCS scale-up fabrics for LLM inference decode.",
+)
+# Wide enough for the plan table when piped; a terminal keeps its own width.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err.print(message, markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Map ocsplan errors to one line on stderr and the documented exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (InstanceError, PlanError) as exc:
+            raise _fail(str(exc), 2) from None
+        except InfeasibleError as exc:
+            raise _fail(f"infeasible: {exc}", 3) from None
+        except OcsplanError as exc:
+            raise _fail(f"error: {exc}", 1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _value(parse: Callable[[str], Any], text: str, option: str) -> Any:
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise InstanceError(option, "", str(exc)) from None
+
+
+def emit_json(text: str, target: str | None) -> None:
+    """Write JSON to a path (atomically) or to stdout for ``-``."""
+    if target is None:
+        return
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomic(target, text)
+
+
+def plan_table(plan: Plan) -> Table:
+    status = "" if plan.status == plan.method else f" ({plan.status})"
+    table = Table(title=f"{plan.instance}: {plan.method}{status}", title_justify="left")
+    for col in ("mesh", "axis", "bits", "topology", "deg", "collective", "payload", "w",
+                "schedule", "h", "p", "T"):
+        table.add_column(col, justify="right" if col in ("axis", "deg", "w", "h", "p", "T") else "left")
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            bits = ",".join(map(str, axis.bits))
+            if not axis.demands:
+                table.add_row(mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", "",
+                              style="dim")
+            for d in axis.demands:
+                table.add_row(
+                    mesh.name, str(i), bits, axis.topology, str(axis.degree), d.collective,
+                    format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
+                    str(d.multiplicity), format_time(d.time_s),
+                )
+    folds = sum(1 for g in plan.generators if g.kind == "fold")
+    cubes = sum(1 for g in plan.generators if g.kind == "cube")
+    rings = sum(1 for g in plan.generators if g.kind == "ring")
+    table.caption = (
+        f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
+        f"{plan.ports}; {cubes} cube + {folds} fold generators"
+        + (f" + {rings} ring" if rings else "")
+        + (f"; bound {format_time(plan.bound_s)}" if plan.bound_s is not None else "")
+        + (f" (gap {plan.gap:.3%})" if plan.gap is not None else "")
+        + f"; solved in {plan.solve_seconds:.3g} s"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+@app.command()
+@handle_errors
+def solve(
+    instance: Annotated[Path, typer.Argument(help="instance TOML file")],
+    method: Annotated[str, typer.Option(help="planner: " + ", ".join(PLANNERS))] = "heuristic",
+    json_out: Annotated[str | None, typer.Option("--json", help="write the plan JSON to PATH, or - for stdout")] = None,
+    time_limit: Annotated[float | None, typer.Option(help="seconds (exact methods)")] = None,
+    workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
+) -> None:
+    """Plan a deployment and print the fabric, axis by axis."""
+    inst = load_instance(instance)
+    options: dict[str, Any] = {}
+    if time_limit is not None:
+        options["time_limit"] = time_limit
+    if workers is not None:
+        options["workers"] = workers
+    plan = run_planner(inst, method, **options)
+    (err if json_out == "-" else out).print(plan_table(plan))
+    for note in plan.notes:
+        (err if json_out == "-" else out).print(f"note: {note}", markup=False)
+    emit_json(dumps_plan(plan), json_out)
+
+
+def _topology(bits: int, folds: str | None, profile: str | None) -> Topology:
+    if profile:
+        sizes = tuple(int(x) for x in profile.split(",") if x.strip())
+        if sum(sizes) != bits or any(k < 1 for k in sizes):
+            raise InstanceError("--profile", "", f"sizes {profile!r} do not add up to {bits} bits")
+        return Topology.from_profile(sizes)
+    extra = []
+    for text in (folds or "").split(","):
+        text = text.strip()
+        if not text:
+            continue
+        try:
+            mask = str_to_mask(text)
+        except ValueError as exc:
+            raise InstanceError("--folds", "", str(exc)) from None
+        if len(text) != bits or mask == 0:
+            raise InstanceError("--folds", "", f"{text!r} is not a non-zero mask of {bits} bits")
+        extra.append(mask)
+    return Topology.with_folds(bits, extra)
+
+
+@app.command()
+@handle_errors
+def schedules(
+    bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
+    payload: Annotated[str, typer.Option(help="buffer size sigma, e.g. 4KiB")] = "4KiB",
+    folds: Annotated[str | None, typer.Option(help="extra generators, e.g. 1100,0011")] = None,
+    profile: Annotated[str | None, typer.Option(help="block fold sub-block sizes, e.g. 3,3")] = None,
+    collective: Annotated[str | None, typer.Option(help="only this collective")] = None,
+    latency: Annotated[str, typer.Option(help="lambda per phase")] = "0.52us",
+    link: Annotated[str, typer.Option(help="R per circuit")] = "400Gb/s",
+    check: Annotated[bool, typer.Option(help="execute and verify each schedule (a <= 8)")] = True,
+) -> None:
+    """List every schedule's validity, h, v, u and T (p = 1) on one axis topology."""
+    if not 0 <= bits <= 12:
+        raise InstanceError("--bits", "", f"must be between 0 and 12, got {bits}")
+    sigma = _value(parse_bytes, payload, "--payload")
+    lam = _value(parse_time, latency, "--latency")
+    rate = _value(parse_rate, link, "--link")
+    topo = _topology(bits, folds, profile)
+    if not topo.connected:
+        raise InstanceError("--folds", "", f"{topo.name} is not connected")
+    table = Table(
+        title=f"{topo.name}: degree {topo.degree}, diameter {topo.diameter}, payload {format_bytes(sigma)}",
+        title_justify="left",
+    )
+    for col in ("collective", "schedule", "valid", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
+        table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
+    for sched in SCHEDULES.values():
+        if collective and sched.collective != collective:
+            continue
+        if not sched.valid(topo):
+            table.add_row(sched.collective, sched.name, "no", *[""] * 6, style="dim")
+            continue
+        form = sched.cost(topo)
+        v = form.volume(sigma)
+        verdict = ""
+        if check and bits <= 8:
+            program = sched.build(topo, sigma)
+            verify(program, topo)
+            ideal = ideal_cost(program)
+            same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
+            verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
+        table.add_row(
+            sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
+            str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
+        )
+    out.print(table)
+
+
+@app.command()
+@handle_errors
+def frontier(
+    bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
+    max_degree: Annotated[int | None, typer.Option(help="last degree to print")] = None,
+) -> None:
+    """Print the diameter frontier and the schedulable frontier of an axis."""
+    if not 1 <= bits <= 8:
+        raise InstanceError("--bits", "", f"must be between 1 and 8, got {bits}")
+    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
+    sched = schedulable_frontier(bits)
+    points = [p for p in diameter_frontier(bits) if p.degree <= top]
+    method = "exhaustive" if bits <= EXHAUSTIVE_BITS else "local search (upper bound) / sphere bound"
+    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); diameter by {method}",
+                  title_justify="left")
+    for col in ("degree", "diameter", "proof", "example folds", "coset layers", "block fold"):
+        table.add_column(col, justify="right" if col in ("degree", "diameter", "coset layers") else "left")
+    for p in points:
+        layers = min((count for count, deg, _ in sched if deg <= p.degree), default=None)
+        shape = next((s for count, deg, s in sched if count == layers), ())
+        folds = [mask_to_str(g, bits) for g in p.generators if g & (g - 1)]
+        shown = ",".join(folds[:4]) + (f",... (+{len(folds) - 4})" if len(folds) > 4 else "")
+        proof = "exact" if p.exact else f">= {p.lower_bound}"
+        table.add_row(str(p.degree), str(p.diameter), proof, shown, str(layers), fold_name(shape))
+    out.print(table)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

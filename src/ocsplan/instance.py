@@ -1,0 +1,367 @@
+"""Instance files: one deployment's fabric and the collective demands of its meshes.
+
+The reader validates everything and reports the first problem as
+``file: field: message`` (an :class:`InstanceError`), so the CLI can print one
+line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InstanceError
+from .schedules import COLLECTIVES, SCHEDULES
+from .units import parse_bytes, parse_rate, parse_time
+
+__all__ = [
+    "Axis",
+    "Demand",
+    "Fabric",
+    "Instance",
+    "Mesh",
+    "dumps_instance",
+    "load_instance",
+    "loads_instance",
+    "parse_instance",
+]
+
+
+@dataclass(frozen=True)
+class Demand:
+    """One collective an axis runs: payload (buffer size sigma) and calls per step."""
+
+    collective: str
+    payload: int
+    weight: float = 1.0
+    schedule: str = "auto"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A mesh axis of ``size`` ranks (a power of two) and its demands."""
+
+    size: int
+    demands: tuple[Demand, ...] = ()
+
+    @property
+    def bits(self) -> int:
+        return self.size.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A device mesh over all accelerators; its axes partition the rank bits."""
+
+    name: str
+    shape: tuple[int, ...]
+    axes: tuple[Axis, ...]
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """Accelerator count, ports per accelerator, per-phase latency and link rate."""
+
+    world: int
+    ports: int
+    latency: float  # seconds per phase (lambda)
+    link: float  # bytes per second of one circuit (R)
+
+    @property
+    def n(self) -> int:
+        return self.world.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A deployment: fabric plus meshes. ``source`` names the file it came from."""
+
+    name: str
+    fabric: Fabric
+    meshes: tuple[Mesh, ...]
+    description: str = ""
+    source: str = ""
+
+    @property
+    def n(self) -> int:
+        return self.fabric.n
+
+    def demands(self) -> list[tuple[int, int, int, Demand]]:
+        """All demands as (mesh index, axis index, demand index, demand)."""
+        return [
+            (m, i, k, d)
+            for m, mesh in enumerate(self.meshes)
+            for i, axis in enumerate(mesh.axes)
+            for k, d in enumerate(axis.demands)
+        ]
+
+
+_TOP_KEYS = {"name", "description", "fabric", "mesh"}
+_FABRIC_KEYS = {"world", "ports", "latency", "link"}
+_MESH_KEYS = {"name", "shape", "axes"}
+_DEMAND_KEYS = {"collective", "payload", "weight", "schedule"}
+_AXIS_KEYS = _DEMAND_KEYS | {"demands"}
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value >= 1 and value & (value - 1) == 0
+
+
+class _Reader:
+    """Walks the parsed TOML, raising InstanceError with the field path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, field: str, message: str) -> InstanceError:
+        return InstanceError(self.source, field, message)
+
+    def table(self, value: object, field: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(field, f"expected a table, got {value!r}")
+        return value
+
+    def keys(self, table: Mapping[str, Any], allowed: set[str], field: str) -> None:
+        for key in table:
+            if key not in allowed:
+                where = f"{field}.{key}" if field else key
+                raise self.fail(where, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+    def integer(self, value: object, field: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(field, f"expected an integer, got {value!r}")
+        return value
+
+    def convert(self, parse: Any, value: object, field: str) -> Any:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise self.fail(field, str(exc)) from None
+
+    def fabric(self, value: object) -> Fabric:
+        table = self.table(value, "fabric")
+        self.keys(table, _FABRIC_KEYS, "fabric")
+        for key in sorted(_FABRIC_KEYS):
+            if key not in table:
+                raise self.fail(f"fabric.{key}", "missing")
+        world = self.integer(table["world"], "fabric.world")
+        if world < 2 or not _is_power_of_two(world):
+            raise self.fail("fabric.world", f"must be a power of two >= 2, got {world}")
+        n = world.bit_length() - 1
+        ports = self.integer(table["ports"], "fabric.ports")
+        if ports < n:
+            raise self.fail(
+                "fabric.ports", f"{ports} ports cannot hold the base cube of {n} generators"
+            )
+        latency = self.convert(parse_time, table["latency"], "fabric.latency")
+        link = self.convert(parse_rate, table["link"], "fabric.link")
+        return Fabric(world=world, ports=ports, latency=latency, link=link)
+
+    def demand(self, table: Mapping[str, Any], field: str) -> Demand | None:
+        if "collective" not in table:
+            raise self.fail(f"{field}.collective", "missing")
+        collective = table["collective"]
+        if collective == "none":
+            extra = set(table) - {"collective"}
+            if extra:
+                raise self.fail(f"{field}.{min(extra)}", "not allowed with collective = \"none\"")
+            return None
+        if collective not in COLLECTIVES:
+            raise self.fail(
+                f"{field}.collective",
+                f"unknown collective {collective!r} (use {', '.join((*COLLECTIVES, 'none'))})",
+            )
+        if "payload" not in table:
+            raise self.fail(f"{field}.payload", "missing")
+        payload = self.convert(parse_bytes, table["payload"], f"{field}.payload")
+        weight_raw = table.get("weight", 1)
+        if isinstance(weight_raw, bool) or not isinstance(weight_raw, int | float):
+            raise self.fail(f"{field}.weight", f"expected a number, got {weight_raw!r}")
+        if not weight_raw > 0 or weight_raw != weight_raw or weight_raw == float("inf"):
+            raise self.fail(f"{field}.weight", f"must be positive, got {weight_raw!r}")
+        schedule = table.get("schedule", "auto")
+        if not isinstance(schedule, str):
+            raise self.fail(f"{field}.schedule", f"expected a name, got {schedule!r}")
+        if schedule != "auto":
+            known = SCHEDULES.get(schedule)
+            if known is None:
+                raise self.fail(
+                    f"{field}.schedule",
+                    f"unknown schedule {schedule!r} (known: {', '.join(sorted(SCHEDULES))})",
+                )
+            if known.collective != collective:
+                raise self.fail(
+                    f"{field}.schedule",
+                    f"{schedule!r} is an {known.collective} schedule, not {collective}",
+                )
+        return Demand(collective, payload, float(weight_raw), schedule)
+
+    def axis(self, value: object, size: int, field: str) -> Axis:
+        table = self.table(value, field)
+        self.keys(table, _AXIS_KEYS, field)
+        demands: list[Demand] = []
+        if "demands" in table:
+            clash = set(table) & _DEMAND_KEYS
+            if clash:
+                raise self.fail(f"{field}.{min(clash)}", "give either demands = [...] or one demand")
+            raw = table["demands"]
+            if not isinstance(raw, list):
+                raise self.fail(f"{field}.demands", f"expected a list, got {raw!r}")
+            for k, item in enumerate(raw):
+                where = f"{field}.demands[{k}]"
+                sub = self.table(item, where)
+                self.keys(sub, _DEMAND_KEYS, where)
+                demand = self.demand(sub, where)
+                if demand is not None:
+                    demands.append(demand)
+        elif table:
+            demand = self.demand(table, field)
+            if demand is not None:
+                demands.append(demand)
+        return Axis(size=size, demands=tuple(demands))
+
+    def mesh(self, value: object, index: int, world: int) -> Mesh:
+        field = f"mesh[{index}]"
+        table = self.table(value, field)
+        self.keys(table, _MESH_KEYS, field)
+        name = table.get("name", f"mesh{index}")
+        if not isinstance(name, str) or not name:
+            raise self.fail(f"{field}.name", f"expected a non-empty string, got {name!r}")
+        if "shape" not in table:
+            raise self.fail(f"{field}.shape", "missing")
+        shape_raw = table["shape"]
+        if not isinstance(shape_raw, list) or not shape_raw:
+            raise self.fail(f"{field}.shape", f"expected a list of sizes, got {shape_raw!r}")
+        shape: list[int] = []
+        for j, size in enumerate(shape_raw):
+            size = self.integer(size, f"{field}.shape[{j}]")
+            if not _is_power_of_two(size):
+                raise self.fail(f"{field}.shape[{j}]", f"must be a power of two, got {size}")
+            shape.append(size)
+        product = 1
+        for size in shape:
+            product *= size
+        if product != world:
+            raise self.fail(
+                f"{field}.shape",
+                f"product {' x '.join(map(str, shape))} = {product} != world {world}",
+            )
+        axes_raw = table.get("axes", [{} for _ in shape])
+        if not isinstance(axes_raw, list):
+            raise self.fail(f"{field}.axes", f"expected a list, got {axes_raw!r}")
+        if len(axes_raw) != len(shape):
+            raise self.fail(
+                f"{field}.axes", f"{len(axes_raw)} axes for a shape of {len(shape)} dimensions"
+            )
+        axes = tuple(
+            self.axis(item, shape[j], f"{field}.axes[{j}]") for j, item in enumerate(axes_raw)
+        )
+        return Mesh(name=name, shape=tuple(shape), axes=axes)
+
+    def instance(self, data: Mapping[str, Any]) -> Instance:
+        self.keys(data, _TOP_KEYS, "")
+        name = data.get("name", Path(self.source).stem or "instance")
+        if not isinstance(name, str) or not name:
+            raise self.fail("name", f"expected a non-empty string, got {name!r}")
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise self.fail("description", f"expected a string, got {description!r}")
+        if "fabric" not in data:
+            raise self.fail("fabric", "missing")
+        fabric = self.fabric(data["fabric"])
+        meshes_raw = data.get("mesh")
+        if not isinstance(meshes_raw, list) or not meshes_raw:
+            raise self.fail("mesh", "expected at least one [[mesh]] table")
+        meshes = tuple(self.mesh(item, m, fabric.world) for m, item in enumerate(meshes_raw))
+        seen: set[str] = set()
+        for m, mesh in enumerate(meshes):
+            if mesh.name in seen:
+                raise self.fail(f"mesh[{m}].name", f"duplicate mesh name {mesh.name!r}")
+            seen.add(mesh.name)
+        return Instance(name, fabric, meshes, description, self.source)
+
+
+def parse_instance(data: Mapping[str, Any], source: str = "<instance>") -> Instance:
+    """Validate parsed TOML data and build an :class:`Instance`."""
+    return _Reader(source).instance(data)
+
+
+def loads_instance(text: str, source: str = "<instance>") -> Instance:
+    """Parse instance TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InstanceError(source, "toml", f"syntax error: {exc}") from None
+    return parse_instance(data, source)
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read and validate an instance file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(source, "", f"cannot read file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InstanceError(source, "", "not a UTF-8 text file") from None
+    return loads_instance(text, source)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, Sequence):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _format_time(seconds: float) -> str:
+    return f"{seconds * 1e6:.12g}us"
+
+
+def _format_rate(bps: float) -> str:
+    return f"{bps * 8 / 1e9:.12g}Gb/s"
+
+
+def dumps_instance(instance: Instance) -> str:
+    """TOML text that :func:`loads_instance` reads back to an equal instance."""
+    fab = instance.fabric
+    lines = [f"name = {_toml_value(instance.name)}"]
+    if instance.description:
+        lines.append(f"description = {_toml_value(instance.description)}")
+    lines += [
+        "",
+        "[fabric]",
+        f"world = {fab.world}",
+        f"ports = {fab.ports}",
+        f"latency = {_toml_value(_format_time(fab.latency))}",
+        f"link = {_toml_value(_format_rate(fab.link))}",
+    ]
+    for mesh in instance.meshes:
+        lines += ["", "[[mesh]]", f"name = {_toml_value(mesh.name)}"]
+        lines.append(f"shape = {_toml_value(list(mesh.shape))}")
+        lines.append("axes = [")
+        for axis in mesh.axes:
+            if not axis.demands:
+                lines.append('  { collective = "none" },')
+                continue
+            items = []
+            for d in axis.demands:
+                fields = [
+                    f"collective = {_toml_value(d.collective)}",
+                    f"payload = {d.payload}",
+                    f"weight = {_toml_value(d.weight)}",
+                ]
+                if d.schedule != "auto":
+                    fields.append(f"schedule = {_toml_value(d.schedule)}")
+                items.append("{ " + ", ".join(fields) + " }")
+            lines.append("  { demands = [" + ", ".join(items) + "] },")
+        lines.append("]")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,36 @@
+"""The collective schedule catalogue (DESIGN §3): registry plus verifier."""
+
+from __future__ import annotations
+
+from . import allgather, allreduce, alltoall  # noqa: F401  (registration)
+from .base import (
+    AUTO_EXCLUDED,
+    COLLECTIVES,
+    SCHEDULES,
+    ClosedForm,
+    Item,
+    Program,
+    Schedule,
+    Transfer,
+    closed_form,
+    schedules_for,
+)
+from .verify import IdealCost, ScheduleError, ideal_cost, ideal_time, verify
+
+__all__ = [
+    "AUTO_EXCLUDED",
+    "COLLECTIVES",
+    "SCHEDULES",
+    "ClosedForm",
+    "IdealCost",
+    "Item",
+    "Program",
+    "Schedule",
+    "ScheduleError",
+    "Transfer",
+    "closed_form",
+    "ideal_cost",
+    "ideal_time",
+    "schedules_for",
+    "verify",
+]

@@ -1,0 +1,114 @@
+"""All-gather schedules: layered gather over a tiling, and its parallel variant.
+
+The payload sigma is the gathered (output) buffer; each of the M ranks owns one
+block of sigma / M. Segments are blocks (times chunks for the parallel variant).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..cayley import Topology
+from .base import (
+    ClosedForm,
+    Item,
+    Program,
+    Schedule,
+    Transfer,
+    partial_sums,
+    radix,
+    register,
+    rotations,
+    translate,
+)
+
+__all__: list[str] = []
+
+Layers = list[tuple[int, ...]]
+
+
+def _ascending(layers: Layers) -> Layers:
+    """Gather over the smaller radix first: later phases carry the grown data."""
+    return sorted(layers, key=radix)
+
+
+def _factor(layers: Layers, size: int) -> Fraction:
+    total, prod = Fraction(0), 1
+    for layer in _ascending(layers):
+        total += Fraction(prod, size)
+        prod *= radix(layer)
+    return total
+
+
+def _parallel_factor(layers: Layers, size: int) -> Fraction:
+    count = len(layers)
+    total = Fraction(0)
+    for t in range(count):
+        worst = Fraction(0)
+        for order in rotations(count):
+            prod = 1
+            for j in order[:t]:
+                prod *= radix(layers[j])
+            worst = max(worst, Fraction(prod, count * size))
+        total += worst
+    return total
+
+
+def _layers(topo: Topology, parallel: bool) -> Layers:
+    score = _parallel_factor if parallel else _factor
+    best = min((list(t) for t in topo.tilings), key=lambda ls: score(ls, topo.size))
+    return _ascending(best)
+
+
+def _cost(topo: Topology, parallel: bool) -> ClosedForm:
+    layers = _layers(topo, parallel)
+    if parallel:
+        return ClosedForm(len(layers), _parallel_factor(layers, topo.size), sum(map(len, layers)))
+    return ClosedForm(len(layers), _factor(layers, topo.size), max(map(len, layers), default=0))
+
+
+def _build(topo: Topology, payload: int, parallel: bool) -> Program:
+    layers = _layers(topo, parallel)
+    size = topo.size
+    count = len(layers)
+    orders = rotations(count) if parallel else [list(range(count))]
+    chunks = len(orders)
+    phases: list[list[Transfer]] = [[] for _ in range(count)]
+    for c, order in enumerate(orders):
+        seq = [layers[j] for j in order]
+        prefix = partial_sums(seq)
+        for t, layer in enumerate(seq):
+            nbytes = Fraction(payload * len(prefix[t]), chunks * size)
+            for x in range(size):
+                item = Item("gather", translate(x, prefix[t]) << (c * size))
+                phases[t].extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
+    return Program(
+        schedule="layered-parallel" if parallel else "layered",
+        collective="all-gather",
+        bits=topo.bits,
+        payload=payload,
+        segments=chunks * size,
+        unit=Fraction(payload, chunks * size),
+        phases=tuple(tuple(p) for p in phases if p),
+    )
+
+
+def _uses(topo: Topology, parallel: bool) -> frozenset[int]:
+    return frozenset(g for layer in _layers(topo, parallel) for g in layer)
+
+
+for _parallel in (False, True):
+    register(Schedule(
+        name="layered-parallel" if _parallel else "layered",
+        collective="all-gather",
+        description=(
+            "l chunks of the layered gather in rotated layer orders; every layer busy"
+            if _parallel
+            else "gather over one tiling layer per phase, smaller radix first"
+        ),
+        valid=lambda t: t.connected,
+        cost=lambda t, p=_parallel: _cost(t, p),
+        uses=lambda t, p=_parallel: _uses(t, p),
+        build=lambda t, payload, p=_parallel: _build(t, payload, p),
+        layers=lambda t, p=_parallel: tuple(_layers(t, p)),
+    ))

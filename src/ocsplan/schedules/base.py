@@ -1,0 +1,174 @@
+"""Schedule data: transfers, phases, programs, closed forms, and the registry.
+
+A schedule is a triple kept consistent by the tests (DESIGN §3): an executable
+program (phases of transfers on logical edges), a validity predicate on the
+axis topology, and a closed form (h, v, u) from the topology alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from ..cayley import Topology, sumset
+
+__all__ = [
+    "AUTO_EXCLUDED",
+    "COLLECTIVES",
+    "SCHEDULES",
+    "ClosedForm",
+    "Item",
+    "Program",
+    "Schedule",
+    "Transfer",
+    "closed_form",
+    "register",
+    "schedules_for",
+]
+
+COLLECTIVES = ("all-reduce", "all-gather", "all-to-all")
+
+
+@dataclass(frozen=True)
+class Item:
+    """What a transfer carries, in the collective's symbolic data model.
+
+    ``op`` is one of ``reduce`` (a partial sum over ``sources`` of the segments
+    ``segs``, added into the receiver's accumulator), ``store`` (a finished sum
+    that overwrites), ``raw`` (the unsummed inputs of every rank in ``sources``),
+    ``gather`` (all-gather blocks ``segs``) or ``route`` (all-to-all blocks from
+    every origin in ``sources`` to every destination in ``dests``, chunks ``segs``).
+    """
+
+    op: str
+    segs: int
+    sources: int = 0
+    dests: int = 0
+
+    def units(self) -> int:
+        """How many of the program's byte units the item occupies."""
+        n = self.segs.bit_count()
+        if self.op == "raw":
+            return n * self.sources.bit_count()
+        if self.op == "route":
+            return n * self.sources.bit_count() * self.dests.bit_count()
+        return n
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One message on the logical edge src -> dst = src XOR gen within a phase."""
+
+    src: int
+    dst: int
+    gen: int
+    nbytes: Fraction
+    items: tuple[Item, ...] = ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """An executable schedule on one collective group (local labels 0..M-1)."""
+
+    schedule: str
+    collective: str
+    bits: int
+    payload: int
+    segments: int  # the buffer is cut into this many segments (chunks for all-to-all)
+    unit: Fraction  # bytes of one item unit (see Item.units)
+    phases: tuple[tuple[Transfer, ...], ...]
+
+    @property
+    def size(self) -> int:
+        return 1 << self.bits
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """Serialized phases h, bottleneck volume as a multiple of the payload, ports driven."""
+
+    h: int
+    v_factor: Fraction
+    u: int
+
+    def volume(self, payload: float) -> float:
+        return float(self.v_factor * Fraction(payload)) if payload else 0.0
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A named collective implementation (one row of the catalogue)."""
+
+    name: str
+    collective: str
+    description: str
+    valid: Callable[[Topology], bool]
+    cost: Callable[[Topology], ClosedForm]
+    uses: Callable[[Topology], frozenset[int]]
+    build: Callable[[Topology, int], Program]
+    layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None]
+    cube_only: bool = False  # runs on the unit masks whatever the folds
+
+
+SCHEDULES: dict[str, Schedule] = {}
+
+# Planning-only schedules that "auto" never picks: the ring is not simulated.
+AUTO_EXCLUDED = frozenset({"ring"})
+
+
+def register(schedule: Schedule) -> Schedule:
+    SCHEDULES[schedule.name] = schedule
+    return schedule
+
+
+def schedules_for(collective: str) -> list[Schedule]:
+    """Catalogue entries of one collective, in registration order."""
+    return [s for s in SCHEDULES.values() if s.collective == collective]
+
+
+@lru_cache(maxsize=65536)
+def closed_form(name: str, topology: Topology) -> ClosedForm:
+    """Cached closed form of schedule ``name`` on ``topology`` (must be valid)."""
+    return SCHEDULES[name].cost(topology)
+
+
+# -- helpers shared by the layered schedules ---------------------------------
+
+
+def radix(layer: tuple[int, ...]) -> int:
+    return len(layer) + 1
+
+
+def translate(x: int, elements: list[int]) -> int:
+    """Bitset of the labels x XOR e for e in elements."""
+    mask = 0
+    for e in elements:
+        mask |= 1 << (x ^ e)
+    return mask
+
+
+def partial_sums(layers: list[tuple[int, ...]]) -> list[list[int]]:
+    """prefix[j] = elements of A_1 + ... + A_j (prefix[0] = [0])."""
+    out = [[0]]
+    for j in range(len(layers)):
+        elems = sumset(layers[: j + 1])
+        assert elems is not None
+        out.append(elems)
+    return out
+
+
+def suffix_sums(layers: list[tuple[int, ...]]) -> list[list[int]]:
+    """suffix[j] = elements of A_{j+1} + ... + A_l (0-based: layers after j)."""
+    out = []
+    for j in range(len(layers)):
+        elems = sumset(layers[j + 1 :])
+        assert elems is not None
+        out.append(elems)
+    return out
+
+
+def rotations(count: int) -> list[list[int]]:
+    """Layer orders of the parallel variants: chunk c starts at layer c."""
+    return [[(c + t) % count for t in range(count)] for c in range(count)]

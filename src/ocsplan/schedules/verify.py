@@ -1,0 +1,187 @@
+"""Semantic verifier and ideal timing of executable schedules.
+
+:func:`verify` executes a program on symbolic data and proves the collective's
+result; :func:`ideal_cost` measures (h, v, u) of the program under the
+assumptions of the closed form (phases do not overlap, per-link accounting,
+no competing traffic). Tests and the CLI reuse both.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..cayley import Topology
+from ..errors import OcsplanError
+from .base import Program
+
+__all__ = ["IdealCost", "ScheduleError", "ideal_cost", "ideal_time", "verify"]
+
+
+class ScheduleError(OcsplanError):
+    """An executable schedule that does not compute its collective."""
+
+
+@dataclass(frozen=True)
+class IdealCost:
+    h: int
+    v: Fraction
+    u: int
+
+
+def ideal_cost(program: Program) -> IdealCost:
+    """Phases, bottleneck volume (sum of per-phase maxima over directed logical
+    edges) and the most ports one node drives in a phase."""
+    volume = Fraction(0)
+    ports = 0
+    for phase in program.phases:
+        load: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
+        driven: dict[int, set[int]] = defaultdict(set)
+        for t in phase:
+            load[(t.src, t.gen)] += t.nbytes
+            driven[t.src].add(t.gen)
+        volume += max(load.values())
+        ports = max(ports, max(len(g) for g in driven.values()))
+    return IdealCost(len(program.phases), volume, ports)
+
+
+def ideal_time(program: Program, latency: float, rate: float, multiplicity: int = 1) -> float:
+    """Completion time of the program when every phase costs latency + max bytes/(p R)."""
+    cost = ideal_cost(program)
+    return cost.h * latency + float(cost.v) / (multiplicity * rate)
+
+
+def _check_edges(program: Program, topology: Topology) -> None:
+    size = program.size
+    for k, phase in enumerate(program.phases):
+        for t in phase:
+            where = f"{program.schedule} phase {k}: {t.src}->{t.dst}"
+            if not (0 <= t.src < size and 0 <= t.dst < size):
+                raise ScheduleError(f"{where}: label outside the group of {size}")
+            if t.gen not in topology.gens:
+                raise ScheduleError(f"{where}: generator {t.gen:b} not in {topology.name}")
+            if t.src ^ t.gen != t.dst:
+                raise ScheduleError(f"{where}: not an edge of generator {t.gen:b}")
+            counted = program.unit * sum(item.units() for item in t.items)
+            if counted != t.nbytes:
+                raise ScheduleError(f"{where}: declares {t.nbytes} bytes, carries {counted}")
+
+
+def _verify_all_reduce(program: Program) -> None:
+    size, segs = program.size, program.segments
+    everyone = (1 << size) - 1
+    acc = [[1 << x] * segs for x in range(size)]
+    raw = [[1 << x] * segs for x in range(size)]
+    for k, phase in enumerate(program.phases):
+        deliveries = []
+        for t in phase:
+            for item in t.items:
+                where = f"{program.schedule} phase {k}: {t.src}->{t.dst}"
+                for seg in _members(item.segs, segs, where):
+                    if item.op in ("reduce", "store"):
+                        if acc[t.src][seg] != item.sources:
+                            raise ScheduleError(
+                                f"{where}: segment {seg}: sender holds the sum over "
+                                f"{acc[t.src][seg]:b}, sends {item.sources:b}"
+                            )
+                    elif item.op == "raw":
+                        if item.sources & ~raw[t.src][seg]:
+                            raise ScheduleError(f"{where}: segment {seg}: forwards inputs it lacks")
+                    else:
+                        raise ScheduleError(f"{where}: op {item.op!r} in an all-reduce")
+                    deliveries.append((where, t.dst, seg, item.op, item.sources))
+        for where, dst, seg, op, sources in deliveries:
+            if op == "reduce":
+                if acc[dst][seg] & sources:
+                    raise ScheduleError(
+                        f"{where}: segment {seg}: inputs {acc[dst][seg] & sources:b} counted twice"
+                    )
+                acc[dst][seg] |= sources
+            elif op == "store":
+                acc[dst][seg] = sources
+            else:
+                raw[dst][seg] |= sources
+    for x in range(size):
+        for seg in range(segs):
+            if acc[x][seg] != everyone and raw[x][seg] != everyone:
+                raise ScheduleError(
+                    f"{program.schedule}: node {x} segment {seg} ends with inputs "
+                    f"{max(acc[x][seg], raw[x][seg], key=int.bit_count):b}, not all {size}"
+                )
+
+
+def _verify_all_gather(program: Program) -> None:
+    size, segs = program.size, program.segments
+    chunks = segs // size
+    held = [sum(1 << (c * size + x) for c in range(chunks)) for x in range(size)]
+    everything = (1 << segs) - 1
+    for k, phase in enumerate(program.phases):
+        deliveries = []
+        for t in phase:
+            for item in t.items:
+                where = f"{program.schedule} phase {k}: {t.src}->{t.dst}"
+                if item.op != "gather":
+                    raise ScheduleError(f"{where}: op {item.op!r} in an all-gather")
+                if item.segs & ~held[t.src]:
+                    raise ScheduleError(f"{where}: sends blocks {item.segs & ~held[t.src]:b} it lacks")
+                deliveries.append((t.dst, item.segs))
+        for dst, blocks in deliveries:
+            held[dst] |= blocks
+    for x in range(size):
+        if held[x] != everything:
+            raise ScheduleError(f"{program.schedule}: node {x} misses blocks {everything & ~held[x]:b}")
+
+
+def _verify_all_to_all(program: Program) -> None:
+    size, chunks = program.size, program.segments
+    full = (1 << chunks) - 1
+    held: list[dict[tuple[int, int], int]] = [
+        {(x, d): full for d in range(size)} for x in range(size)
+    ]
+    for k, phase in enumerate(program.phases):
+        deliveries = []
+        for t in phase:
+            for item in t.items:
+                where = f"{program.schedule} phase {k}: {t.src}->{t.dst}"
+                if item.op != "route":
+                    raise ScheduleError(f"{where}: op {item.op!r} in an all-to-all")
+                for o in _members(item.sources, size, where):
+                    for d in _members(item.dests, size, where):
+                        have = held[t.src].get((o, d), 0)
+                        if item.segs & ~have:
+                            raise ScheduleError(f"{where}: block {o}->{d} not held by the sender")
+                        held[t.src][(o, d)] = have & ~item.segs
+                        deliveries.append((t.dst, (o, d), item.segs))
+        for dst, key, chunk in deliveries:
+            held[dst][key] = held[dst].get(key, 0) | chunk
+    for d in range(size):
+        for o in range(size):
+            if held[d].get((o, d), 0) != full:
+                raise ScheduleError(f"{program.schedule}: block {o}->{d} never arrives")
+
+
+def _members(mask: int, limit: int, where: str) -> list[int]:
+    if mask >> limit:
+        raise ScheduleError(f"{where}: index beyond {limit}")
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+_VERIFIERS = {
+    "all-reduce": _verify_all_reduce,
+    "all-gather": _verify_all_gather,
+    "all-to-all": _verify_all_to_all,
+}
+
+
+def verify(program: Program, topology: Topology) -> None:
+    """Execute ``program`` on symbolic data; raise ScheduleError unless it is correct."""
+    if program.bits != topology.bits:
+        raise ScheduleError(f"{program.schedule}: program for {program.bits} bits on {topology.name}")
+    _check_edges(program, topology)
+    _VERIFIERS[program.collective](program)

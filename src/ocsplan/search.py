@@ -1,0 +1,489 @@
+"""Heuristic planner: the staged Cayley search of the paper (Figure 12).
+
+Stages: (1) candidate schedules per demand and per block-fold shape, from the
+closed forms; (2) bit partitions of the meshes, enumerated up to the global
+symmetry of bit positions (only how many bits each combination of axes shares
+matters); (3) per partition, a coordinate descent over the axes' block-fold
+profiles (each axis tries every shape that fits the budget, placed greedily on
+the bits where its folds coincide with folds other axes already pay for),
+with multiplicities allocated greedily by time saved per port; (4) the best
+configuration becomes a :class:`~ocsplan.plan.Decision`.
+
+The search space is the one the exact models cover (formulations/*.md): each
+axis a block fold, each demand on that fold or on the axis's unit masks.
+Deterministic: no randomness, every tie broken by a fixed order.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+from .cayley import Topology, fold_masks, profile_folds, sub_masks
+from .errors import InfeasibleError
+from .instance import Demand, Fabric, Instance
+from .plan import Decision, DemandChoice, Plan, assemble
+from .schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, schedules_for
+
+__all__ = ["integer_partitions", "plan_heuristic", "shape_options"]
+
+Shape = tuple[int, ...]
+Groups = tuple[tuple[int, ...], ...]
+RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
+
+
+@lru_cache(maxsize=None)
+def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, ...]:
+    """Partitions of ``total`` into non-increasing parts, largest parts first."""
+    if total == 0:
+        return ((),)
+    top = total if largest is None else min(largest, total)
+    out: list[Shape] = []
+    for k in range(top, 0, -1):
+        out.extend((k, *rest) for rest in integer_partitions(total - k, k))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run a demand: schedule, on the axis's fold or on its unit masks."""
+
+    schedule: str
+    on_profile: bool
+    h: int
+    v_factor: float
+
+
+def _candidate_schedules(demand: Demand) -> list[str]:
+    if demand.schedule != "auto":
+        return [demand.schedule]
+    return [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+
+
+@lru_cache(maxsize=65536)
+def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option, ...]:
+    """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube."""
+    demand = Demand(collective, 1, 1.0, requested)
+    bits = sum(shape) if shape != RING else 0
+    out: list[Option] = []
+    if shape == RING:
+        return ()
+    cube: Shape = (1,) * bits
+    for on_profile, sh in ((True, shape), (False, cube)):
+        if not on_profile and sh == shape:
+            continue
+        topo = Topology.from_profile(sh)
+        for name in _candidate_schedules(demand):
+            sched = SCHEDULES[name]
+            if on_profile and sched.cube_only and shape != cube:
+                continue  # runs on the unit masks: listed with the cube
+            if not sched.valid(topo):
+                continue
+            form = closed_form(name, topo)
+            out.append(Option(name, on_profile or sh == shape, form.h, float(form.v_factor)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Axis:
+    mesh: int
+    index: int
+    bits: int
+    demands: tuple[Demand, ...]
+    shapes: tuple[Shape, ...]
+    weight: float  # ordering key: how much this axis can matter
+
+
+class _Context:
+    """Static data of one search: fabric, active axes, and per-demand option tables."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self.fabric: Fabric = instance.fabric
+        self.n = instance.n
+        self.single = len(instance.meshes) == 1
+        spare_folds = self.fabric.ports - self.n
+        axes: list[_Axis] = []
+        for m, mesh in enumerate(instance.meshes):
+            for i, axis in enumerate(mesh.axes):
+                if not axis.demands:
+                    continue
+                a = axis.bits
+                shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare_folds]
+                ring_ok = self.single and all(d.schedule == "ring" for d in axis.demands)
+                if ring_ok and a >= 2:
+                    shapes.append(RING)
+                lam, rate = self.fabric.latency, self.fabric.link
+                weight = sum(d.weight * (a * lam + d.payload / rate) for d in axis.demands)
+                axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight))
+        self.axes = axes
+
+    def options(self, axis: _Axis, shape: Shape) -> list[list[tuple[float, float, bool]]]:
+        """Per demand: (latency seconds, volume seconds at p = 1, on_profile)."""
+        lam, rate = self.fabric.latency, self.fabric.link
+        out = []
+        for d in axis.demands:
+            if shape == RING:
+                form = closed_form("ring", Topology.cube(axis.bits))
+                opts = [(d.weight * form.h * lam, d.weight * float(form.v_factor) * d.payload / rate, True)]
+            else:
+                opts = [
+                    (d.weight * o.h * lam, d.weight * o.v_factor * d.payload / rate, o.on_profile)
+                    for o in shape_options(d.collective, d.schedule, shape)
+                ]
+            out.append(opts)
+        return out
+
+
+# -- partitions -------------------------------------------------------------------------
+
+
+def _mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:
+    """Per multi-axis mesh: (mesh index, class -> axes, class sizes in bits).
+
+    Axes without demands merge into one class: their bits are interchangeable.
+    """
+    out = []
+    for m, mesh in enumerate(instance.meshes):
+        if len(mesh.axes) < 2:
+            continue
+        active = [i for i, ax in enumerate(mesh.axes) if ax.demands]
+        idle = tuple(i for i, ax in enumerate(mesh.axes) if not ax.demands)
+        classes = [(i,) for i in active] + ([idle] if idle else [])
+        sizes = [sum(mesh.axes[i].bits for i in cls) for cls in classes]
+        if len(classes) < 2 or not active:
+            continue
+        out.append((m, classes, sizes))
+    return out
+
+
+def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], int]]:
+    """Integer tables over bit types (one class per mesh) with the given margins."""
+    types: list[tuple[int, ...]] = [()]
+    for sizes in margins:
+        types = [(*t, c) for t in types for c in range(len(sizes))]
+
+    def rec(idx: int, left: list[list[int]], table: dict[tuple[int, ...], int]) -> Iterator[dict[tuple[int, ...], int]]:
+        if idx == len(types):
+            if all(v == 0 for sizes in left for v in sizes):
+                yield dict(table)
+            return
+        t = types[idx]
+        cap = min(left[m][c] for m, c in enumerate(t)) if t else n
+        # the last type of each remaining combination is forced; try large counts first
+        for count in range(cap, -1, -1):
+            for m, c in enumerate(t):
+                left[m][c] -= count
+            if all(v >= 0 for sizes in left for v in sizes) and _feasible(types, idx + 1, left):
+                table[t] = count
+                yield from rec(idx + 1, left, table)
+                del table[t]
+            for m, c in enumerate(t):
+                left[m][c] += count
+
+    yield from rec(0, [list(s) for s in margins], {})
+
+
+def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -> bool:
+    """Every remaining margin must still be reachable by the remaining types."""
+    for m, sizes in enumerate(left):
+        for c, need in enumerate(sizes):
+            if need and not any(t[m] == c for t in types[start:]):
+                return False
+    return True
+
+
+def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
+    """Bit partitions of all meshes, one per symmetry class, deterministic order."""
+    n = instance.n
+    classes = _mesh_classes(instance)
+    margins = [sizes for _, _, sizes in classes]
+    out = []
+    for table in _tables(margins, n):
+        # hand out bit positions from the top, type by type
+        bit = n - 1
+        owner: dict[int, tuple[int, ...]] = {}
+        for t in sorted(table):
+            for _ in range(table[t]):
+                owner[bit] = t
+                bit -= 1
+        parts: list[tuple[tuple[int, ...], ...]] = []
+        for m, mesh in enumerate(instance.meshes):
+            if len(mesh.axes) == 1:
+                parts.append((tuple(range(n - 1, -1, -1)),))
+                continue
+            pos = next((j for j, (mm, _, _) in enumerate(classes) if mm == m), None)
+            axis_bits: list[list[int]] = [[] for _ in mesh.axes]
+            if pos is None:
+                # no active axis, or a single class: any split will do
+                b = n - 1
+                for i, ax in enumerate(mesh.axes):
+                    for _ in range(ax.bits):
+                        axis_bits[i].append(b)
+                        b -= 1
+            else:
+                cls = classes[pos][1]
+                pool: list[list[int]] = [[] for _ in cls]
+                for b in range(n - 1, -1, -1):
+                    pool[owner[b][pos]].append(b)
+                for c, members in enumerate(cls):
+                    bits_left = pool[c]
+                    for i in members:
+                        axis_bits[i] = bits_left[: mesh.axes[i].bits]
+                        bits_left = bits_left[mesh.axes[i].bits :]
+            parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
+        out.append(tuple(parts))
+    return out
+
+
+# -- evaluation --------------------------------------------------------------------------
+
+
+@dataclass
+class _Eval:
+    objective: float
+    ports: int
+    choices: list[tuple[int, bool]]  # per demand (flattened): option index, on_profile
+    levels: dict[object, int]
+
+
+class _Search:
+    """State of the descent for one partition: profiles of the active axes."""
+
+    def __init__(self, ctx: _Context, partition: tuple[tuple[tuple[int, ...], ...], ...]) -> None:
+        self.ctx = ctx
+        self.partition = partition
+        self.blocks = [partition[ax.mesh][ax.index] for ax in ctx.axes]
+        self.others = [
+            [j for j, other in enumerate(ctx.axes) if other.mesh != ax.mesh] for ax in ctx.axes
+        ]
+        self.profiles: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
+        self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
+
+    # placement of a shape on an axis's bits, given the folds the others already pay for
+    def place(self, j: int, shape: Shape) -> Groups:
+        block = self.blocks[j]
+        if shape == RING:
+            return tuple((b,) for b in block)
+        taken: set[int] = set()
+        for k, groups in enumerate(self.profiles):
+            if k != j and self.shapes[k] != RING:
+                for g in groups:
+                    if len(g) >= 2:
+                        taken.update(fold_masks(g))
+        other_blocks = [set(self.blocks[k]) for k in self.others[j]]
+        remaining = list(block)
+        groups: list[tuple[int, ...]] = []
+        for size in shape:
+            if size == 1:
+                break
+            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
+            for subset in combinations(remaining, size):
+                shared = sum(1 for m in fold_masks(subset) if m in taken)
+                reuse = sum(1 for ob in other_blocks if ob.issuperset(subset))
+                key = (shared, reuse)
+                if best is None or key > best[0]:
+                    best = (key, subset)
+            assert best is not None
+            groups.append(best[1])
+            remaining = [b for b in remaining if b not in best[1]]
+        groups.extend((b,) for b in remaining)
+        return tuple(groups)
+
+    def evaluate(self, profiles: list[Groups], shapes: list[Shape]) -> _Eval | None:
+        ctx = self.ctx
+        fabric = ctx.fabric
+        folds: set[int] = set()
+        ring_axes = [j for j, s in enumerate(shapes) if s == RING]
+        ring_bits: set[int] = set()
+        for j in ring_axes:
+            ring_bits.update(self.blocks[j])
+        for j, groups in enumerate(profiles):
+            if shapes[j] == RING:
+                continue
+            for g in groups:
+                if len(g) >= 2:
+                    folds.update(fold_masks(g))
+        # generator universe: cube units, folds, ring pseudo-generators (2 ports each)
+        weight: dict[object, int] = {}
+        for b in range(ctx.n):
+            if b not in ring_bits:
+                weight[1 << b] = 1
+        for f in folds:
+            weight[f] = 1
+        for j in ring_axes:
+            weight[("ring", j)] = 2
+        base = sum(weight.values())
+        if base > fabric.ports:
+            return None
+        sets: list[tuple[object, ...]] = []
+        set_index: dict[tuple[object, ...], int] = {}
+
+        def sid(members: tuple[object, ...]) -> int:
+            if members not in set_index:
+                set_index[members] = len(sets)
+                sets.append(members)
+            return set_index[members]
+
+        demand_opts: list[list[tuple[float, float, int]]] = []
+        for j, ax in enumerate(ctx.axes):
+            if shapes[j] == RING:
+                prof = sid((("ring", j),))
+                unit = prof
+            else:
+                prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))))
+                unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
+            for opts in ctx.options(ax, shapes[j]):
+                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in opts])
+        if any(not opts for opts in demand_opts):
+            return None
+        level = dict.fromkeys(weight, 1)
+        spare = fabric.ports - base
+        eff = [1] * len(sets)
+        objective = _total(demand_opts, eff)
+        members_of = [tuple(s) for s in sets]
+        while spare > 0:
+            best: tuple[float, int, int, int] | None = None  # ratio, -cost, set, target
+            for s, members in enumerate(members_of):
+                lo = eff[s]
+                top = lo + max(1, spare)
+                for target in range(lo + 1, top + 1):
+                    cost = sum(weight[g] * (target - level[g]) for g in members if level[g] < target)
+                    if cost > spare:
+                        break
+                    trial = [
+                        min(max(level[g], target) if g in members else level[g] for g in ms)
+                        for ms in members_of
+                    ]
+                    value = _total(demand_opts, trial)
+                    gain = objective - value
+                    if gain <= objective * 1e-12:
+                        if target - lo >= 3:
+                            break
+                        continue
+                    ratio = gain / cost
+                    key = (ratio, -cost, -s, -target)
+                    if best is None or key > best:
+                        best = key
+            if best is None:
+                break
+            _, neg_cost, neg_s, neg_target = best
+            s, target = -neg_s, -neg_target
+            for g in members_of[s]:
+                level[g] = max(level[g], target)
+            spare += neg_cost
+            eff = [min(level[g] for g in ms) for ms in members_of]
+            objective = _total(demand_opts, eff)
+        choices = []
+        for opts in demand_opts:
+            costs = [lat + vol / eff[s] for lat, vol, s in opts]
+            k = min(range(len(opts)), key=lambda x: (costs[x], x))
+            choices.append((k, eff[opts[k][2]]))
+        used = sum(weight[g] * level[g] for g in level)
+        return _Eval(objective, used, [(k, bool(p)) for k, p in choices], level)
+
+    def descend(self, max_passes: int = 4) -> _Eval | None:
+        ctx = self.ctx
+        current = self.evaluate(self.profiles, self.shapes)
+        if current is None:
+            return None
+        order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
+        for _ in range(max_passes):
+            improved = False
+            for j in order:
+                best = (current.objective, current.ports)
+                pick: tuple[Groups, Shape, _Eval] | None = None
+                for shape in ctx.axes[j].shapes:
+                    groups = self.place(j, shape)
+                    if groups == self.profiles[j] and shape == self.shapes[j]:
+                        continue
+                    profiles = list(self.profiles)
+                    shapes = list(self.shapes)
+                    profiles[j], shapes[j] = groups, shape
+                    result = self.evaluate(profiles, shapes)
+                    if result is None:
+                        continue
+                    key = (result.objective, result.ports)
+                    if key[0] < best[0] * (1 - 1e-12) or (
+                        math.isclose(key[0], best[0], rel_tol=1e-12) and key[1] < best[1]
+                    ):
+                        best = key
+                        pick = (groups, shape, result)
+                if pick is not None:
+                    self.profiles[j], self.shapes[j], current = pick
+                    improved = True
+            if not improved:
+                break
+        return current
+
+
+def _total(demand_opts: Sequence[Sequence[tuple[float, float, int]]], eff: Sequence[int]) -> float:
+    return sum(min(lat + vol / eff[s] for lat, vol, s in opts) for opts in demand_opts)
+
+
+def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
+    instance = ctx.instance
+    choices: list[list[list[DemandChoice]]] = [
+        [[] for _ in mesh.axes] for mesh in instance.meshes
+    ]
+    rings = set()
+    flat = 0
+    for j, ax in enumerate(ctx.axes):
+        shape = search.shapes[j]
+        block = search.blocks[j]
+        if shape == RING:
+            rings.add((ax.mesh, ax.index))
+        for d in ax.demands:
+            k, _ = result.choices[flat]
+            flat += 1
+            if shape == RING:
+                choices[ax.mesh][ax.index].append(
+                    DemandChoice("ring", tuple((b,) for b in block), result.levels[("ring", j)])
+                )
+                continue
+            opt = shape_options(d.collective, d.schedule, shape)[k]
+            groups = search.profiles[j] if opt.on_profile else tuple((b,) for b in block)
+            members = [m for g in groups for m in sub_masks(g)]
+            if not opt.on_profile or SCHEDULES[opt.schedule].cube_only:
+                members = [1 << b for b in block]
+                groups = tuple((b,) for b in block)
+            p = min(result.levels[m] for m in members)
+            choices[ax.mesh][ax.index].append(DemandChoice(opt.schedule, groups, p))
+    return Decision(
+        partitions=search.partition,
+        choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),
+        rings=frozenset(rings),
+    )
+
+
+def plan_heuristic(instance: Instance) -> Plan:
+    """Plan ``instance`` with the staged heuristic search. Deterministic."""
+    start = time.perf_counter()
+    ctx = _Context(instance)
+    best: tuple[float, int, int] | None = None
+    best_state: tuple[_Search, _Eval] | None = None
+    for idx, partition in enumerate(candidate_partitions(instance)):
+        search = _Search(ctx, partition)
+        result = search.descend()
+        if result is None:
+            continue
+        key = (result.objective, result.ports, idx)
+        if best is None or key[0] < best[0] * (1 - 1e-12) or (
+            math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]
+        ):
+            best = key
+            best_state = (search, result)
+    if best_state is None:
+        raise InfeasibleError(
+            f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports"
+        )
+    decision = _decision(ctx, *best_state)
+    elapsed = time.perf_counter() - start
+    return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed)
+
+
+
