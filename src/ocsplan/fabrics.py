@@ -1,0 +1,227 @@
+"""Physical fabric files (``simulate/fabrics/*.toml``): devices, racks, latency budget.
+
+One format serves the realizer (which circuits go through which OCS device
+ports) and Simlette (per-hop latency, EPS queues). See README "Fabric files".
+
+Per-hop latency follows the paper's Table 9 decomposition (App. C.6): a hop
+through one EPS switch costs endpoint + protocol + 2 cables + switch = 810 ns in
+every preset; replacing the switch by an OCS pass-through (10 ns) gives the
+0.52 us per-phase latency of the nominal budget.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InstanceError
+from .units import parse_rate, parse_time
+
+__all__ = [
+    "LATENCY_PRESETS",
+    "FabricSpec",
+    "LatencyBudget",
+    "Level",
+    "load_fabric",
+    "parse_fabric",
+]
+
+
+@dataclass(frozen=True)
+class LatencyBudget:
+    """Per-hop latency components in seconds (paper §5.3, Table 9)."""
+
+    endpoint: float  # accelerator side: SM->L2, L2->SM, MMU and TLB, both ends
+    protocol: float  # scale-up port TX and RX, credit handling
+    cable: float  # propagation per cable (accelerator<->device, device<->device)
+    eps_switch: float  # EPS pin to pin: RX + core + TX
+    ocs_switch: float  # OCS optical pass-through
+
+    def hop(self, eps: int = 0, ocs: int = 0, cables: int | None = None) -> float:
+        """Latency of one accelerator-to-accelerator hop through the given devices."""
+        if cables is None:
+            cables = eps + ocs + 1
+        return self.endpoint + self.protocol + cables * self.cable + eps * self.eps_switch + ocs * self.ocs_switch
+
+
+def _budget(switch_core: float, mmu_tlb: float) -> LatencyBudget:
+    ns = 1e-9
+    return LatencyBudget(
+        endpoint=(70 + 70 + mmu_tlb) * ns,
+        protocol=(30 + 70) * ns,
+        cable=10 * ns,
+        eps_switch=(70 + switch_core + 30) * ns,
+        ocs_switch=10 * ns,
+    )
+
+
+# Table 9: switch core 100/200/400 ns; MMU + TLB = 550 - switch total.
+LATENCY_PRESETS: dict[str, LatencyBudget] = {
+    "low": _budget(100, 350),
+    "nominal": _budget(200, 250),
+    "high": _budget(400, 50),
+}
+
+
+@dataclass(frozen=True)
+class Level:
+    """One switching level: devices of ``radix`` ports, ``down`` towards the level
+    below (accelerators for level 1) and ``up`` towards the level above."""
+
+    technology: str  # "ocs" or "eps"
+    radix: int
+    down: int
+    up: int = 0
+
+
+@dataclass(frozen=True)
+class FabricSpec:
+    """A physical scale-up fabric: accelerators with ports, racks, one or two levels."""
+
+    name: str
+    accelerators: int
+    ports: int
+    link: float  # bytes per second per port
+    levels: tuple[Level, ...]
+    latency: LatencyBudget
+    rack_size: int  # accelerators under one set of level-1 devices (= accelerators if one level)
+    serving_racks: int  # racks that carry the plan, from rack 0; the rest are spare
+    description: str = ""
+    source: str = ""
+
+    @property
+    def two_level(self) -> bool:
+        return len(self.levels) == 2
+
+    @property
+    def racks(self) -> int:
+        return self.accelerators // self.rack_size
+
+    @property
+    def serving(self) -> int:
+        return self.serving_racks * self.rack_size
+
+    @property
+    def oversubscription(self) -> float:
+        """Level-1 down/up port ratio (1.0 when non-blocking or single-level)."""
+        first = self.levels[0]
+        return first.down / first.up if self.two_level and first.up else 1.0
+
+
+_TOP = {"name", "description", "accelerators", "ports", "link", "latency", "racks", "level"}
+
+
+def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpec:
+    """Validate parsed TOML data of a fabric file."""
+
+    def fail(field: str, message: str) -> InstanceError:
+        return InstanceError(source, field, message)
+
+    def integer(value: object, field: str, low: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise fail(field, f"expected an integer >= {low}, got {value!r}")
+        return value
+
+    for key in data:
+        if key not in _TOP:
+            raise fail(key, f"unknown field (allowed: {', '.join(sorted(_TOP))})")
+    for key in ("accelerators", "ports", "link", "level"):
+        if key not in data:
+            raise fail(key, "missing")
+    name = data.get("name", Path(source).stem)
+    accelerators = integer(data["accelerators"], "accelerators", 2)
+    ports = integer(data["ports"], "ports")
+    try:
+        link = parse_rate(data["link"])
+    except ValueError as exc:
+        raise fail("link", str(exc)) from None
+    latency_raw = data.get("latency", "nominal")
+    if isinstance(latency_raw, str):
+        if latency_raw not in LATENCY_PRESETS:
+            raise fail("latency", f"unknown preset {latency_raw!r} (use {', '.join(LATENCY_PRESETS)})")
+        latency = LATENCY_PRESETS[latency_raw]
+    elif isinstance(latency_raw, Mapping):
+        base = LATENCY_PRESETS[str(latency_raw.get("preset", "nominal"))] if latency_raw.get("preset", "nominal") in LATENCY_PRESETS else None
+        if base is None:
+            raise fail("latency.preset", f"unknown preset {latency_raw.get('preset')!r}")
+        values = {}
+        for key in ("endpoint", "protocol", "cable", "eps_switch", "ocs_switch"):
+            if key in latency_raw:
+                try:
+                    values[key] = parse_time(latency_raw[key])
+                except ValueError as exc:
+                    raise fail(f"latency.{key}", str(exc)) from None
+            else:
+                values[key] = getattr(base, key)
+        extra = set(latency_raw) - set(values) - {"preset"}
+        if extra:
+            raise fail(f"latency.{min(extra)}", "unknown field")
+        latency = LatencyBudget(**values)
+    else:
+        raise fail("latency", f"expected a preset name or a table, got {latency_raw!r}")
+    levels_raw = data["level"]
+    if not isinstance(levels_raw, list) or not 1 <= len(levels_raw) <= 2:
+        raise fail("level", "expected one or two [[level]] tables")
+    levels = []
+    for idx, raw in enumerate(levels_raw):
+        where = f"level[{idx}]"
+        if not isinstance(raw, Mapping):
+            raise fail(where, "expected a table")
+        tech = raw.get("technology")
+        if tech not in ("ocs", "eps"):
+            raise fail(f"{where}.technology", f"expected \"ocs\" or \"eps\", got {tech!r}")
+        radix = integer(raw.get("radix"), f"{where}.radix", 2)
+        down = integer(raw.get("down", radix), f"{where}.down")
+        up = integer(raw.get("up", 0), f"{where}.up", 0)
+        if down + up > radix:
+            raise fail(where, f"down {down} + up {up} exceed the radix {radix}")
+        extra = set(raw) - {"technology", "radix", "down", "up"}
+        if extra:
+            raise fail(f"{where}.{min(extra)}", "unknown field")
+        levels.append(Level(tech, radix, down, up))
+    racks = data.get("racks", {})
+    if not isinstance(racks, Mapping):
+        raise fail("racks", "expected a table")
+    if len(levels) == 2:
+        if "size" not in racks:
+            raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
+        if levels[0].up == 0:
+            raise fail("level[0].up", "a two-level fabric needs uplinks on level 1")
+    rack_size = integer(racks.get("size", accelerators), "racks.size")
+    if accelerators % rack_size:
+        raise fail("racks.size", f"{rack_size} does not divide {accelerators} accelerators")
+    serving = integer(racks.get("serving", accelerators // rack_size), "racks.serving")
+    if serving > accelerators // rack_size:
+        raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
+    extra = set(racks) - {"size", "serving"}
+    if extra:
+        raise fail(f"racks.{min(extra)}", "unknown field")
+    return FabricSpec(
+        name=str(name),
+        accelerators=accelerators,
+        ports=ports,
+        link=link,
+        levels=tuple(levels),
+        latency=latency,
+        rack_size=rack_size,
+        serving_racks=serving,
+        description=str(data.get("description", "")),
+        source=source,
+    )
+
+
+def load_fabric(path: str | Path) -> FabricSpec:
+    """Read and validate a fabric TOML file (errors name file and field)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(source, "", f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InstanceError(source, "toml", f"syntax error: {exc}") from None
+    return parse_fabric(data, source)
