@@ -215,7 +215,8 @@ register(Schedule(
     description="each contribution once along balanced shortest-path trees",
     valid=_valid_connected,
     cost=_dvo_cost,
-    uses=lambda t: frozenset(balanced_parents(t).values()) if t.bits else frozenset(),
+    # it may leave a generator idle in some phase; it still owns every link
+    uses=lambda t: t.gens,
     build=_dvo_build,
     layers=lambda t: None,
 ))
