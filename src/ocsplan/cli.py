@@ -21,8 +21,10 @@ from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from .instance import load_instance
 from .plan import Plan, dumps_plan, write_atomic
-from .planners import PLANNERS, solve as run_planner
+from .planners import PLANNERS
+from .planners import solve as run_planner
 from .schedules import SCHEDULES, ideal_cost, verify
+from .study import EXACT_METHODS
 from .units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 
 __all__ = ["app", "main"]
@@ -121,6 +123,9 @@ def solve(
     json_out: Annotated[str | None, typer.Option("--json", help="write the plan JSON to PATH, or - for stdout")] = None,
     time_limit: Annotated[float | None, typer.Option(help="seconds (exact methods)")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
+    export: Annotated[
+        Path | None, typer.Option(help="write the exact model first: .mps, .lp, .pb.txt")
+    ] = None,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     inst = load_instance(instance)
@@ -129,6 +134,8 @@ def solve(
         options["time_limit"] = time_limit
     if workers is not None:
         options["workers"] = workers
+    if export is not None:
+        options["export"] = _export_target(export, method)
     plan = run_planner(inst, method, **options)
     (err if json_out == "-" else out).print(plan_table(plan))
     for note in plan.notes:
@@ -231,6 +238,179 @@ def frontier(
         proof = "exact" if p.exact else f">= {p.lower_bound}"
         table.add_row(str(p.degree), str(p.diameter), proof, shown, str(layers), fold_name(shape))
     out.print(table)
+
+
+# -- exact planning, comparisons, instance families and studies (issue 3) ------------------
+
+
+def _export_target(path: Path, method: str) -> Path:
+    from .exact.export import EXPORT_FORMATS
+
+    if method not in EXACT_METHODS:
+        raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")
+    if not str(path).lower().endswith(EXPORT_FORMATS):
+        known = ", ".join(EXPORT_FORMATS)
+        raise InstanceError("--export", "", f"{path}: unknown model format (use {known})")
+    return path
+
+
+def _methods(text: str) -> list[str]:
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in PLANNERS]
+    if not methods or unknown:
+        what, known = ", ".join(unknown) or repr(text), ", ".join(PLANNERS)
+        raise InstanceError("--methods", "", f"unknown method {what} (known: {known})")
+    return list(dict.fromkeys(methods))
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else format_time(value)
+
+
+def _percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.3%}"
+
+
+def _compare_table(name: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=name, title_justify="left")
+    for col in ("method", "status", "objective", "bound", "gap", "ports", "time", "flag"):
+        table.add_column(col, justify="left" if col in ("method", "status", "flag") else "right")
+    for row in rows:
+        ports = "" if row["ports_used"] is None else f"{row['ports_used']}/{row['L']}"
+        table.add_row(
+            row["method"], row["status"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
+            _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["flag"] or row["error"],
+            style="bold red" if row["flag"] else None,
+        )
+    table.caption = "gap: to the proven optimum of this instance (when a method proved one)"
+    table.caption_justify = "left"
+    return table
+
+
+@app.command()
+@handle_errors
+def compare(
+    instances: Annotated[list[Path], typer.Argument(help="instance TOML files")],
+    methods: Annotated[str, typer.Option(help="comma-separated planners")] = "heuristic,cpsat,milp",
+    time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = None,
+    workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="write the rows as CSV")] = None,
+) -> None:
+    """Solve instances with several methods, one table each; flag plans worse than an optimum."""
+    from .study import instance_digest, run_method, table_rows, write_results
+
+    chosen = _methods(methods)
+    loaded = [(str(p), load_instance(p)) for p in instances]
+    results = []
+    flagged = 0
+    for path, inst in loaded:
+        mine = [run_method(inst, path, m, time_limit, workers) for m in chosen]
+        results.extend(mine)
+        rows = table_rows(mine)
+        flagged += sum(1 for row in rows if row["flag"])
+        out.print(_compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
+    if csv_out is not None:
+        write_results(results, csv_out)
+    if flagged:
+        err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)
+
+
+@app.command()
+@handle_errors
+def generate(
+    family: Annotated[str, typer.Option(help="random, helix, latency or bandwidth")],
+    out_dir: Annotated[Path, typer.Option("--out", help="directory for the instance files")],
+    count: Annotated[int, typer.Option(help="how many instances")] = 10,
+    seed: Annotated[int, typer.Option(help="random seed (same seed, same files)")] = 0,
+    min_bits: Annotated[int, typer.Option(help="smallest n (world 2**n)")] = 4,
+    max_bits: Annotated[int, typer.Option(help="largest n")] = 9,
+) -> None:
+    """Write generated instances of a family (valid instance files, deterministic)."""
+    from .families import FAMILIES, write_family
+    from .families import generate as make
+
+    if family not in FAMILIES:
+        known = ", ".join(FAMILIES)
+        raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
+    if count < 0:
+        raise InstanceError("--count", "", f"must be >= 0, got {count}")
+    if not 2 <= min_bits <= max_bits <= 16:
+        raise InstanceError(
+            "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
+        )
+    paths = write_family(make(family, count, seed, min_bits, max_bits), out_dir)
+    out.print(f"wrote {len(paths)} {family} instances to {out_dir}", markup=False)
+
+
+@app.command()
+@handle_errors
+def study(
+    paths: Annotated[list[Path], typer.Argument(help="instance files or directories")],
+    out_csv: Annotated[Path, typer.Option("--out", help="CSV of results (also the cache)")],
+    methods: Annotated[str, typer.Option(help="comma-separated planners")] = "heuristic,cpsat",
+    time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = 60.0,
+    jobs: Annotated[int, typer.Option(help="instances solved in parallel")] = 1,
+    workers: Annotated[int | None, typer.Option(help="solver threads per job")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="ignore cached rows in the CSV")] = False,
+) -> None:
+    """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .study import collect_paths, default_workers, plot_gaps, run_study, summarize
+
+    chosen = _methods(methods)
+    files = collect_paths(paths)
+    if not files:
+        raise InstanceError("PATHS", "", "no instance files found")
+    if jobs < 1:
+        raise InstanceError("--jobs", "", f"must be >= 1, got {jobs}")
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, transient=False,
+    )
+    state: dict[str, Any] = {}
+
+    def on_start(total: int, cached: int) -> None:
+        state["task"] = progress.add_task(f"study ({cached} cached)", total=total)
+
+    def on_result(result: Any, cached: bool) -> None:
+        progress.update(state["task"], advance=1, description=f"{result.instance} {result.method}")
+
+    with progress:
+        results, interrupted = run_study(
+            files, chosen, out_csv, time_limit=time_limit, jobs=jobs,
+            workers=workers if workers is not None else default_workers(jobs), fresh=fresh,
+            on_start=on_start, on_result=on_result,
+        )
+    out.print(_summary_table(summarize(results), len(files)))
+    if plot is not None and results:
+        plot_gaps(results, plot)
+    if interrupted:
+        err.print(f"interrupted: {len(results)} rows kept in {out_csv}", markup=False)
+        raise typer.Exit(130)
+
+
+def _summary_table(summaries: list[Any], instances: int) -> Table:
+    table = Table(title=f"study of {instances} instances", title_justify="left")
+    for col in ("method", "runs", "optimal", "feasible", "failed", "at optimum", "mean gap",
+                "median gap", "max gap", "time p50", "time p90", "time max"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for s in summaries:
+        table.add_row(
+            s.method, str(s.runs), str(s.optimal), str(s.feasible), str(s.failed),
+            f"{s.at_optimum}/{s.compared}", _percent(s.mean_gap), _percent(s.median_gap),
+            _percent(s.max_gap), f"{s.time_p50:.3g} s", f"{s.time_p90:.3g} s",
+            f"{s.time_max:.3g} s",
+        )
+    table.caption = "gaps to proven optima (instances where cpsat or milp proved one)"
+    table.caption_justify = "left"
+    return table
+
+
+# -- end of issue 3 block -------------------------------------------------------------------
 
 
 def main() -> None:

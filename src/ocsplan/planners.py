@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import OcsplanError
+from .exact import plan_cpsat, plan_milp
 from .instance import Instance
 from .plan import Plan
 from .search import plan_heuristic
@@ -17,6 +18,10 @@ Planner = Callable[..., Plan]
 PLANNERS: dict[str, Planner] = {
     "heuristic": lambda instance, **_: plan_heuristic(instance),
 }
+
+# -- exact planners (issue 3): options time_limit, workers, export -----------------------
+PLANNERS["cpsat"] = lambda instance, **options: plan_cpsat(instance, **options)
+PLANNERS["milp"] = lambda instance, **options: plan_milp(instance, **options)
 
 
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:

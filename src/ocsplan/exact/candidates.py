@@ -1,0 +1,252 @@
+"""The candidate enumeration both exact backends share (formulations/*.md, "Sets").
+
+Everything the models choose from is listed here, once: the canonical bit
+partitions, per active axis its block-fold shapes, its candidate layers (bit
+subsets of two or more bits) and the folds they install, and per demand its
+choices (shape, schedule, on the profile or on the unit masks, multiplicity p)
+with their cost w * (h * lambda + v / (p * R)). Prices come from
+:func:`ocsplan.search.shape_options`, so the heuristic and the exact models
+price every option identically.
+
+Two reductions keep the lists short, both exact: a choice whose (h, v) is
+matched or beaten by another choice that drives a subset of its generators is
+dropped (dominance), and, given an upper bound (the heuristic's objective), a
+choice whose cost plus the cheapest cost of every other demand exceeds it is
+dropped (it cannot be part of a plan at least as good as the bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from ..cayley import Topology, fold_masks, profile_degree, profile_folds
+from ..errors import InfeasibleError
+from ..instance import Demand, Instance
+from ..schedules import closed_form
+from ..search import candidate_partitions, integer_partitions, shape_options
+
+__all__ = [
+    "RING",
+    "ActiveAxis",
+    "Candidates",
+    "Choice",
+    "DemandCandidates",
+    "enumerate_candidates",
+]
+
+Shape = tuple[int, ...]
+Partition = tuple[tuple[tuple[int, ...], ...], ...]
+RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
+
+# Relative slack of the upper-bound reduction (costs are floats).
+_UB_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One way to run a demand: on ``shape``'s profile (``shape`` not None) or on the
+    axis's unit masks (``shape`` None), or as a ring (``shape`` == RING)."""
+
+    shape: Shape | None
+    schedule: str
+    h: int
+    v_factor: float
+    p: int
+    cost: float  # weight * (h * lambda + v / (p * R)), seconds
+
+    @property
+    def on_profile(self) -> bool:
+        return self.shape is not None and self.shape != RING
+
+    @property
+    def ring(self) -> bool:
+        return self.shape == RING
+
+
+@dataclass(frozen=True)
+class ActiveAxis:
+    """An axis with at least one demand."""
+
+    mesh: int
+    index: int
+    bits: int
+    blocks: tuple[tuple[int, ...], ...]  # its block under each candidate partition
+    shapes: tuple[Shape, ...]  # useful shapes: the cube first, non-cube, RING last
+    layers: tuple[tuple[int, ...], ...]  # candidate layers (>= 2 bits, inside some block)
+    folds: tuple[int, ...]  # fold masks some candidate layer installs
+
+    @property
+    def cube(self) -> Shape:
+        return (1,) * self.bits
+
+    @property
+    def ring_ok(self) -> bool:
+        return RING in self.shapes
+
+
+@dataclass(frozen=True)
+class DemandCandidates:
+    """A demand of an active axis and its choices."""
+
+    axis: int  # index into Candidates.axes
+    mesh: int
+    axis_index: int
+    index: int  # demand index on its axis
+    demand: Demand
+    choices: tuple[Choice, ...]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Everything the exact models choose from."""
+
+    instance: Instance
+    n: int
+    ports: int
+    partitions: tuple[Partition, ...]
+    axes: tuple[ActiveAxis, ...]
+    demands: tuple[DemandCandidates, ...]
+    upper_bound: float | None
+
+    @property
+    def single_mesh(self) -> bool:
+        return len(self.instance.meshes) == 1
+
+    def folds(self) -> tuple[int, ...]:
+        """Every fold mask any axis may install, ascending."""
+        return tuple(sorted({g for ax in self.axes for g in ax.folds}))
+
+
+def _dominated(a: tuple[int, float], b: tuple[int, float]) -> bool:
+    """(h, v) ``a`` is no better than ``b`` on both counts."""
+    return a[0] >= b[0] and a[1] >= b[1] - 1e-15 * max(1.0, abs(b[1]))
+
+
+def _prune(
+    options: list[tuple[int, float, str]], better: list[tuple[int, float]]
+) -> list[tuple[int, float, str]]:
+    """Options not dominated by ``better`` nor by an earlier/better option of their own list."""
+    kept: list[tuple[int, float, str]] = []
+    for idx, (h, v, name) in enumerate(options):
+        if any(_dominated((h, v), b) for b in better):
+            continue
+        beaten = False
+        for jdx, (h2, v2, _) in enumerate(options):
+            if jdx == idx:
+                continue
+            if _dominated((h, v), (h2, v2)) and ((h2, v2) != (h, v) or jdx < idx):
+                beaten = True
+                break
+        if not beaten:
+            kept.append((h, v, name))
+    return kept
+
+
+def _cost(demand: Demand, h: int, v_factor: float, p: int, latency: float, rate: float) -> float:
+    return demand.weight * (h * latency + v_factor * demand.payload / (p * rate))
+
+
+def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -> Candidates:
+    """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices."""
+    fabric = instance.fabric
+    n, ports = instance.n, fabric.ports
+    lam, rate = fabric.latency, fabric.link
+    single = len(instance.meshes) == 1
+    if ports < n:
+        name = instance.source or instance.name
+        raise InfeasibleError(f"{name}: the base cube needs {n} ports, the fabric has {ports}")
+    partitions = tuple(candidate_partitions(instance))
+    spare = ports - n
+    # smallest possible count of base (unit and ring) ports: bounds every multiplicity
+    ring_axes = [
+        (m, i)
+        for m, mesh in enumerate(instance.meshes)
+        for i, ax in enumerate(mesh.axes)
+        if single and ax.demands and ax.bits >= 2 and all(d.schedule == "ring" for d in ax.demands)
+    ]
+    base_min = n - sum(max(0, instance.meshes[m].axes[i].bits - 2) for m, i in ring_axes)
+
+    axes: list[ActiveAxis] = []
+    raw: list[list[tuple[Demand, int, list[Choice]]]] = []
+    for m, mesh in enumerate(instance.meshes):
+        for i, axis in enumerate(mesh.axes):
+            if not axis.demands:
+                continue
+            a = axis.bits
+            cube: Shape = (1,) * a
+            shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
+            per_demand: list[tuple[Demand, int, list[Choice]]] = []
+            useful: set[Shape] = {cube}
+            for k, d in enumerate(axis.demands):
+                choices: list[Choice] = []
+                cube_opts = [
+                    (o.h, o.v_factor, o.schedule)
+                    for o in shape_options(d.collective, d.schedule, cube)
+                ]
+                cube_kept = _prune(cube_opts, [])
+                cube_hv = [(h, v) for h, v, _ in cube_kept]
+                p_cube = 1 + (ports - base_min) // a if a else 1
+                for h, v, name in cube_kept:
+                    top = p_cube if v > 0 else 1
+                    choices.extend(
+                        Choice(None, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                        for p in range(1, top + 1)
+                    )
+                for shape in shapes:
+                    if shape == cube:
+                        continue
+                    prof = [
+                        (o.h, o.v_factor, o.schedule)
+                        for o in shape_options(d.collective, d.schedule, shape)
+                        if o.on_profile
+                    ]
+                    kept = _prune(prof, cube_hv)
+                    if not kept:
+                        continue
+                    useful.add(shape)
+                    p_top = 1 + (ports - base_min - profile_folds(shape)) // profile_degree(shape)
+                    for h, v, name in kept:
+                        top = p_top if v > 0 else 1
+                        choices.extend(
+                            Choice(shape, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                            for p in range(1, top + 1)
+                        )
+                if (m, i) in ring_axes:
+                    form = closed_form("ring", Topology.cube(a))
+                    h, v = form.h, float(form.v_factor)
+                    top = (ports - (n - a)) // 2
+                    choices.extend(
+                        Choice(RING, "ring", h, v, p, _cost(d, h, v, p, lam, rate))
+                        for p in range(1, top + 1)
+                    )
+                per_demand.append((d, k, choices))
+            ordered = [s for s in shapes if s in useful and s != cube]
+            all_shapes: list[Shape] = [cube, *ordered]
+            if (m, i) in ring_axes:
+                all_shapes.append(RING)
+            blocks = tuple(tuple(part[m][i]) for part in partitions)
+            top_k = max((max(s) for s in ordered), default=1)
+            layer_set: set[tuple[int, ...]] = set()
+            for block in set(blocks):
+                for size in range(2, top_k + 1):
+                    layer_set.update(combinations(sorted(block), size))
+            layers = tuple(sorted(layer_set, key=lambda b: (len(b), b)))
+            folds = tuple(sorted({g for layer in layers for g in fold_masks(layer)}))
+            axes.append(ActiveAxis(m, i, a, blocks, tuple(all_shapes), layers, folds))
+            raw.append(per_demand)
+
+    # upper-bound reduction: a choice must leave room for the cheapest choice of every other demand
+    flat = [(j, d, k, ch) for j, per in enumerate(raw) for d, k, ch in per]
+    if any(not ch for *_, ch in flat):
+        raise InfeasibleError(f"{instance.source or instance.name}: a demand has no valid schedule")
+    cheapest = [min(c.cost for c in ch) for *_, ch in flat]
+    total_min = sum(cheapest)
+    demands: list[DemandCandidates] = []
+    for idx, (j, d, k, ch) in enumerate(flat):
+        if upper_bound is not None:
+            room = upper_bound * (1 + _UB_SLACK) + 1e-18 - (total_min - cheapest[idx])
+            ch = [c for c in ch if c.cost <= room]
+        ax = axes[j]
+        demands.append(DemandCandidates(j, ax.mesh, ax.index, k, d, tuple(ch)))
+    return Candidates(instance, n, ports, partitions, tuple(axes), tuple(demands), upper_bound)

@@ -1,0 +1,453 @@
+"""The exact formulation (formulations/cpsat.md, formulations/milp.md) as one linear model.
+
+Both backends translate the same :class:`LinearModel`: integer variables (most
+of them binary), linear rows with integer coefficients, and a linear objective
+in seconds. :class:`Formulation` builds it from the shared candidates, decodes
+a solution into a :class:`~ocsplan.plan.Decision`, and turns a decision (the
+heuristic's plan) into a complete assignment, the solution hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..cayley import fold_masks, mask_of, profile_degree, profile_folds
+from ..plan import Decision, DemandChoice, Plan
+from .candidates import RING, Candidates, Choice, Shape
+
+__all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
+
+Assignment = dict[int, int]
+
+
+@dataclass(frozen=True)
+class Row:
+    """sum(coef * var) <sense> rhs, with sense one of "<=", ">=", "=="."""
+
+    name: str
+    terms: tuple[tuple[int, int], ...]
+    sense: str
+    rhs: int
+
+
+@dataclass
+class LinearModel:
+    """Integer variables with bounds, linear rows, a linear objective (seconds)."""
+
+    names: list[str] = field(default_factory=list)
+    lower: list[int] = field(default_factory=list)
+    upper: list[int] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    objective: dict[int, float] = field(default_factory=dict)
+
+    def var(self, name: str, lower: int = 0, upper: int = 1) -> int:
+        self.names.append(name)
+        self.lower.append(lower)
+        self.upper.append(upper)
+        return len(self.names) - 1
+
+    def add(
+        self, name: str, terms: Mapping[int, int] | Sequence[tuple[int, int]], sense: str, rhs: int
+    ) -> None:
+        items = terms.items() if isinstance(terms, Mapping) else terms
+        merged: dict[int, int] = {}
+        for var, coef in items:
+            merged[var] = merged.get(var, 0) + coef
+        self.rows.append(Row(name, tuple((v, c) for v, c in merged.items() if c), sense, rhs))
+
+    @property
+    def binaries(self) -> int:
+        return sum(1 for lo, hi in zip(self.lower, self.upper, strict=True) if (lo, hi) == (0, 1))
+
+    def value(self, assignment: Mapping[int, int]) -> float:
+        return sum(c * assignment.get(v, 0) for v, c in self.objective.items())
+
+    def violations(self, assignment: Mapping[int, int]) -> list[str]:
+        """Rows and bounds the assignment breaks (empty: feasible)."""
+        out = []
+        for v, name in enumerate(self.names):
+            x = assignment.get(v, 0)
+            if not self.lower[v] <= x <= self.upper[v]:
+                out.append(f"{name} = {x} outside [{self.lower[v]}, {self.upper[v]}]")
+        for row in self.rows:
+            lhs = sum(c * assignment.get(v, 0) for v, c in row.terms)
+            ok = (
+                lhs <= row.rhs
+                if row.sense == "<="
+                else lhs >= row.rhs
+                if row.sense == ">="
+                else lhs == row.rhs
+            )
+            if not ok:
+                out.append(f"{row.name}: {lhs} {row.sense} {row.rhs} fails")
+        return out
+
+
+def _shape_name(shape: Shape) -> str:
+    return "ring" if shape == RING else "x".join(map(str, shape)) or "0"
+
+
+def _mult(shape: Shape, k: int) -> int:
+    return 0 if shape == RING else sum(1 for x in shape if x == k)
+
+
+class Formulation:
+    """Variables and rows of the exact model over one set of candidates."""
+
+    def __init__(self, cand: Candidates) -> None:
+        self.cand = cand
+        self.model = LinearModel()
+        mdl = self.model
+        axes = cand.axes
+        # -- partition choice
+        self.part = [mdl.var(f"part_{k}") for k in range(len(cand.partitions))]
+        # -- per axis: shapes and layers
+        self.shape: list[dict[Shape, int]] = []
+        self.layer: list[dict[tuple[int, ...], int]] = []
+        self.inside: list[dict[int, int]] = []  # in[j, g]: fold g lies in a layer of axis j
+        for j, ax in enumerate(axes):
+            self.shape.append({s: mdl.var(f"shape_{j}_{_shape_name(s)}") for s in ax.shapes})
+            self.layer.append({b: mdl.var(f"layer_{j}_{'.'.join(map(str, b))}") for b in ax.layers})
+            self.inside.append({g: mdl.var(f"in_{j}_{g}") for g in ax.folds})
+        # -- per demand: one choice
+        self.pick: list[list[int]] = [
+            [mdl.var(f"pick_{d}_{c}") for c in range(len(dc.choices))]
+            for d, dc in enumerate(cand.demands)
+        ]
+        # -- levels (unary multiplicities)
+        self.kp = [0] * len(axes)  # highest multiplicity an on-profile choice of axis j asks for
+        self.ku = [0] * len(axes)  # ... that a choice on the unit masks (or profile) asks for
+        self.kr = [0] * len(axes)  # ... of a ring choice
+        for dc in cand.demands:
+            for c in dc.choices:
+                if c.ring:
+                    self.kr[dc.axis] = max(self.kr[dc.axis], c.p)
+                else:
+                    self.ku[dc.axis] = max(self.ku[dc.axis], c.p)
+                    if c.on_profile:
+                        self.kp[dc.axis] = max(self.kp[dc.axis], c.p)
+        self.plev = [
+            {k: mdl.var(f"plev_{j}_{k}") for k in range(2, self.kp[j] + 1)}
+            for j in range(len(axes))
+        ]
+        self.ulev = [
+            {k: mdl.var(f"ulev_{j}_{k}") for k in range(2, self.ku[j] + 1)}
+            for j in range(len(axes))
+        ]
+        self.rlev = [
+            {k: mdl.var(f"rlev_{j}_{k}") for k in range(2, self.kr[j] + 1)}
+            for j in range(len(axes))
+        ]
+        # -- generators: folds installed, and their levels
+        self.fold = {g: mdl.var(f"fold_{g}") for g in cand.folds()}
+        top: dict[int, int] = {}
+        for j, ax in enumerate(axes):
+            for g in ax.folds:
+                top[g] = max(top.get(g, 1), self.kp[j])
+            for b in self._bits(j):
+                top[1 << b] = max(top.get(1 << b, 1), self.ku[j])
+        self.mult = {
+            (g, k): mdl.var(f"mult_{g}_{k}") for g in sorted(top) for k in range(2, top[g] + 1)
+        }
+        self.need: dict[tuple[int, int], int] = {}  # generators of axis j at level >= k
+        self._rows()
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _bits(self, j: int) -> list[int]:
+        return sorted({b for block in self.cand.axes[j].blocks for b in block})
+
+    def _owns(self, j: int, b: int) -> list[tuple[int, int]]:
+        """x[j, b] = sum over partitions owning b of part[k], as terms (var, 1)."""
+        return [(self.part[k], 1) for k, block in enumerate(self.cand.axes[j].blocks) if b in block]
+
+    # -- rows --------------------------------------------------------------------------
+
+    def _rows(self) -> None:
+        cand, mdl = self.cand, self.model
+        axes = cand.axes
+        mdl.add("one_partition", [(v, 1) for v in self.part], "==", 1)
+        for j, ax in enumerate(axes):
+            mdl.add(f"one_shape_{j}", [(v, 1) for v in self.shape[j].values()], "==", 1)
+            for b in self._bits(j):
+                terms = [(v, 1) for layer, v in self.layer[j].items() if b in layer]
+                if terms:
+                    mdl.add(
+                        f"layers_disjoint_{j}_{b}",
+                        terms + [(v, -c) for v, c in self._owns(j, b)],
+                        "<=",
+                        0,
+                    )
+            for size in range(2, max((len(x) for x in ax.layers), default=1) + 1):
+                terms = [(v, 1) for layer, v in self.layer[j].items() if len(layer) == size]
+                terms += [(v, -_mult(s, size)) for s, v in self.shape[j].items() if _mult(s, size)]
+                mdl.add(f"shape_count_{j}_{size}", terms, "==", 0)
+            for g, v in self.inside[j].items():
+                terms = [(v, 1)] + [
+                    (y, -1) for layer, y in self.layer[j].items() if g & ~mask_of(layer) == 0
+                ]
+                mdl.add(f"inside_{j}_{g}", terms, "==", 0)
+                mdl.add(f"installed_{j}_{g}", [(self.fold[g], 1), (v, -1)], ">=", 0)
+        for d, dc in enumerate(cand.demands):
+            j = dc.axis
+            picks = self.pick[d]
+            mdl.add(f"one_choice_{d}", [(v, 1) for v in picks], "==", 1)
+            for s, sv in self.shape[j].items():
+                if s == axes[j].cube:
+                    continue
+                terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape == s]
+                if terms:
+                    mdl.add(f"needs_shape_{d}_{_shape_name(s)}", [*terms, (sv, -1)], "<=", 0)
+            if RING in self.shape[j]:
+                terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape is None]
+                mdl.add(f"not_ring_{d}", [*terms, (self.shape[j][RING], 1)], "<=", 1)
+            for k, lv in self.plev[j].items():
+                terms = [
+                    (picks[c], -1) for c, ch in enumerate(dc.choices) if ch.on_profile and ch.p >= k
+                ]
+                if terms:
+                    mdl.add(f"profile_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+            for k, lv in self.ulev[j].items():
+                terms = [
+                    (picks[c], -1) for c, ch in enumerate(dc.choices) if not ch.ring and ch.p >= k
+                ]
+                if terms:
+                    mdl.add(f"unit_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+            for k, lv in self.rlev[j].items():
+                terms = [(picks[c], -1) for c, ch in enumerate(dc.choices) if ch.ring and ch.p >= k]
+                if terms:
+                    mdl.add(f"ring_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+            for c, ch in enumerate(dc.choices):
+                mdl.objective[picks[c]] = ch.cost
+        # generator multiplicities follow the levels of the axes that drive them
+        for j, ax in enumerate(axes):
+            for g in ax.folds:
+                for k, lv in self.plev[j].items():
+                    mdl.add(
+                        f"fold_level_{j}_{g}_{k}",
+                        [(self.mult[(g, k)], 1), (lv, -1), (self.inside[j][g], -1)],
+                        ">=",
+                        -1,
+                    )
+            for b in self._bits(j):
+                owns = self._owns(j, b)
+                for k, lv in self.ulev[j].items():
+                    if len(owns) == len(self.part):  # b is in the block under every partition
+                        mdl.add(
+                            f"unit_mult_{j}_{b}_{k}",
+                            [(self.mult[(1 << b, k)], 1), (lv, -1)],
+                            ">=",
+                            0,
+                        )
+                    else:
+                        terms = [(self.mult[(1 << b, k)], 1), (lv, -1)] + [(v, -c) for v, c in owns]
+                        mdl.add(f"unit_mult_{j}_{b}_{k}", terms, ">=", -1)
+        # the port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per unit
+        terms = [(v, 1) for v in self.fold.values()] + [(v, 1) for v in self.mult.values()]
+        for j, ax in enumerate(axes):
+            if RING in self.shape[j]:
+                terms.append((self.shape[j][RING], 2 - ax.bits))
+                terms += [(v, 2) for v in self.rlev[j].values()]
+        mdl.add("ports", terms, "<=", cand.ports - cand.n)
+        self._valid_inequalities()
+
+    def _valid_inequalities(self) -> None:
+        """Per mesh: its axes' profiles are disjoint, so their fold and level counts add up."""
+        cand, mdl = self.cand, self.model
+        axes = cand.axes
+        meshes = sorted({ax.mesh for ax in axes})
+        fold_vars = [(v, 1) for v in self.fold.values()]
+        levels = sorted({k for _, k in self.mult})
+        need = self.need
+        for j, ax in enumerate(axes):
+            for k in range(2, max(self.ku[j], self.kp[j]) + 1):
+                need[(j, k)] = mdl.var(
+                    f"need_{j}_{k}", 0, max(profile_degree(s) for s in ax.shapes if s != RING)
+                )
+        for d, dc in enumerate(cand.demands):
+            j = dc.axis
+            for k in range(2, max(self.ku[j], self.kp[j]) + 1):
+                terms = []
+                for c, ch in enumerate(dc.choices):
+                    if ch.ring or ch.p < k:
+                        continue
+                    count = profile_degree(ch.shape) if ch.shape is not None else axes[j].bits
+                    terms.append((self.pick[d][c], -count))
+                if terms:
+                    mdl.add(f"need_{d}_{k}", [(need[(j, k)], 1), *terms], ">=", 0)
+        for m in meshes:
+            members = [j for j, ax in enumerate(axes) if ax.mesh == m]
+            terms = [
+                (v, -profile_folds(s))
+                for j in members
+                for s, v in self.shape[j].items()
+                if s != RING and profile_folds(s)
+            ]
+            if terms and fold_vars:
+                mdl.add(f"mesh_folds_{m}", fold_vars + terms, ">=", 0)
+            for k in levels:
+                lhs = [(v, 1) for (g, kk), v in self.mult.items() if kk == k]
+                rhs = [(need[(j, k)], -1) for j in members if (j, k) in need]
+                if rhs:
+                    mdl.add(f"mesh_level_{m}_{k}", lhs + rhs, ">=", 0)
+
+    # -- solutions ---------------------------------------------------------------------
+
+    def decode(self, values: Mapping[int, int]) -> tuple[Decision, list[Choice]]:
+        """The decision a (feasible) assignment describes, and each demand's choice."""
+        cand = self.cand
+        instance = cand.instance
+        k = next(i for i, v in enumerate(self.part) if values.get(v, 0) > 0)
+        partition = cand.partitions[k]
+        profiles: list[tuple[tuple[int, ...], ...]] = []
+        for j, ax in enumerate(cand.axes):
+            block = partition[ax.mesh][ax.index]
+            chosen = [layer for layer, v in self.layer[j].items() if values.get(v, 0) > 0]
+            covered = {b for layer in chosen for b in layer}
+            found = [tuple(sorted(layer, reverse=True)) for layer in chosen]
+            found += [(b,) for b in sorted(block, reverse=True) if b not in covered]
+            profiles.append(tuple(sorted(found, key=lambda g: (-len(g), [-b for b in g]))))
+        choices: list[list[list[DemandChoice]]] = [
+            [[] for _ in mesh.axes] for mesh in instance.meshes
+        ]
+        rings = set()
+        picked: list[Choice] = []
+        for d, dc in enumerate(cand.demands):
+            ax = cand.axes[dc.axis]
+            c = next(i for i, v in enumerate(self.pick[d]) if values.get(v, 0) > 0)
+            ch = dc.choices[c]
+            picked.append(ch)
+            block = partition[ax.mesh][ax.index]
+            units = tuple((b,) for b in sorted(block, reverse=True))
+            if ch.ring:
+                rings.add((ax.mesh, ax.index))
+            groups = profiles[dc.axis] if ch.on_profile else units
+            choices[ax.mesh][ax.index].append(DemandChoice(ch.schedule, groups, ch.p))
+        decision = Decision(
+            partitions=partition,
+            choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),
+            rings=frozenset(rings),
+        )
+        return decision, picked
+
+    def complete(
+        self,
+        partition: int,
+        profiles: Sequence[tuple[tuple[int, ...], ...] | None],
+        picks: Sequence[int],
+    ) -> Assignment:
+        """Full assignment from the primary choices: partition index, per axis its layers
+        (None for a ring), per demand a choice index. Dependent variables take the least
+        values the rows allow."""
+        cand = self.cand
+        values: Assignment = dict.fromkeys(range(len(self.model.names)), 0)
+        values[self.part[partition]] = 1
+        for j in range(len(cand.axes)):
+            prof = profiles[j]
+            if prof is None:
+                values[self.shape[j][RING]] = 1
+                continue
+            values[self.shape[j][tuple(sorted((len(g) for g in prof), reverse=True))]] = 1
+            for group in prof:
+                if len(group) >= 2:
+                    layer = tuple(sorted(group))
+                    values[self.layer[j][layer]] = 1
+                    for f in fold_masks(layer):
+                        values[self.inside[j][f]] = 1
+                        values[self.fold[f]] = 1
+        level: dict[int, int] = {}
+        for d, dc in enumerate(cand.demands):
+            j = dc.axis
+            ch = dc.choices[picks[d]]
+            values[self.pick[d][picks[d]]] = 1
+            for k in range(2, ch.p + 1):
+                if ch.ring:
+                    values[self.rlev[j][k]] = 1
+                    continue
+                values[self.ulev[j][k]] = 1
+                if ch.on_profile:
+                    values[self.plev[j][k]] = 1
+            if ch.ring:
+                continue
+            block = cand.partitions[partition][dc.mesh][dc.axis_index]
+            masks = [1 << b for b in block]
+            if ch.on_profile:
+                prof = profiles[j]
+                assert prof is not None
+                masks += [f for group in prof if len(group) >= 2 for f in fold_masks(group)]
+            for mask in masks:
+                level[mask] = max(level.get(mask, 1), ch.p)
+            for k in range(2, ch.p + 1):
+                count = profile_degree(ch.shape) if ch.shape is not None else len(block)
+                key = self.need[(j, k)]
+                values[key] = max(values[key], count)
+        for g, p in level.items():
+            for k in range(2, p + 1):
+                values[self.mult[(g, k)]] = 1
+        return values
+
+    def hint_from_plan(self, plan: Plan) -> Assignment | None:
+        """A complete assignment that is at least as good as ``plan`` (None if the plan
+        lies outside the candidates, e.g. another partition representative)."""
+        cand = self.cand
+        want = tuple(tuple(frozenset(ax.bits) for ax in mesh.axes) for mesh in plan.meshes)
+        partition = next(
+            (
+                k
+                for k, part in enumerate(cand.partitions)
+                if tuple(tuple(frozenset(b) for b in mesh) for mesh in part) == want
+            ),
+            None,
+        )
+        if partition is None:
+            return None
+        profiles: list[tuple[tuple[int, ...], ...] | None] = []
+        for ax in cand.axes:
+            axis = plan.meshes[ax.mesh].axes[ax.index]
+            if axis.ring:
+                profiles.append(None)
+                continue
+            found = next(
+                (d.groups for d in axis.demands if any(len(g) >= 2 for g in d.groups)), None
+            )
+            if (
+                found is None
+                or tuple(sorted((len(g) for g in found), reverse=True)) not in ax.shapes
+            ):
+                found = tuple((b,) for b in axis.bits)
+            profiles.append(found)
+        picks: list[int] = []
+        for dc in cand.demands:
+            ax = cand.axes[dc.axis]
+            dp = plan.meshes[dc.mesh].axes[dc.axis_index].demands[dc.index]
+            prof = profiles[dc.axis]
+            want_shape: Shape | None
+            if prof is None:
+                want_shape = RING
+            elif any(len(g) >= 2 for g in dp.groups):
+                want_shape = tuple(sorted((len(g) for g in prof), reverse=True))
+            else:
+                want_shape = None
+            v_factor = dp.volume_bytes / dp.payload_bytes
+            fits = [
+                c
+                for c, ch in enumerate(dc.choices)
+                if ch.p == dp.multiplicity
+                and ch.h <= dp.phases
+                and ch.v_factor <= v_factor * (1 + 1e-9)
+                and (
+                    ch.shape == want_shape
+                    or (ch.shape is None and want_shape not in (RING, ax.cube))
+                )
+            ]
+            if not fits:
+                return None
+            picks.append(min(fits, key=lambda c: (dc.choices[c].cost, c)))
+        values = self.complete(partition, profiles, picks)
+        return None if self.model.violations(values) else values
+
+
+def build_formulation(cand: Candidates) -> Formulation:
+    """The exact model over ``cand``."""
+    return Formulation(cand)

@@ -1,0 +1,162 @@
+"""An independent brute force over the exact search space, for tiny instances.
+
+Written from the formulation's description (formulations/cpsat.md), not from
+the model code: every assignment of bits to axes, every set partition of every
+active axis's block into layers (and, in a single-mesh deployment, a ring for an
+all-ring axis), every per-demand choice of generator set (the layers' masks or
+the block's unit masks) and multiplicity p; for a fixed p and generator set a
+demand takes its cheapest valid schedule, straight from the catalogue's closed forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import combinations, product
+
+from ocsplan.cayley import Topology, compress, sub_masks
+from ocsplan.instance import Instance
+from ocsplan.schedules import AUTO_EXCLUDED, SCHEDULES, closed_form
+
+__all__ = ["brute_force"]
+
+
+def _set_partitions(items: Sequence[int]) -> Iterator[list[tuple[int, ...]]]:
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in _set_partitions(rest):
+        yield [(first,), *part]
+        for i, group in enumerate(part):
+            yield [*part[:i], (first, *group), *part[i + 1 :]]
+
+
+def _mesh_partitions(n: int, sizes: Sequence[int]) -> Iterator[tuple[tuple[int, ...], ...]]:
+    def rec(left: tuple[int, ...], idx: int) -> Iterator[tuple[tuple[int, ...], ...]]:
+        if idx == len(sizes):
+            yield ()
+            return
+        for chosen in combinations(left, sizes[idx]):
+            rest = tuple(b for b in left if b not in chosen)
+            for tail in rec(rest, idx + 1):
+                yield (chosen, *tail)
+
+    yield from rec(tuple(range(n)), 0)
+
+
+def _runs(
+    collective: str, requested: str, topo: Topology, on_cube: bool
+) -> list[tuple[int, float]]:
+    """(h, v/sigma) of every schedule that may run a demand on ``topo``."""
+    out = []
+    for sched in SCHEDULES.values():
+        if sched.collective != collective:
+            continue
+        if requested == "auto" and sched.name in AUTO_EXCLUDED:
+            continue
+        if requested != "auto" and sched.name != requested:
+            continue
+        if sched.cube_only and not on_cube:
+            continue
+        if not sched.valid(topo):
+            continue
+        form = closed_form(sched.name, topo)
+        out.append((form.h, float(form.v_factor)))
+    return out
+
+
+def brute_force(instance: Instance) -> float:
+    """The least objective over the whole exact search space (inf if nothing fits)."""
+    fab = instance.fabric
+    n, L = instance.n, fab.ports
+    lam, rate = fab.latency, fab.link
+    single = len(instance.meshes) == 1
+    top_p = L - n + 1
+    best = float("inf")
+    for parts in product(
+        *(_mesh_partitions(n, [ax.bits for ax in mesh.axes]) for mesh in instance.meshes)
+    ):
+        active = [
+            (blk, axis.demands)
+            for mesh, part in zip(instance.meshes, parts, strict=True)
+            for blk, axis in zip(part, mesh.axes, strict=True)
+            if axis.demands
+        ]
+        profile_sets = []
+        for blk, demands in active:
+            options: list[list[tuple[int, ...]] | None] = list(_set_partitions(list(blk)))
+            if single and len(blk) >= 2 and all(d.schedule == "ring" for d in demands):
+                options.append(None)  # the axis becomes a degree-2 ring
+            profile_sets.append(options)
+        for profiles in product(*profile_sets):
+            ring_bits = {
+                b
+                for (blk, _), prof in zip(active, profiles, strict=True)
+                if prof is None
+                for b in blk
+            }
+            weight: dict[object, int] = {1 << b: 1 for b in range(n) if b not in ring_bits}
+            for j, prof in enumerate(profiles):
+                if prof is None:
+                    weight[("ring", j)] = 2
+                else:
+                    for layer in prof:
+                        for g in sub_masks(layer):
+                            weight.setdefault(g, 1)
+            base = sum(weight.values())
+            if base > L:
+                continue
+            # per demand: list of (generator set, p, cost)
+            menus = []
+            for j, ((blk, demands), prof) in enumerate(zip(active, profiles, strict=True)):
+                a = len(blk)
+                cube = Topology.cube(a)
+                for d in demands:
+                    menu = []
+                    if prof is None:
+                        h, v = (
+                            closed_form("ring", cube).h,
+                            float(closed_form("ring", cube).v_factor),
+                        )
+                        gens: tuple[object, ...] = (("ring", j),)
+                        runs = [(h, v)]
+                        sets = [(gens, runs)]
+                    else:
+                        layers = tuple(
+                            tuple(compress(g, blk) for g in sub_masks(layer)) for layer in prof
+                        )
+                        topo = Topology(a, frozenset(g for lay in layers for g in lay), layers)
+                        units = tuple(1 << b for b in blk)
+                        folded = tuple(g for layer in prof for g in sub_masks(layer))
+                        sets = [
+                            (
+                                folded,
+                                _runs(
+                                    d.collective,
+                                    d.schedule,
+                                    topo,
+                                    on_cube=all(len(x) == 1 for x in prof),
+                                ),
+                            ),
+                            (units, _runs(d.collective, d.schedule, cube, on_cube=True)),
+                        ]
+                    for gens, runs in sets:
+                        if not runs:
+                            continue
+                        for p in range(1, top_p + 1):
+                            cost = min(
+                                d.weight * (h * lam + v * d.payload / (p * rate)) for h, v in runs
+                            )
+                            menu.append((gens, p, cost))
+                    menus.append(menu)
+            if any(not m for m in menus):
+                continue
+            for pick in product(*menus):
+                level = dict.fromkeys(weight, 1)
+                for gens, p, _ in pick:
+                    for g in gens:
+                        level[g] = max(level[g], p)
+                ports = sum(weight[g] * level[g] for g in level)
+                if ports <= L:
+                    best = min(best, sum(c for _, _, c in pick))
+    return best
