@@ -377,6 +377,7 @@ def study(
         state["task"] = progress.add_task(f"study ({cached} cached)", total=total)
 
     def on_result(result: Any, cached: bool) -> None:
+        state["cached"] = state.get("cached", 0) + cached
         progress.update(state["task"], advance=1, description=f"{result.instance} {result.method}")
 
     with progress:
@@ -385,6 +386,9 @@ def study(
             workers=workers if workers is not None else default_workers(jobs), fresh=fresh,
             on_start=on_start, on_result=on_result,
         )
+    cached = state.get("cached", 0)
+    err.print(f"{len(results)} rows ({cached} cached, {len(results) - cached} solved) in {out_csv}",
+              markup=False)
     out.print(_summary_table(summarize(results), len(files)))
     if plot is not None and results:
         plot_gaps(results, plot)

@@ -156,7 +156,8 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
     if ports < n:
         name = instance.source or instance.name
         raise InfeasibleError(f"{name}: the base cube needs {n} ports, the fabric has {ports}")
-    partitions = tuple(candidate_partitions(instance))
+    # candidate_partitions repeats the one partition when no mesh has two axis classes
+    partitions = tuple(dict.fromkeys(candidate_partitions(instance)))
     spare = ports - n
     # smallest possible count of base (unit and ring) ports: bounds every multiplicity
     ring_axes = [

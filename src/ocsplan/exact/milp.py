@@ -31,8 +31,10 @@ def to_pulp(form: Formulation) -> tuple[pulp.LpProblem, list[pulp.LpVariable], f
     """The PuLP problem of a formulation, its variables (by model index) and the scale."""
     mdl = form.model
     prob = pulp.LpProblem(form.cand.instance.name.replace(" ", "_") or "ocsplan", pulp.LpMinimize)
+    # PuLP >= 3 attaches variables to the problem; older versions build them free-standing
+    make = getattr(prob, "add_variable", None) or pulp.LpVariable
     xs = [
-        pulp.LpVariable(name, lo, hi, pulp.LpBinary if (lo, hi) == (0, 1) else pulp.LpInteger)
+        make(name, lo, hi, cat=pulp.LpBinary if (lo, hi) == (0, 1) else pulp.LpInteger)
         for name, lo, hi in zip(mdl.names, mdl.lower, mdl.upper, strict=True)
     ]
     scale = objective_scale(form, _UNITS)
@@ -79,6 +81,12 @@ class _Highs(pulp.HiGHS):  # type: ignore[misc]
             super().createAndConfigureSolver(lp)
 
     def callSolver(self, lp: pulp.LpProblem) -> None:
+        if self.threads is not None:
+            import highspy
+
+            # HiGHS keeps one thread pool per process: a run asking for another
+            # thread count fails unless the pool is rebuilt first
+            highspy.Highs.resetGlobalScheduler(True)
         if self.start:
             import numpy as np
 
@@ -135,6 +143,16 @@ class MilpBackend:
         info = highs.getInfo()
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         codes = highspy.HighsModelStatus
+        failures = (
+            codes.kNotset,
+            codes.kLoadError,
+            codes.kModelError,
+            codes.kPresolveError,
+            codes.kSolveError,
+            codes.kPostsolveError,
+        )
+        if model_status in failures:
+            raise OcsplanError(f"HiGHS failed: {highs.modelStatusToString(model_status)}")
         if model_status == codes.kOptimal:
             status = "optimal"
         elif model_status in (codes.kInfeasible,):

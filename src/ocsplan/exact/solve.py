@@ -30,11 +30,14 @@ class ExactRun:
     def __init__(self, instance: Instance, use_heuristic: bool = True) -> None:
         self.instance = instance
         self.seed: Plan | None = None
+        self.seed_failure = ""
         if use_heuristic:
             try:
                 self.seed = plan_heuristic(instance)
             except InfeasibleError:
                 self.seed = None
+            except Exception as exc:  # a heuristic bug must not stop the exact run
+                self.seed_failure = f"heuristic seed failed ({type(exc).__name__}: {exc})"
         bound = self.seed.objective_s if self.seed is not None else None
         self.candidates = enumerate_candidates(instance, upper_bound=bound)
         self.formulation: Formulation = build_formulation(self.candidates)
@@ -52,6 +55,8 @@ class ExactRun:
         name = instance.source or instance.name
         mdl = self.formulation.model
         notes = [f"{outcome.solver}: {len(mdl.names)} variables, {len(mdl.rows)} rows"]
+        if self.seed_failure:
+            notes.append(self.seed_failure)
         if outcome.status == "infeasible":
             if seed is not None:
                 raise OcsplanError(

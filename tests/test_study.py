@@ -1,0 +1,201 @@
+"""Batch studies: rows, derived gaps and flags, summary, cache, interruption, figure."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from ocsplan import study
+from ocsplan.instance import dumps_instance
+from ocsplan.study import Result, read_results, run_study, summarize, table_rows, write_results
+from tiny import TINY
+
+
+def _result(
+    name: str,
+    method: str,
+    status: str,
+    objective: float,
+    bound: float | None = None,
+    seconds: float = 1.0,
+) -> Result:
+    return Result(
+        instance=name,
+        path=f"{name}.toml",
+        digest=name,
+        n=4,
+        meshes=1,
+        demands=1,
+        ports=8,
+        method=method,
+        status=status,
+        objective_s=objective,
+        bound_s=bound,
+        seconds=seconds,
+        ports_used=8,
+        time_limit=None,
+    )
+
+
+def test_gaps_and_flags() -> None:
+    results = [
+        _result("a", "heuristic", "heuristic", 1.10),
+        _result("a", "cpsat", "optimal", 1.00, 1.00),
+        _result("b", "heuristic", "heuristic", 2.00),
+        _result("b", "cpsat", "feasible", 2.00, 1.60),
+        _result("c", "heuristic", "heuristic", 0.90),
+        _result("c", "cpsat", "optimal", 1.00, 1.00),
+    ]
+    rows = {(r["instance"], r["method"]): r for r in table_rows(results)}
+    assert rows[("a", "heuristic")]["gap"] == pytest.approx(0.10)
+    assert rows[("a", "heuristic")]["flag"] == "worse than proven optimum"
+    assert rows[("a", "cpsat")]["gap"] == 0.0 and rows[("a", "cpsat")]["flag"] == ""
+    # no proven optimum on b: no gap, but a bound gap of (2 - 1.6) / 1.6
+    assert rows[("b", "heuristic")]["gap"] is None
+    assert rows[("b", "heuristic")]["bound_gap"] == pytest.approx(0.25)
+    # an "optimal" beaten by the heuristic is a modelling error somewhere: flagged
+    assert rows[("c", "cpsat")]["flag"] == "claims optimal but heuristic is better"
+
+
+def test_summary_by_hand() -> None:
+    results = [
+        _result("a", "heuristic", "heuristic", 1.10, seconds=1.0),
+        _result("a", "cpsat", "optimal", 1.00, 1.00, seconds=2.0),
+        _result("b", "heuristic", "heuristic", 1.00, seconds=3.0),
+        _result("b", "cpsat", "optimal", 1.00, 1.00, seconds=4.0),
+        _result("c", "heuristic", "heuristic", 1.30, seconds=5.0),
+        _result("c", "cpsat", "optimal", 1.00, 1.00, seconds=6.0),
+    ]
+    heur, exact = summarize(results)
+    # gaps 10 %, 0 %, 30 %: mean 40/3 %, median 10 %, max 30 %
+    assert heur.method == "heuristic" and heur.compared == 3 and heur.at_optimum == 1
+    assert heur.mean_gap == pytest.approx(0.4 / 3)
+    assert heur.median_gap == pytest.approx(0.10)
+    assert heur.max_gap == pytest.approx(0.30)
+    assert (heur.time_p50, heur.time_max) == (3.0, 5.0)
+    assert heur.time_p90 == pytest.approx(4.6)  # 3 + 0.8 * (5 - 3)
+    assert (exact.optimal, exact.at_optimum, exact.max_gap) == (3, 3, 0.0)
+
+
+def test_csv_round_trip(tmp_path: Path) -> None:
+    results = [
+        _result("a", "heuristic", "heuristic", 1.1),
+        _result("a", "cpsat", "optimal", 1.0, 1.0),
+    ]
+    path = tmp_path / "s.csv"
+    write_results(results, path)
+    assert read_results(path) == results
+    header = next(csv.reader(path.open()))
+    assert header[:11] == [
+        "instance",
+        "n",
+        "meshes",
+        "demands",
+        "L",
+        "method",
+        "status",
+        "objective_s",
+        "bound_s",
+        "gap",
+        "bound_gap",
+    ]
+
+
+def _files(tmp_path: Path, names: list[str]) -> list[Path]:
+    paths = []
+    for inst in TINY:
+        if inst.name in names:
+            path = tmp_path / f"{inst.name}.toml"
+            path.write_text(dumps_instance(inst))
+            paths.append(path)
+    return paths
+
+
+def test_study_rows_and_cache(tmp_path: Path) -> None:
+    paths = _files(tmp_path, ["two-axes", "two-demands"])
+    out = tmp_path / "study.csv"
+    seen: list[tuple[str, bool]] = []
+    results, interrupted = run_study(
+        paths,
+        ["heuristic", "cpsat"],
+        out,
+        workers=1,
+        on_result=lambda r, cached: seen.append((r.method, cached)),
+    )
+    assert not interrupted and len(results) == 4
+    assert [r.method for r in results] == ["heuristic", "cpsat"] * 2
+    assert all(not cached for _, cached in seen)
+    assert len(read_results(out)) == 4
+    # rerun: everything comes from the cache
+    seen.clear()
+    again, _ = run_study(
+        paths,
+        ["heuristic", "cpsat"],
+        out,
+        workers=1,
+        on_result=lambda r, cached: seen.append((r.method, cached)),
+    )
+    assert [c for _, c in seen] == [True] * 4
+    assert [(r.instance, r.method, r.objective_s) for r in again] == [
+        (r.instance, r.method, r.objective_s) for r in results
+    ]
+    # change one instance: only its two rows are solved again
+    text = paths[0].read_text().replace("ports = 7", "ports = 8")
+    paths[0].write_text(text)
+    seen.clear()
+    run_study(
+        paths,
+        ["heuristic", "cpsat"],
+        out,
+        workers=1,
+        on_result=lambda r, cached: seen.append((r.instance, cached)),
+    )
+    assert sorted(seen) == [
+        ("two-axes", False),
+        ("two-axes", False),
+        ("two-demands", True),
+        ("two-demands", True),
+    ]
+
+
+def test_interrupt_keeps_finished_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _files(tmp_path, ["two-axes", "two-demands"])
+    out = tmp_path / "study.csv"
+    real = study._run_task
+    calls = {"n": 0}
+
+    def flaky(task: object) -> Result:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(task)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(study, "_run_task", flaky)
+    results, interrupted = run_study(paths, ["heuristic", "cpsat"], out, workers=1)
+    assert interrupted and len(results) == 2
+    assert [(r.instance, r.method) for r in read_results(out)] == [
+        ("two-axes", "heuristic"),
+        ("two-axes", "cpsat"),
+    ]
+
+
+def test_parallel_jobs_give_the_same_rows(tmp_path: Path) -> None:
+    paths = _files(tmp_path, ["two-axes", "two-demands", "requested"])
+    serial, _ = run_study(paths, ["heuristic", "milp"], tmp_path / "a.csv", workers=1)
+    parallel, _ = run_study(paths, ["heuristic", "milp"], tmp_path / "b.csv", jobs=2, workers=1)
+    assert [(r.instance, r.method, r.status, r.objective_s) for r in serial] == [
+        (r.instance, r.method, r.status, r.objective_s) for r in parallel
+    ]
+
+
+def test_plot_is_written(tmp_path: Path) -> None:
+    results = [
+        _result("a", "heuristic", "heuristic", 1.1),
+        _result("a", "cpsat", "optimal", 1.0, 1.0),
+    ]
+    target = tmp_path / "gaps.png"
+    study.plot_gaps(results, target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["gaps.png"]
