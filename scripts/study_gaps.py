@@ -12,6 +12,7 @@ instance whose heuristic gap exceeds --hard-gap to --hard-dir.
 from __future__ import annotations
 
 import argparse
+import itertools
 import shutil
 import statistics
 import time
@@ -26,7 +27,9 @@ BUCKETS = (0.0, 1e-6, 1e-3, 1e-2, 5e-2, 1e-1, float("inf"))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--count", type=int, default=60, help="instances per family")
     parser.add_argument("--seed", type=int, default=2026)
@@ -37,7 +40,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1, help="CP-SAT threads per job")
     parser.add_argument("--out", type=Path, default=Path("build/study"))
-    parser.add_argument("--hard-gap", type=float, default=0.01, help="copy instances above this gap")
+    parser.add_argument(
+        "--hard-gap", type=float, default=0.01, help="copy instances above this gap"
+    )
     parser.add_argument("--hard-dir", type=Path, default=None)
     args = parser.parse_args()
     console = Console()
@@ -45,7 +50,9 @@ def main() -> None:
     inst_dir = args.out / "instances"
     paths = []
     for family in args.families.split(","):
-        paths += write_family(generate(family, args.count, args.seed, args.min_bits, args.max_bits), inst_dir)
+        paths += write_family(
+            generate(family, args.count, args.seed, args.min_bits, args.max_bits), inst_dir
+        )
     methods = args.methods.split(",")
     csv_path = args.out / "study.csv"
     start = time.perf_counter()
@@ -57,19 +64,32 @@ def main() -> None:
             console.print(f"{done[0]} rows, {time.perf_counter() - start:.0f} s", markup=False)
 
     results, interrupted = run_study(
-        paths, methods, csv_path, time_limit=args.time_limit, jobs=args.jobs,
-        workers=args.workers, on_result=report,
+        paths,
+        methods,
+        csv_path,
+        time_limit=args.time_limit,
+        jobs=args.jobs,
+        workers=args.workers,
+        on_result=report,
     )
     wall = time.perf_counter() - start
     plot_gaps(results, args.out / "gaps.png")
     rows = table_rows(results)
-    console.print(f"{len(paths)} instances, {len(results)} rows, wall {wall:.1f} s"
-                  + (" (interrupted)" if interrupted else ""), markup=False)
+    console.print(
+        f"{len(paths)} instances, {len(results)} rows, wall {wall:.1f} s"
+        + (" (interrupted)" if interrupted else ""),
+        markup=False,
+    )
     for s in summarize(results):
         console.print(
-            f"{s.method:10s} runs {s.runs} optimal {s.optimal} feasible {s.feasible} failed {s.failed} "
+            f"{s.method:10s} runs {s.runs} optimal {s.optimal} feasible {s.feasible} "
+            f"failed {s.failed} "
             f"at-optimum {s.at_optimum}/{s.compared} "
-            + (f"gap mean {s.mean_gap:.4%} median {s.median_gap:.4%} max {s.max_gap:.4%} " if s.compared else "")
+            + (
+                f"gap mean {s.mean_gap:.4%} median {s.median_gap:.4%} max {s.max_gap:.4%} "
+                if s.compared
+                else ""
+            )
             + f"time p50 {s.time_p50:.3f} s p90 {s.time_p90:.3f} s max {s.time_max:.3f} s",
             markup=False,
         )
@@ -77,24 +97,40 @@ def main() -> None:
         gaps = [r["gap"] for r in rows if r["method"] == method and r["gap"] is not None]
         if not gaps:
             continue
-        counts = [sum(1 for g in gaps if lo <= g < hi) for lo, hi in zip(BUCKETS, BUCKETS[1:], strict=False)]
+        counts = [sum(1 for g in gaps if lo <= g < hi) for lo, hi in itertools.pairwise(BUCKETS)]
         labels = ["0", "<0.1%", "0.1-1%", "1-5%", "5-10%", ">=10%"]
-        console.print(f"{method} gap distribution: " + ", ".join(f"{lab}: {c}" for lab, c in zip(labels, counts, strict=True)), markup=False)
+        console.print(
+            f"{method} gap distribution: "
+            + ", ".join(f"{lab}: {c}" for lab, c in zip(labels, counts, strict=True)),
+            markup=False,
+        )
         by_family: dict[str, list[float]] = {}
         for r in rows:
             if r["method"] == method and r["gap"] is not None:
                 by_family.setdefault(r["instance"].split("-")[0], []).append(r["gap"])
         for fam, g in sorted(by_family.items()):
-            console.print(f"  {fam:10s} n={len(g)} mean {statistics.fmean(g):.4%} max {max(g):.4%}", markup=False)
+            console.print(
+                f"  {fam:10s} n={len(g)} mean {statistics.fmean(g):.4%} max {max(g):.4%}",
+                markup=False,
+            )
     flagged = [r for r in rows if r["flag"] and r["method"] != "heuristic"]
     console.print(f"exact rows flagged: {len(flagged)}", markup=False)
     for r in flagged:
         console.print(f"  {r['instance']} {r['method']}: {r['flag']}", markup=False)
-    hard = sorted((r for r in rows if r["method"] == "heuristic" and r["gap"] is not None and r["gap"] > args.hard_gap),
-                  key=lambda r: -r["gap"])
+    hard = sorted(
+        (
+            r
+            for r in rows
+            if r["method"] == "heuristic" and r["gap"] is not None and r["gap"] > args.hard_gap
+        ),
+        key=lambda r: -r["gap"],
+    )
     console.print(f"heuristic gap > {args.hard_gap:.0%}: {len(hard)} instances", markup=False)
     for r in hard:
-        console.print(f"  {r['instance']}: gap {r['gap']:.3%} (n={r['n']}, L={r['L']}, meshes {r['meshes']})", markup=False)
+        console.print(
+            f"  {r['instance']}: gap {r['gap']:.3%} (n={r['n']}, L={r['L']}, meshes {r['meshes']})",
+            markup=False,
+        )
         if args.hard_dir is not None:
             args.hard_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(r["path"], args.hard_dir / Path(r["path"]).name)

@@ -72,6 +72,10 @@ def test_counts_of_a_hand_sized_model() -> None:
         "need_0": 1,
         "mesh_folds": 1,
         "mesh_level": 1,
+        # symmetry (one class, bits 3 2 1 0): layers that are no run of consecutive
+        # bits, {3,1} {3,0} {2,0} {3,2,0} {3,1,0}, and one order row per adjacent pair
+        "sym_run": 5,
+        "sym_order": 3,
     }
 
 

@@ -9,6 +9,7 @@ heuristic's plan) into a complete assignment, the solution hint.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -151,6 +152,11 @@ class Formulation:
             (g, k): mdl.var(f"mult_{g}_{k}") for g in sorted(top) for k in range(2, top[g] + 1)
         }
         self.need: dict[tuple[int, int], int] = {}  # generators of axis j at level >= k
+        # the axis whose layers the symmetry rows put in canonical form: the most layers
+        most = max((len(ax.layers) for ax in axes), default=0)
+        self.pivot: int | None = (
+            next(j for j, ax in enumerate(axes) if len(ax.layers) == most) if most else None
+        )
         self._rows()
 
     # -- helpers -----------------------------------------------------------------------
@@ -251,6 +257,80 @@ class Formulation:
                 terms += [(v, 2) for v in self.rlev[j].values()]
         mdl.add("ports", terms, "<=", cand.ports - cand.n)
         self._valid_inequalities()
+        self._symmetry_rows()
+
+    # -- symmetry inside a partition -------------------------------------------------------
+
+    def classes(self, k: int) -> list[list[int]]:
+        """Bits that partition k puts on the same axis of every mesh, each class from
+        the top bit down: permuting the bits of one class maps the partition to itself
+        and any plan to a plan of equal cost."""
+        part = self.cand.partitions[k]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for b in range(self.cand.n - 1, -1, -1):
+            key = tuple(next(i for i, blk in enumerate(mesh) if b in blk) for mesh in part)
+            groups.setdefault(key, []).append(b)
+        return list(groups.values())
+
+    def _symmetry_rows(self) -> None:
+        """Within each class, the pivot axis's layers are runs of consecutive bits,
+        largest run first (formulations: symmetry breaking)."""
+        cand, mdl = self.cand, self.model
+        if self.pivot is None:
+            return
+        j = self.pivot
+        ax = cand.axes[j]
+        for k, part_var in enumerate(self.part):
+            block = set(ax.blocks[k])
+            for ci, cls in enumerate(self.classes(k)):
+                if not block.issuperset(cls) or len(cls) < 2:
+                    continue
+                pos = {b: i for i, b in enumerate(cls)}
+                for layer, v in self.layer[j].items():
+                    inside = sorted(pos[b] for b in layer if b in pos)
+                    if inside and inside[-1] - inside[0] + 1 != len(inside):
+                        mdl.add(f"sym_run_{k}_{ci}_{v}", [(v, 1), (part_var, 1)], "<=", 1)
+                for upper, lower in itertools.pairwise(cls):
+                    terms: dict[int, int] = {}
+                    for layer, v in self.layer[j].items():
+                        share = sum(1 for b in layer if b in pos) - 1
+                        if share <= 0:
+                            continue
+                        if upper in layer:
+                            terms[v] = terms.get(v, 0) + share
+                        if lower in layer:
+                            terms[v] = terms.get(v, 0) - share
+                    if terms:
+                        big = len(cls) - 1
+                        terms[part_var] = terms.get(part_var, 0) - big
+                        mdl.add(f"sym_order_{k}_{upper}", terms, ">=", -big)
+
+    def canonical(
+        self, k: int, profiles: Sequence[tuple[tuple[int, ...], ...] | None]
+    ) -> list[tuple[tuple[int, ...], ...] | None]:
+        """The profiles after the bit permutation that puts them in the form the
+        symmetry rows ask for (same partition, same cost)."""
+        if self.pivot is None or profiles[self.pivot] is None:
+            return list(profiles)
+        pivot = profiles[self.pivot]
+        assert pivot is not None
+        perm = {b: b for b in range(self.cand.n)}
+        block = set(self.cand.axes[self.pivot].blocks[k])
+        for cls in self.classes(k):
+            if not block.issuperset(cls):
+                continue
+            members = set(cls)
+            parts = [[b for b in cls if b in g] for g in pivot]
+            parts = [p for p in parts if p]
+            parts.sort(key=lambda p: (-len(p), cls.index(p[0])))
+            flat = [b for p in parts for b in p]
+            for old, new in zip(flat, cls, strict=True):
+                perm[old] = new
+            assert set(flat) == members
+        return [
+            None if prof is None else tuple(tuple(perm[b] for b in g) for g in prof)
+            for prof in profiles
+        ]
 
     def _valid_inequalities(self) -> None:
         """Per mesh: its axes' profiles are disjoint, so their fold and level counts add up."""
@@ -444,7 +524,7 @@ class Formulation:
             if not fits:
                 return None
             picks.append(min(fits, key=lambda c: (dc.choices[c].cost, c)))
-        values = self.complete(partition, profiles, picks)
+        values = self.complete(partition, self.canonical(partition, profiles), picks)
         return None if self.model.violations(values) else values
 
 
