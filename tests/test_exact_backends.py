@@ -31,7 +31,9 @@ REL = 1e-9
 
 
 def backend(name: str, time_limit: float | None = None) -> CpSatBackend | MilpBackend:
-    return CpSatBackend(time_limit, workers=2) if name == "cpsat" else MilpBackend(time_limit)
+    if name == "cpsat":
+        return CpSatBackend(time_limit, workers=2)
+    return MilpBackend(time_limit, solver="cbc" if name == "milp-cbc" else None)
 
 
 @cache
@@ -44,12 +46,12 @@ def prepared(name: str, seeded: bool) -> ExactRun:
     return ExactRun(next(i for i in TINY if i.name == name), use_heuristic=seeded)
 
 
-@pytest.mark.parametrize("method", BACKENDS)
+@pytest.mark.parametrize("method", [*BACKENDS, "milp-cbc"])
 @pytest.mark.parametrize("seeded", [True, False], ids=["seeded", "unseeded"])
 @pytest.mark.parametrize("name", [i.name for i in TINY])
 def test_backend_matches_brute_force(method: str, seeded: bool, name: str) -> None:
     run = prepared(name, seeded)
-    plan = run.solve(backend(method), method)
+    plan = run.solve(backend(method), method.split("-")[0])
     assert plan.status == "optimal"
     assert math.isclose(plan.objective_s, optimum(name), rel_tol=REL)
     assert plan.bound_s is not None and plan.bound_s <= plan.objective_s

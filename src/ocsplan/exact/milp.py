@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -182,16 +183,24 @@ class MilpBackend:
         if start:
             for x in xs:
                 x.setInitialValue(start.get(x.name, 0.0))
-        solver = pulp.PULP_CBC_CMD(
+        options = dict(
             msg=False,
             timeLimit=self.time_limit,
             threads=self.workers,
             gapRel=_REL_GAP,
             warmStart=bool(start),
         )
+        solver = pulp.COIN_CMD(**options)
+        if not solver.available():
+            # the CBC binary bundled with PuLP (deprecated in PuLP 3, gone in 4)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                solver = pulp.PULP_CBC_CMD(**options)
         if not solver.available():
             raise SolverUnavailable("neither HiGHS (highspy) nor CBC is available to PuLP")
-        prob.solve(solver)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            prob.solve(solver)
         if prob.sol_status == pulp.LpSolutionOptimal:
             status = "optimal"
         elif prob.sol_status == pulp.LpSolutionIntegerFeasible:
