@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bruteforce import brute_force
+from exact_bruteforce import brute_force
 from ocsplan.errors import InfeasibleError, OcsplanError
 from ocsplan.exact import ExactRun, plan_cpsat, plan_milp
 from ocsplan.exact.backend import Outcome

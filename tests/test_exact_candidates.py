@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bruteforce import brute_force
+from exact_bruteforce import brute_force
 from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
 from ocsplan.exact import enumerate_candidates
