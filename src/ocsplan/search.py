@@ -58,10 +58,25 @@ class Option:
     v_factor: float
 
 
-def _candidate_schedules(demand: Demand) -> list[str]:
+# Order of preference among options that tie exactly (paper Table 6 names the
+# volume-optimised one-shot on K4, where it ties with coset-factored parallel).
+PREFERENCE = (
+    "one-shot-dvo", "coset-factored-parallel", "rs-ag-parallel", "coset-factored", "rs-ag",
+    "one-shot", "recursive-doubling", "ring", "layered", "layered-parallel", "bruck-parallel", "bruck",
+)
+# On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
+# least one payload per phase, so coset-factored parallel (h = l, v = sigma)
+# dominates them; "auto" skips them there (their trees are costly to build).
+_FLOODING = frozenset({"one-shot", "one-shot-dvo"})
+
+
+def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
     if demand.schedule != "auto":
         return [demand.schedule]
-    return [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+    names = [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+    if layers >= 2:
+        names = [x for x in names if x not in _FLOODING]
+    return sorted(names, key=lambda x: PREFERENCE.index(x) if x in PREFERENCE else len(PREFERENCE))
 
 
 @lru_cache(maxsize=65536)
@@ -77,7 +92,7 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option
         if not on_profile and sh == shape:
             continue
         topo = Topology.from_profile(sh)
-        for name in _candidate_schedules(demand):
+        for name in _candidate_schedules(demand, len(sh)):
             sched = SCHEDULES[name]
             if on_profile and sched.cube_only and shape != cube:
                 continue  # runs on the unit masks: listed with the cube
