@@ -21,8 +21,9 @@ from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from .instance import load_instance
 from .plan import Plan, dumps_plan, write_atomic
-from .planners import PLANNERS, solve as run_planner
-from .schedules import SCHEDULES, ideal_cost, verify
+from .planners import PLANNERS
+from .planners import solve as run_planner
+from .schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
 from .units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 
 __all__ = ["app", "main"]
@@ -184,7 +185,7 @@ def schedules(
     )
     for col in ("collective", "schedule", "valid", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
-    for sched in SCHEDULES.values():
+    for sched in sorted(SCHEDULES.values(), key=lambda x: COLLECTIVES.index(x.collective)):
         if collective and sched.collective != collective:
             continue
         if not sched.valid(topo):

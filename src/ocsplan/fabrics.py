@@ -144,9 +144,10 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
             raise fail("latency", f"unknown preset {latency_raw!r} (use {', '.join(LATENCY_PRESETS)})")
         latency = LATENCY_PRESETS[latency_raw]
     elif isinstance(latency_raw, Mapping):
-        base = LATENCY_PRESETS[str(latency_raw.get("preset", "nominal"))] if latency_raw.get("preset", "nominal") in LATENCY_PRESETS else None
-        if base is None:
-            raise fail("latency.preset", f"unknown preset {latency_raw.get('preset')!r}")
+        preset = latency_raw.get("preset", "nominal")
+        if preset not in LATENCY_PRESETS:
+            raise fail("latency.preset", f"unknown preset {preset!r}")
+        base = LATENCY_PRESETS[preset]
         values = {}
         for key in ("endpoint", "protocol", "cable", "eps_switch", "ocs_switch"):
             if key in latency_raw:

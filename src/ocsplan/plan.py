@@ -36,9 +36,9 @@ from .schedules import SCHEDULES
 __all__ = [
     "SCHEMA",
     "AxisPlan",
+    "Decision",
     "DemandChoice",
     "DemandPlan",
-    "Decision",
     "GeneratorPlan",
     "MeshPlan",
     "Plan",
@@ -181,6 +181,12 @@ def _check_groups(groups: Groups, block: Sequence[int], where: str) -> None:
         raise PlanError(f"{where}: layers {list(map(list, groups))} do not partition bits {list(block)}")
 
 
+def _generator_order(item: tuple[tuple[str, int], int]) -> tuple[bool, bool, int, int]:
+    """Cube generators first (high bits first), then folds by weight, rings last."""
+    (kind, mask), _ = item
+    return kind != "cube", kind == "ring", popcount(mask), -mask
+
+
 def assemble(
     instance: Instance,
     decision: Decision,
@@ -237,7 +243,7 @@ def assemble(
                 topo_of[(m, i, k)] = topo
     generators = tuple(
         GeneratorPlan(mask, p, kind)
-        for (kind, mask), p in sorted(mult.items(), key=lambda kv: (kv[0][0] != "cube", kv[0][0] == "ring", popcount(kv[0][1]), -kv[0][1]))
+        for (kind, mask), p in sorted(mult.items(), key=_generator_order)
     )
     host = {g.mask for g in generators if g.kind != "ring"}
     meshes = []
@@ -572,11 +578,12 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
                         for u in sorted(expand(x, block) for x in sched.uses(topo))
                     ]
                     for group in d.groups:
-                        for g in sub_masks(group):
-                            if ("cube" if popcount(g) == 1 else "fold", g) not in mult:
-                                problems.append(f"{here}: layer generator {mask_to_str(g, n)} not in the host")
+                        for layer_gen in sub_masks(group):
+                            if ("cube" if popcount(layer_gen) == 1 else "fold", layer_gen) not in mult:
+                                problems.append(f"{here}: layer generator {mask_to_str(layer_gen, n)} not in the host")
                 if sorted(d.uses) != sorted(k[1] for k in keys):
-                    problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]} but the schedule drives {[mask_to_str(k[1], n) for k in keys]}")
+                    drives = [mask_to_str(k[1], n) for k in keys]
+                    problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]}, the schedule drives {drives}")
                 available = min((mult.get(key, 0) for key in keys), default=1)
                 if d.multiplicity > available:
                     problems.append(f"{here}: multiplicity {d.multiplicity} > {available} circuits")
@@ -587,7 +594,9 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
                 volume = form.volume(d.payload_bytes)
                 time = form.h * fabric_latency + volume / (d.multiplicity * fabric_rate)
                 if form.h != d.phases or not _close(volume, d.volume_bytes):
-                    problems.append(f"{here}: closed form gives h={form.h}, v={volume}, plan says h={d.phases}, v={d.volume_bytes}")
+                    problems.append(
+                        f"{here}: closed form gives h={form.h}, v={volume}; plan says h={d.phases}, v={d.volume_bytes}"
+                    )
                 if not _close(time, d.time_s):
                     problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
                 objective += d.weight * time

@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 from .cayley import Topology, fold_masks, profile_folds, sub_masks
@@ -36,7 +36,7 @@ Groups = tuple[tuple[int, ...], ...]
 RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
 
 
-@lru_cache(maxsize=None)
+@cache
 def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, ...]:
     """Partitions of ``total`` into non-increasing parts, largest parts first."""
     if total == 0:
@@ -262,7 +262,7 @@ def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...]
 class _Eval:
     objective: float
     ports: int
-    choices: list[tuple[int, bool]]  # per demand (flattened): option index, on_profile
+    choices: list[int]  # per demand (flattened): index of its chosen option
     levels: dict[object, int]
 
 
@@ -285,9 +285,9 @@ class _Search:
         if shape == RING:
             return tuple((b,) for b in block)
         taken: set[int] = set()
-        for k, groups in enumerate(self.profiles):
+        for k, profile in enumerate(self.profiles):
             if k != j and self.shapes[k] != RING:
-                for g in groups:
+                for g in profile:
                     if len(g) >= 2:
                         taken.update(fold_masks(g))
         other_blocks = [set(self.blocks[k]) for k in self.others[j]]
@@ -352,9 +352,9 @@ class _Search:
             else:
                 prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))))
                 unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
-            for opts in ctx.options(ax, shapes[j]):
-                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in opts])
-        if any(not opts for opts in demand_opts):
+            for axis_opts in ctx.options(ax, shapes[j]):
+                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
+        if any(not entry for entry in demand_opts):
             return None
         level = dict.fromkeys(weight, 1)
         spare = fabric.ports - base
@@ -388,18 +388,17 @@ class _Search:
                 break
             _, neg_cost, neg_s, neg_target = best
             s, target = -neg_s, -neg_target
-            for g in members_of[s]:
-                level[g] = max(level[g], target)
+            for member in members_of[s]:
+                level[member] = max(level[member], target)
             spare += neg_cost
             eff = [min(level[g] for g in ms) for ms in members_of]
             objective = _total(demand_opts, eff)
         choices = []
-        for opts in demand_opts:
-            costs = [lat + vol / eff[s] for lat, vol, s in opts]
-            k = min(range(len(opts)), key=lambda x: (costs[x], x))
-            choices.append((k, eff[opts[k][2]]))
+        for entry in demand_opts:
+            costs = [lat + vol / eff[s] for lat, vol, s in entry]
+            choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
         used = sum(weight[g] * level[g] for g in level)
-        return _Eval(objective, used, [(k, bool(p)) for k, p in choices], level)
+        return _Eval(objective, used, choices, level)
 
     def descend(self, max_passes: int = 4) -> _Eval | None:
         ctx = self.ctx
@@ -453,7 +452,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
         if shape == RING:
             rings.add((ax.mesh, ax.index))
         for d in ax.demands:
-            k, _ = result.choices[flat]
+            k = result.choices[flat]
             flat += 1
             if shape == RING:
                 choices[ax.mesh][ax.index].append(

@@ -110,7 +110,7 @@ def _oneshot_build(topo: Topology, payload: int) -> Program:
     for k in range(1, (topo.diameter if topo.bits else 0) + 1):
         inside = [d for d in range(size) if dist[d] <= k - 1]
         nbytes = Fraction(payload * len(inside))
-        phase = []
+        phase: list[Transfer] = []
         for x in range(size):
             item = Item("raw", 1, translate(x, inside))
             phase.extend(Transfer(x, x ^ g, g, nbytes, (item,)) for g in gens)
@@ -225,7 +225,7 @@ def _dvo_build(topo: Topology, payload: int) -> Program:
         for d, g in parent.items():
             if dist[d] == k:
                 by_gen.setdefault(g, []).append(d)
-        phase = []
+        phase: list[Transfer] = []
         for x in range(topo.size):
             for g in sorted(by_gen):
                 # forward the contributions of s = x ^ g ^ d toward s ^ d = x ^ g
@@ -266,7 +266,7 @@ def _cf_build(topo: Topology, payload: int) -> Program:
     prefix = partial_sums(layers)
     phases = []
     for j, layer in enumerate(layers):
-        phase = []
+        phase: list[Transfer] = []
         for x in range(topo.size):
             item = Item("reduce", 1, translate(x, prefix[j]))
             phase.extend(Transfer(x, x ^ s, s, Fraction(payload), (item,)) for s in layer)
@@ -299,7 +299,7 @@ def _cfp_build(topo: Topology, payload: int) -> Program:
     orders = rotations(count)
     phases = []
     for t in range(count):
-        phase = []
+        phase: list[Transfer] = []
         for c, order in enumerate(orders):
             done = partial_sums([layers[j] for j in order])[t]
             for x in range(topo.size):
@@ -464,7 +464,7 @@ def _ring_build(topo: Topology, payload: int) -> Program:
     nbytes = Fraction(payload, size)
     phases = []
     for t in range(size - 1):  # reduce-scatter
-        phase = []
+        phase: list[Transfer] = []
         for i in range(size):
             src, dst = label[i], label[(i + 1) % size]
             srcs = 0
