@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 __all__ = [
     "Topology",
@@ -67,18 +67,27 @@ def mask_of(bits: Iterable[int]) -> int:
 
 def sub_masks(bits: Iterable[int]) -> list[int]:
     """All non-zero masks supported on ``bits`` (a complete layer), ascending."""
-    block = mask_of(bits)
+    return list(_sub_masks(mask_of(bits)))
+
+
+def fold_masks(bits: Iterable[int]) -> list[int]:
+    """The folds (weight >= 2) among :func:`sub_masks`."""
+    return list(_fold_masks(mask_of(bits)))
+
+
+@lru_cache(maxsize=8192)
+def _sub_masks(block: int) -> tuple[int, ...]:
     out = []
     sub = block
     while sub:
         out.append(sub)
         sub = (sub - 1) & block
-    return sorted(out)
+    return tuple(sorted(out))
 
 
-def fold_masks(bits: Iterable[int]) -> list[int]:
-    """The folds (weight >= 2) among :func:`sub_masks`."""
-    return [m for m in sub_masks(bits) if m & (m - 1)]
+@lru_cache(maxsize=8192)
+def _fold_masks(block: int) -> tuple[int, ...]:
+    return tuple(m for m in _sub_masks(block) if m & (m - 1))
 
 
 def compress(mask: int, block_bits: Sequence[int]) -> int:

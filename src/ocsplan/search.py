@@ -34,6 +34,10 @@ __all__ = ["integer_partitions", "plan_heuristic", "shape_options"]
 Shape = tuple[int, ...]
 Groups = tuple[tuple[int, ...], ...]
 RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
+FINALISTS = 4  # partitions that get descents to convergence after one screening pass,
+FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
+MAX_FINALISTS = 32  # up to this many
+MAX_PASSES = 4
 
 
 @cache
@@ -356,55 +360,29 @@ class _Search:
                 demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
         if any(not entry for entry in demand_opts):
             return None
-        level = dict.fromkeys(weight, 1)
-        spare = fabric.ports - base
-        eff = [1] * len(sets)
-        objective = _total(demand_opts, eff)
-        members_of = [tuple(s) for s in sets]
-        while spare > 0:
-            best: tuple[float, int, int, int] | None = None  # ratio, -cost, set, target
-            for s, members in enumerate(members_of):
-                lo = eff[s]
-                top = lo + max(1, spare)
-                for target in range(lo + 1, top + 1):
-                    cost = sum(weight[g] * (target - level[g]) for g in members if level[g] < target)
-                    if cost > spare:
-                        break
-                    trial = [
-                        min(max(level[g], target) if g in members else level[g] for g in ms)
-                        for ms in members_of
-                    ]
-                    value = _total(demand_opts, trial)
-                    gain = objective - value
-                    if gain <= objective * 1e-12:
-                        if target - lo >= 3:
-                            break
-                        continue
-                    ratio = gain / cost
-                    key = (ratio, -cost, -s, -target)
-                    if best is None or key > best:
-                        best = key
-            if best is None:
-                break
-            _, neg_cost, neg_s, neg_target = best
-            s, target = -neg_s, -neg_target
-            for member in members_of[s]:
-                level[member] = max(level[member], target)
-            spare += neg_cost
-            eff = [min(level[g] for g in ms) for ms in members_of]
-            objective = _total(demand_opts, eff)
+        keys = list(weight)
+        index = {key: i for i, key in enumerate(keys)}
+        objective, levels, eff = allocate(
+            [[index[g] for g in members] for members in sets],
+            [weight[key] for key in keys],
+            demand_opts,
+            fabric.ports - base,
+        )
         choices = []
         for entry in demand_opts:
             costs = [lat + vol / eff[s] for lat, vol, s in entry]
             choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
-        used = sum(weight[g] * level[g] for g in level)
-        return _Eval(objective, used, choices, level)
+        used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
+        return _Eval(objective, used, choices, {key: levels[i] for i, key in enumerate(keys)})
 
-    def descend(self, max_passes: int = 4) -> _Eval | None:
+    def descend(self, max_passes: int, current: _Eval | None = None) -> tuple[_Eval | None, bool]:
+        """Coordinate descent over the axes' profiles; returns the result and
+        whether it converged (a full pass without improvement)."""
         ctx = self.ctx
-        current = self.evaluate(self.profiles, self.shapes)
         if current is None:
-            return None
+            current = self.evaluate(self.profiles, self.shapes)
+        if current is None:
+            return None, True
         order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
         for _ in range(max_passes):
             improved = False
@@ -431,12 +409,111 @@ class _Search:
                     self.profiles[j], self.shapes[j], current = pick
                     improved = True
             if not improved:
-                break
-        return current
+                return current, True
+        return current, False
 
 
 def _total(demand_opts: Sequence[Sequence[tuple[float, float, int]]], eff: Sequence[int]) -> float:
     return sum(min(lat + vol / eff[s] for lat, vol, s in opts) for opts in demand_opts)
+
+
+def allocate(
+    sets: list[list[int]],
+    weights: list[int],
+    demand_opts: list[list[tuple[float, float, int]]],
+    spare: int,
+) -> tuple[float, list[int], list[int]]:
+    """Greedy multiplicities: raise the generators of one set at a time, best time saved per port.
+
+    ``sets[s]`` are generator indices; ``weights[g]`` ports per unit of generator g;
+    each demand's options are (latency seconds, volume seconds at p = 1, set).
+    A demand runs at its set's effective multiplicity, the smallest level among
+    the set's generators. Moves raise a set by one level; only when no such move
+    helps are larger jumps tried (an option may pay off only beyond p + 1).
+    Returns the objective, the level of every generator and of every set.
+    """
+    count = len(sets)
+    level = [1] * len(weights)
+    eff = [1] * count
+    member = [set(ms) for ms in sets]
+    inside = [[t for t in range(count) if member[t] <= member[s]] for s in range(count)]
+    partial = [
+        [t for t in range(count) if member[t] & member[s] and not member[t] <= member[s]]
+        for s in range(count)
+    ]
+    users: list[list[int]] = [[] for _ in range(count)]
+    for d, opts in enumerate(demand_opts):
+        for _, _, t in opts:
+            if d not in users[t]:
+                users[t].append(d)
+    cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
+    total = sum(cost)
+
+    minima: dict[int, list[tuple[int, int, int]]] = {}
+
+    def split_minima(s: int) -> list[tuple[int, int, int]]:
+        """Sets t partially overlapping s, with their min level outside and inside s."""
+        if s not in minima:
+            minima[s] = [
+                (t, min(level[g] for g in sets[t] if g not in member[s]),
+                 min(level[g] for g in sets[t] if g in member[s]))
+                for t in partial[s]
+            ]
+        return minima[s]
+
+    def trial(s: int, target: int) -> tuple[float, int, dict[int, int]] | None:
+        extra = sum(weights[g] * (target - level[g]) for g in sets[s] if level[g] < target)
+        if extra > spare or extra == 0:
+            return None
+        changed: dict[int, int] = {}
+        for t in inside[s]:
+            if eff[t] < target:
+                changed[t] = target
+        for t, out_min, in_min in split_minima(s):
+            new = min(out_min, max(in_min, target))
+            if new != eff[t]:
+                changed[t] = new
+        gain = 0.0
+        seen: set[int] = set()
+        for t in changed:
+            for d in users[t]:
+                if d in seen:
+                    continue
+                seen.add(d)
+                new_cost = min(lat + vol / changed.get(u, eff[u]) for lat, vol, u in demand_opts[d])
+                gain += cost[d] - new_cost
+        return gain, extra, changed
+
+    while spare > 0:
+        best: tuple[float, int, int, int] | None = None  # ratio, -extra, -set, -target
+        for jumps in (False, True):
+            for s in range(count):
+                targets = range(eff[s] + 2, eff[s] + 1 + spare) if jumps else (eff[s] + 1,)
+                for target in targets:
+                    result = trial(s, target)
+                    if result is None:
+                        if jumps:
+                            break
+                        continue
+                    gain, extra, _ = result
+                    if gain <= total * 1e-12:
+                        continue
+                    key = (gain / extra, -extra, -s, -target)
+                    if best is None or key > best:
+                        best = key
+            if best is not None:
+                break
+        if best is None:
+            break
+        s, target = -best[2], -best[3]
+        spare += best[1]
+        for g in sets[s]:
+            level[g] = max(level[g], target)
+        eff = [min(level[g] for g in ms) for ms in sets]
+        minima.clear()
+        cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
+        total = sum(cost)
+    return total, level, eff
 
 
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
@@ -478,19 +555,32 @@ def plan_heuristic(instance: Instance) -> Plan:
     """Plan ``instance`` with the staged heuristic search. Deterministic."""
     start = time.perf_counter()
     ctx = _Context(instance)
-    best: tuple[float, int, int] | None = None
-    best_state: tuple[_Search, _Eval] | None = None
+    # one descent pass on every partition, then the most promising ones to convergence
+    screened: list[tuple[float, int, int, _Search, _Eval, bool]] = []
     for idx, partition in enumerate(candidate_partitions(instance)):
         search = _Search(ctx, partition)
-        result = search.descend()
-        if result is None:
-            continue
+        result, done = search.descend(1)
+        if result is not None:
+            screened.append((result.objective, result.ports, idx, search, result, done))
+    screened.sort(key=lambda item: item[:3])
+    best: tuple[float, int, int] | None = None
+    best_state: tuple[_Search, _Eval] | None = None
+    if not screened:
+        raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports")
+    # finalists: the best few, plus every partition whose first pass came close
+    cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
+    finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
+    for objective, ports, idx, search, result, done in finalists[:MAX_FINALISTS]:
+        if not done:
+            result, _ = search.descend(MAX_PASSES - 1, result)
+            assert result is not None
         key = (result.objective, result.ports, idx)
         if best is None or key[0] < best[0] * (1 - 1e-12) or (
             math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]
         ):
             best = key
             best_state = (search, result)
+        del objective, ports
     if best_state is None:
         raise InfeasibleError(
             f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports"
