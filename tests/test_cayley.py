@@ -6,8 +6,10 @@ import pytest
 
 from ocsplan.cayley import (
     Topology,
+    axis_generators,
     block_fold_profile,
     compress,
+    coset_bases,
     expand,
     fold_masks,
     fold_name,
@@ -150,3 +152,18 @@ def test_sumset_detects_overlap() -> None:
 def test_integer_partitions() -> None:
     assert integer_partitions(4) == ((4,), (3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1))
     assert [len(integer_partitions(a)) for a in range(1, 10)] == [1, 2, 3, 5, 7, 11, 15, 22, 30]
+
+
+def test_support_rule_and_cosets() -> None:
+    # Paper Figure 10: with folds 0011 and 1100 on Q4, the mask 1100 helps only the
+    # (4, 4) partition b3 b2 | b1 b0, the mask 0011 helps axis B of both meshes.
+    host = [1, 2, 4, 8, 0b0011, 0b1100]
+    assert axis_generators(host, [3, 2]) == [4, 8, 12]
+    assert axis_generators(host, [1, 0]) == [1, 2, 3]
+    assert axis_generators(host, [3]) == [8]
+    assert axis_generators(host, [2, 1, 0]) == [1, 2, 3, 4]
+    # the 2 x 8 mesh b3 | b2 b1 b0: axis A has 8 groups of 2, axis B 2 groups of 8
+    assert coset_bases([3], 4) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert coset_bases([2, 1, 0], 4) == [0, 8]
+    groups = [sorted(b | expand(x, [2, 1, 0]) for x in range(8)) for b in coset_bases([2, 1, 0], 4)]
+    assert groups == [list(range(8)), list(range(8, 16))]

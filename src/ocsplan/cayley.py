@@ -14,11 +14,13 @@ from functools import cached_property, lru_cache
 
 __all__ = [
     "Topology",
+    "axis_generators",
     "bits_of",
     "block_fold",
     "block_fold_groups",
     "block_fold_profile",
     "compress",
+    "coset_bases",
     "expand",
     "fold_masks",
     "fold_name",
@@ -108,6 +110,21 @@ def expand(local: int, block_bits: Sequence[int]) -> int:
         if local >> i & 1:
             mask |= 1 << b
     return mask
+
+
+def axis_generators(gens: Iterable[int], block_bits: Sequence[int]) -> list[int]:
+    """The support rule: the host generators whose set bits all lie in the block, ascending."""
+    block = mask_of(block_bits)
+    return sorted(g for g in gens if g and g & ~block == 0)
+
+
+def coset_bases(block_bits: Sequence[int], n: int) -> list[int]:
+    """One label per collective group of an axis: every label with zeros on the block.
+
+    The group of base b is {b | expand(x, block_bits) for every local label x}.
+    """
+    outside = [b for b in range(n) if b not in set(block_bits)]
+    return sorted(expand(x, outside) for x in range(1 << len(outside)))
 
 
 def profile_degree(sizes: Iterable[int]) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 from .cayley import (
     Topology,
+    axis_generators,
     compress,
     expand,
     mask_of,
@@ -253,7 +254,7 @@ def assemble(
         for i, axis in enumerate(mesh.axes):
             block = decision.partitions[m][i]
             ring = (m, i) in decision.rings
-            inside = sorted(compress(g, block) for g in host if g & ~mask_of(block) == 0)
+            inside = [compress(g, block) for g in axis_generators(host, block)]
             if ring:
                 name, degree = "ring", 2
             else:
@@ -601,10 +602,7 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
                     problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
                 objective += d.weight * time
             if not axis.ring:
-                inside = sorted(
-                    compress(g.mask, block) for g in plan.generators
-                    if g.kind != "ring" and g.mask & ~mask_of(block) == 0
-                )
+                inside = axis_generators((g.mask for g in plan.generators if g.kind != "ring"), block)
                 if axis.degree != len(inside):
                     problems.append(f"{where}: degree {axis.degree} but {len(inside)} generators lie in the block")
     if not _close(objective, plan.objective_s, 1e-9):
