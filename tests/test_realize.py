@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocsplan.circuits import dumps_circuits, loads_circuits
+from ocsplan.circuits import by_port, dumps_circuits, loads_circuits
 from ocsplan.errors import InstanceError, RealizationError
-from ocsplan.plan import demand_topology
+from ocsplan.instance import loads_instance
+from ocsplan.plan import Decision, DemandChoice, assemble, demand_topology
 from ocsplan.realize import place, realize, route_rail
 from ocsplan.schedules import SCHEDULES
 from ocsplan.validate import validate
@@ -53,6 +54,12 @@ def test_megatron_on_the_all_ocs_fabric_counts() -> None:
         "000010000", "000001000", "000000100", "000000010", "000000001",
         "000000110", "000000101", "000000011", "000000111"}
     assert all(circ.stages == (3 if circ.scope == "inter-rack" else 1) for circ in c.circuits)
+    # Table 9 nominal budget: endpoint 390 + protocol 100 + cables x 10 + OCS stages x 10 ns,
+    # i.e. 520 ns in a rack (the instance's lambda = 0.52 us) and 560 ns between racks
+    hop = {circ.scope: circ.latency(fabric("nvl576-all-ocs").latency) for circ in c.circuits}
+    assert hop == pytest.approx({"intra-rack": 520e-9, "inter-rack": 560e-9})
+    ends = by_port(c)
+    assert all(ends[(x, e.port)].generator == e.generator for x, node in enumerate(c.nodes) for e in node)
     assert validate(c, plan) == []
 
 
@@ -206,3 +213,24 @@ def test_inter_rack_circuits_spread_over_level_2() -> None:
     # per rail up its 8 uplinks, 2 cables to each device: every device uses 8 x 2 = 16 of
     # its 24 ports (4 spare racks idle), i.e. 8 cross-connects.
     assert len(per_device) == 16 and set(per_device.values()) == {8}
+
+
+@pytest.mark.parametrize(("shape", "ring_bits", "copies"), [((4, 2), (0,), 3), ((2, 4), (1, 0), 2)])
+def test_small_rings_by_hand(shape: tuple[int, int], ring_bits: tuple[int, ...], copies: int) -> None:
+    # A ring of two labels is a double edge (x -> y and y -> x), so 2 x copies parallel
+    # circuits join each pair; a ring of four is a 4-cycle, each pair joined `copies` times.
+    inst = loads_instance(
+        f'name = "ring"\n[fabric]\nworld = 8\nports = 12\nlatency = "0.52us"\nlink = "400Gb/s"\n'
+        f'[[mesh]]\nname = "r"\nshape = [{shape[0]}, {shape[1]}]\n'
+        'axes = [{ collective = "none" }, { collective = "all-reduce", payload = "1MiB", schedule = "ring" }]\n',
+        "ring.toml")
+    decision = Decision(partitions=((tuple(b for b in range(3) if b not in ring_bits), ring_bits),),
+                        choices=(((), (DemandChoice("ring", tuple((b,) for b in ring_bits), copies),)),),
+                        rings=frozenset({(0, 1)}))
+    plan = assemble(inst, decision, method="manual", status="manual")
+    c = realize(plan, fabric("ocs-single"))
+    ring = next(g for g in c.generators if g.kind == "ring")
+    assert len(ring.ports) == 2 * copies and c.reserved_ports == 0
+    pairs = Counter((circ.a, circ.b) for circ in c.circuits if circ.generator == ring.label)
+    assert set(pairs.values()) == {2 * copies if len(ring_bits) == 1 else copies}
+    assert validate(c, plan) == []

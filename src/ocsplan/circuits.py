@@ -22,7 +22,7 @@ from typing import Any
 
 from .cayley import mask_to_str, str_to_mask
 from .errors import PlanError
-from .fabrics import Level
+from .fabrics import LatencyBudget, Level
 from .plan import write_atomic
 from .wiring import Inventory, LevelCount
 
@@ -39,6 +39,7 @@ __all__ = [
     "Placement",
     "PlanRef",
     "Route",
+    "by_port",
     "circuits_from_dict",
     "circuits_to_dict",
     "dumps_circuits",
@@ -96,6 +97,10 @@ class Circuit:
     @property
     def cables(self) -> int:
         return len(self.path) + 1
+
+    def latency(self, budget: LatencyBudget) -> float:
+        """One accelerator-to-accelerator hop over this circuit under a Table 9 budget."""
+        return budget.hop(ocs=self.stages, cables=self.cables)
 
 
 @dataclass(frozen=True)
@@ -225,6 +230,15 @@ class Circuits:
     notes: tuple[str, ...] = field(default=())
 
 
+def by_port(c: Circuits) -> dict[tuple[int, int], Circuit]:
+    """Every circuit under both of its ends (node, port), for lookups from routing tables."""
+    index = {}
+    for circuit in c.circuits:
+        index[(circuit.a, circuit.a_port)] = circuit
+        index[(circuit.b, circuit.b_port)] = circuit
+    return index
+
+
 # -- writer ---------------------------------------------------------------------------
 
 
@@ -331,7 +345,7 @@ def write_circuits(c: Circuits, path: str | Path) -> None:
 
 
 def _ints(values: Sequence[Any]) -> tuple[int, ...]:
-    return tuple(int(v) for v in values)
+    return tuple(map(int, values))
 
 
 def _inventory_from(data: Mapping[str, Any]) -> Inventory:

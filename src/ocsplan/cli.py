@@ -263,8 +263,8 @@ def realization_tables(c: Circuits) -> tuple[Table, Table]:
         ports = ",".join(map(str, g.ports)) if len(g.ports) <= 4 else f"{g.ports[0]}-{g.ports[-1]}"
         gens.add_row(g.label, g.kind, str(g.multiplicity), ports, str(g.circuits), str(g.inter_rack), g.scope)
     k = c.counts
-    counts = Table(title=f"counts: {k.circuits} circuits ({k.intra_rack} one-stage, {k.inter_rack} inter-rack)",
-                   title_justify="left")
+    counts = Table(title=f"counts: {k.circuits} circuits, {k.intra_rack} through one OCS, "
+                   f"{k.inter_rack} through three (inter-rack)", title_justify="left")
     for col in ("", "installed", "used"):
         counts.add_column(col, justify="left" if not col else "right")
     inst, used = k.installed, k.used
