@@ -63,6 +63,17 @@ def test_impossible_realization_exits_3_without_output(tmp_path: Path) -> None:
     assert not out.exists() and not plan.exists()
 
 
+def test_realize_command_exits_3_without_output(small: tuple[Path, Path], tmp_path: Path) -> None:
+    # 4 uplinks per rack and rail, but 8 circuits leave each rack on an inter-rack rail
+    plan, fabric = small
+    fabric.write_text(fabric.read_text().replace("up = 8", "up = 4").replace("radix = 24", "radix = 12"))
+    out = tmp_path / "circuits.json"
+    result = runner.invoke(app, ["realize", str(plan), "--fabric", str(fabric), "--out", str(out)])
+    assert result.exit_code == 3 and not out.exists()
+    assert result.stderr.strip().splitlines() == [
+        "infeasible: rail 0 (generator 100000): rack 0 needs 8 uplinks to level 2, fabric small-two-level has 4"]
+
+
 def test_solve_realize_table6_on_a_single_level_fabric(tmp_path: Path) -> None:
     out = tmp_path / "circuits.json"
     result = runner.invoke(app, ["solve", str(instance_path("paper-multimesh-n256")),

@@ -139,6 +139,8 @@ def solve(
         options["time_limit"] = time_limit
     if workers is not None:
         options["workers"] = workers
+    if json_out == "-" and circuits_out == "-":
+        raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
     realized = _realize_plan(plan, realize_fabric, placement) if realize_fabric is not None else None
     (err if json_out == "-" else out).print(plan_table(plan))

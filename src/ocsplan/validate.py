@@ -268,7 +268,7 @@ class _Checker:
         f = self.c.fabric
         try:
             level, rail, group = int(device[1]), int(device[4:6]), int(device[8:])
-        except ValueError:
+        except (ValueError, IndexError):
             level, rail, group = 0, 0, 0
         if level == 1 and 0 <= port < f.domain and group * f.domain + port in rank_at:
             node = rank_at[group * f.domain + port]
