@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
-from .cayley import bits_of, compress, expand, mask_of
+from .cayley import bits_of, compress, coset_bases, expand, mask_of
 from .circuits import (
     Circuit,
     Circuits,
@@ -109,9 +109,7 @@ def _ring_edges(mask: int, world: int, copies: int) -> list[tuple[int, int]]:
     bits = sorted(bits_of(mask))
     order = [expand(label, bits) for label in gray_cycle(len(bits))]
     edges = []
-    for base in range(world):
-        if base & mask:
-            continue
+    for base in coset_bases(bits, world.bit_length() - 1):
         for i, x in enumerate(order):
             y = order[(i + 1) % len(order)]
             edges.extend([(base | x, base | y)] * copies)
@@ -229,9 +227,8 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
     routes = []
     for mesh in plan.meshes:
         for a, axis in enumerate(mesh.axes):
-            block = mask_of(axis.bits)
             glob = [expand(local, axis.bits) for local in range(axis.size)]
-            bases = [x for x in range(world) if not x & block]
+            bases = coset_bases(axis.bits, n)
             for k, d in enumerate(axis.demands):
                 program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits), d.payload_bytes)
                 sends: list[dict[int, list[int]]] = []
