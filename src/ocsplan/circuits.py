@@ -23,7 +23,7 @@ from typing import Any
 from .cayley import mask_to_str, str_to_mask
 from .errors import PlanError
 from .fabrics import LatencyBudget, Level
-from .plan import write_atomic
+from .files import read_json, read_text, write_atomic
 from .wiring import Inventory, LevelCount
 
 __all__ = [
@@ -424,18 +424,8 @@ def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> C
 
 
 def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{source}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise PlanError(f"{source}: expected a JSON object")
-    return circuits_from_dict(data, source)
+    return circuits_from_dict(read_json(text, source), source)
 
 
 def load_circuits(path: str | Path) -> Circuits:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    return loads_circuits(text, str(path))
+    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}")), str(path))

@@ -20,9 +20,10 @@ from .cayley import Topology, fold_name, mask_to_str, str_to_mask
 from .circuits import Circuits, dumps_circuits, load_circuits
 from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from .fabrics import load_fabric
+from .files import write_atomic
 from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from .instance import load_instance
-from .plan import Plan, check_plan, dumps_plan, load_plan, write_atomic
+from .plan import Plan, check_plan, dumps_plan, load_plan
 from .planners import PLANNERS
 from .planners import solve as run_planner
 from .realize import realize as realize_circuits

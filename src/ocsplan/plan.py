@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +29,7 @@ from .cayley import (
 )
 from .cost import demand_cost
 from .errors import PlanError
+from .files import read_json, read_text, write_atomic
 from .instance import Instance
 from .schedules import SCHEDULES
 
@@ -435,36 +434,11 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
 
 
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{source}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise PlanError(f"{source}: expected a JSON object")
-    return plan_from_dict(data, source)
+    return plan_from_dict(read_json(text, source), source)
 
 
 def load_plan(path: str | Path) -> Plan:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    return loads_plan(text, str(path))
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename (never half-written)."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    return loads_plan(read_text(path, lambda msg: PlanError(f"{path}: {msg}")), str(path))
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:
