@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from ocsplan import cli
 from ocsplan.instance import load_instance
 from ocsplan.plan import check_plan, loads_plan
-from tiny import tiny
+
+from .tiny import tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 N256 = str(ROOT / "instances/paper-multimesh-n256.toml")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from exact_bruteforce import brute_force
 from ocsplan.errors import InfeasibleError, OcsplanError
 from ocsplan.exact import ExactRun, plan_cpsat, plan_milp
 from ocsplan.exact.backend import Outcome
@@ -23,7 +22,9 @@ from ocsplan.instance import load_instance
 from ocsplan.plan import check_plan, dumps_plan, loads_plan
 from ocsplan.planners import PLANNERS
 from ocsplan.search import plan_heuristic
-from tiny import TINY, tiny
+
+from .exact_bruteforce import brute_force
+from .tiny import TINY, tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["cpsat", "milp"]

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from exact_bruteforce import brute_force
 from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
 from ocsplan.exact import enumerate_candidates
 from ocsplan.exact.candidates import RING
 from ocsplan.instance import load_instance
 from ocsplan.search import candidate_partitions
-from tiny import TINY, tiny
+
+from .exact_bruteforce import brute_force
+from .tiny import TINY, tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = [*TINY, *(load_instance(p) for p in sorted((ROOT / "instances").glob("*.toml")))]

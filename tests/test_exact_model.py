@@ -13,7 +13,8 @@ from ocsplan.exact.candidates import RING
 from ocsplan.instance import load_instance
 from ocsplan.plan import assemble, check_plan
 from ocsplan.search import plan_heuristic
-from tiny import TINY, tiny
+
+from .tiny import TINY, tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMED = sorted(p.name for p in (ROOT / "instances").glob("*.toml"))

@@ -10,7 +10,8 @@ import pytest
 from ocsplan import study
 from ocsplan.instance import dumps_instance
 from ocsplan.study import Result, read_results, run_study, summarize, table_rows, write_results
-from tiny import TINY
+
+from .tiny import TINY
 
 
 def _result(
