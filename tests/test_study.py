@@ -159,6 +159,12 @@ def test_study_rows_and_cache(tmp_path: Path) -> None:
         ("two-demands", True),
         ("two-demands", True),
     ]
+    # rows produced by other planner code are not reused
+    text = out.read_text()
+    out.write_text(text.replace(study.code_fingerprint(), "otherversion"))
+    seen.clear()
+    run_study(paths, ["heuristic"], out, workers=1, on_result=lambda r, cached: seen.append((r.instance, cached)))
+    assert sorted(seen) == [("two-axes", False), ("two-demands", False)]
 
 
 def test_interrupt_keeps_finished_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

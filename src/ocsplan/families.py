@@ -20,8 +20,8 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from .files import write_atomic
 from .instance import Axis, Demand, Fabric, Instance, Mesh, dumps_instance, loads_instance
-from .plan import write_atomic
 from .units import format_bytes
 
 __all__ = ["FAMILIES", "generate", "generate_instance", "write_family"]

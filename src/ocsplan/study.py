@@ -24,12 +24,13 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .errors import InfeasibleError, InstanceError, OcsplanError
+from .files import write_atomic
 from .instance import Instance, dumps_instance, load_instance
-from .plan import write_atomic
 
 __all__ = [
     "CSV_COLUMNS",
@@ -71,6 +72,7 @@ class Result:
     ports_used: int | None
     time_limit: float | None
     error: str = ""
+    code: str = ""  # fingerprint of the planner code that produced the row
 
 
 CSV_COLUMNS = (
@@ -90,9 +92,22 @@ CSV_COLUMNS = (
     "time_limit",
     "flag",
     "hash",
+    "code",
     "path",
     "error",
 )
+
+
+@cache
+def code_fingerprint() -> str:
+    """Hash of the package's Python sources: a cached row is reused only if the code
+    that produced it is unchanged."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def instance_digest(instance: Instance) -> str:
@@ -136,9 +151,7 @@ def run_method(
             options["workers"] = workers
     start = time.perf_counter()
 
-    def row(
-        status: str, objective: float | None, bound: float | None, used: int | None, error: str = ""
-    ) -> Result:
+    def row(status: str, objective: float | None, bound: float | None, used: int | None, error: str = "") -> Result:
         return Result(
             instance=instance.name,
             path=path,
@@ -155,6 +168,7 @@ def run_method(
             ports_used=used,
             time_limit=time_limit if method in EXACT_METHODS else None,
             error=error,
+            code=code_fingerprint(),
         )
 
     try:
@@ -186,11 +200,7 @@ def _flag(row: Result, peers: Sequence[Result], optimum: float | None) -> str:
     if optimum is not None and row.objective_s > optimum * (1 + TOLERANCE):
         flags.append("worse than proven optimum")
     if row.status == "optimal":
-        better = [
-            p
-            for p in peers
-            if p.objective_s is not None and p.objective_s < row.objective_s * (1 - TOLERANCE)
-        ]
+        better = [p for p in peers if p.objective_s is not None and p.objective_s < row.objective_s * (1 - TOLERANCE)]
         if better:
             flags.append(f"claims optimal but {better[0].method} is better")
     return "; ".join(flags)
@@ -207,14 +217,8 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
         optimum = _optimum(peers)
         bound = _best_bound(peers)
         obj = r.objective_s
-        gap = (
-            None
-            if obj is None or optimum is None or optimum <= 0
-            else max(0.0, (obj - optimum) / optimum)
-        )
-        bound_gap = (
-            None if obj is None or bound is None or bound <= 0 else max(0.0, (obj - bound) / bound)
-        )
+        gap = None if obj is None or optimum is None or optimum <= 0 else max(0.0, (obj - optimum) / optimum)
+        bound_gap = None if obj is None or bound is None or bound <= 0 else max(0.0, (obj - bound) / bound)
         rows.append(
             {
                 "instance": r.instance,
@@ -233,6 +237,7 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "time_limit": r.time_limit,
                 "flag": _flag(r, peers, optimum),
                 "hash": r.digest,
+                "code": r.code,
                 "path": r.path,
                 "error": r.error,
             }
@@ -295,12 +300,11 @@ def read_results(path: str | Path) -> list[Result]:
                             ports_used=None if used is None else int(used),
                             time_limit=limit,
                             error=row.get("error", "") or "",
+                            code=row.get("code", "") or "",
                         )
                     )
                 except (KeyError, TypeError, ValueError) as exc:
-                    raise InstanceError(
-                        str(path), f"line {line}", f"not a study row: {exc}"
-                    ) from None
+                    raise InstanceError(str(path), f"line {line}", f"not a study row: {exc}") from None
             return out
     except OSError as exc:
         raise InstanceError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
@@ -350,9 +354,7 @@ def summarize(results: Sequence[Result]) -> list[Summary]:
                 runs=len(mine),
                 optimal=sum(1 for row in mine if row["status"] == "optimal"),
                 feasible=sum(1 for row in mine if row["status"] == "feasible"),
-                failed=sum(
-                    1 for row in mine if row["status"] in ("error", "infeasible", "unknown")
-                ),
+                failed=sum(1 for row in mine if row["status"] in ("error", "infeasible", "unknown")),
                 compared=len(gaps),
                 at_optimum=sum(1 for g in gaps if g <= TOLERANCE),
                 mean_gap=statistics.fmean(gaps) if gaps else None,
@@ -387,7 +389,7 @@ def _ignore_sigint() -> None:
 
 
 def _reusable(cached: Result, time_limit: float | None) -> bool:
-    if cached.error and cached.status == "error":
+    if cached.status == "error" or cached.code != code_fingerprint():
         return False
     if cached.method not in EXACT_METHODS:
         return True
