@@ -64,6 +64,10 @@ class ExactRun:
                     "(modelling error)"
                 )
             raise InfeasibleError(f"{name}: no plan fits {instance.fabric.ports} ports")
+        # every demand costs at least its cheapest choice: a bound even before the solver has one
+        floor = sum(min(c.cost for c in dc.choices) for dc in self.candidates.demands)
+        bound = floor if outcome.bound is None else max(outcome.bound, floor)
+        outcome = replace(outcome, bound=bound)
         plan: Plan | None = None
         if outcome.values is not None:
             decision, _ = self.formulation.decode(outcome.values)
