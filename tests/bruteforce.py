@@ -60,9 +60,7 @@ def brute_force(instance: Instance) -> float:
     n = instance.n
     best = float("inf")
     per_mesh = [mesh_partitions(n, list(m.shape)) for m in instance.meshes]
-    active = [
-        (m, i) for m, mesh in enumerate(instance.meshes) for i, ax in enumerate(mesh.axes) if ax.demands
-    ]
+    active = [(m, i) for m, mesh in enumerate(instance.meshes) for i, ax in enumerate(mesh.axes) if ax.demands]
     for parts in product(*per_mesh):
         blocks = {(m, i): parts[m][i] for m, i in active}
         for profiles in product(*(set_partitions(list(blocks[key])) for key in active)):
@@ -80,10 +78,15 @@ def brute_force(instance: Instance) -> float:
                 fold_topo = Topology(len(block), frozenset(x for la in layers for x in la), layers)
                 cube_topo = Topology.cube(len(block))
                 for d in instance.meshes[m].axes[i].demands:
-                    names = [d.schedule] if d.schedule != "auto" else [
-                        s.name for s in SCHEDULES.values()
-                        if s.collective == d.collective and s.name not in AUTO_EXCLUDED
-                    ]
+                    names = (
+                        [d.schedule]
+                        if d.schedule != "auto"
+                        else [
+                            s.name
+                            for s in SCHEDULES.values()
+                            if s.collective == d.collective and s.name not in AUTO_EXCLUDED
+                        ]
+                    )
                     opts = []
                     for name in names:
                         sched = SCHEDULES[name]
@@ -93,18 +96,21 @@ def brute_force(instance: Instance) -> float:
                             if not sched.valid(topo):
                                 continue
                             form = sched.cost(topo)
-                            opts.append((
-                                d.weight * form.h * fab.latency,
-                                d.weight * float(form.v_factor) * d.payload / fab.link,
-                                gens,
-                            ))
+                            opts.append(
+                                (
+                                    d.weight * form.h * fab.latency,
+                                    d.weight * float(form.v_factor) * d.payload / fab.link,
+                                    gens,
+                                )
+                            )
                     options.append(opts)
             best = min(best, _best_multiplicities(options, folds, n, fab.ports))
     return best
 
 
-def _best_multiplicities(options: list[list[tuple[float, float, frozenset[int]]]],
-                         folds: set[int], n: int, ports: int) -> float:
+def _best_multiplicities(
+    options: list[list[tuple[float, float, frozenset[int]]]], folds: set[int], n: int, ports: int
+) -> float:
     best = float("inf")
     for choice in product(*options):
         for ps in product(range(1, ports + 1), repeat=len(choice)):

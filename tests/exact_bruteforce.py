@@ -44,9 +44,7 @@ def _mesh_partitions(n: int, sizes: Sequence[int]) -> Iterator[tuple[tuple[int, 
     yield from rec(tuple(range(n)), 0)
 
 
-def _runs(
-    collective: str, requested: str, topo: Topology, on_cube: bool
-) -> list[tuple[int, float]]:
+def _runs(collective: str, requested: str, topo: Topology, on_cube: bool) -> list[tuple[int, float]]:
     """(h, v/sigma) of every schedule that may run a demand on ``topo``."""
     out = []
     for sched in SCHEDULES.values():
@@ -73,9 +71,7 @@ def brute_force(instance: Instance) -> float:
     single = len(instance.meshes) == 1
     top_p = L - n + 1
     best = float("inf")
-    for parts in product(
-        *(_mesh_partitions(n, [ax.bits for ax in mesh.axes]) for mesh in instance.meshes)
-    ):
+    for parts in product(*(_mesh_partitions(n, [ax.bits for ax in mesh.axes]) for mesh in instance.meshes)):
         active = [
             (blk, axis.demands)
             for mesh, part in zip(instance.meshes, parts, strict=True)
@@ -89,12 +85,7 @@ def brute_force(instance: Instance) -> float:
                 options.append(None)  # the axis becomes a degree-2 ring
             profile_sets.append(options)
         for profiles in product(*profile_sets):
-            ring_bits = {
-                b
-                for (blk, _), prof in zip(active, profiles, strict=True)
-                if prof is None
-                for b in blk
-            }
+            ring_bits = {b for (blk, _), prof in zip(active, profiles, strict=True) if prof is None for b in blk}
             weight: dict[object, int] = {1 << b: 1 for b in range(n) if b not in ring_bits}
             for j, prof in enumerate(profiles):
                 if prof is None:
@@ -122,9 +113,7 @@ def brute_force(instance: Instance) -> float:
                         runs = [(h, v)]
                         sets = [(gens, runs)]
                     else:
-                        layers = tuple(
-                            tuple(compress(g, blk) for g in sub_masks(layer)) for layer in prof
-                        )
+                        layers = tuple(tuple(compress(g, blk) for g in sub_masks(layer)) for layer in prof)
                         topo = Topology(a, frozenset(g for lay in layers for g in lay), layers)
                         units = tuple(1 << b for b in blk)
                         folded = tuple(g for layer in prof for g in sub_masks(layer))
@@ -144,9 +133,7 @@ def brute_force(instance: Instance) -> float:
                         if not runs:
                             continue
                         for p in range(1, top_p + 1):
-                            cost = min(
-                                d.weight * (h * lam + v * d.payload / (p * rate)) for h, v in runs
-                            )
+                            cost = min(d.weight * (h * lam + v * d.payload / (p * rate)) for h, v in runs)
                             menu.append((gens, p, cost))
                     menus.append(menu)
             if any(not m for m in menus):

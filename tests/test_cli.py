@@ -56,8 +56,9 @@ def test_missing_instance_file(tmp_path: Path) -> None:
 
 
 def test_schedules_reproduces_table4() -> None:
-    result = runner.invoke(app, ["schedules", "--bits", "4", "--folds", "1111", "--payload", "4KiB",
-                                 "--collective", "all-reduce"])
+    result = runner.invoke(
+        app, ["schedules", "--bits", "4", "--folds", "1111", "--payload", "4KiB", "--collective", "all-reduce"]
+    )
     assert result.exit_code == 0, result.output
     rows = {line.split("│")[2].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
     # Table 4, Q4+1111: one-shot 2 / 7 sigma, coset-factored 3 / 3 sigma

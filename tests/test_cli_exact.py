@@ -168,9 +168,7 @@ def test_study_command(tmp_path: Path) -> None:
     assert len(rows) == 6 and {r["method"] for r in rows} == {"heuristic", "cpsat"}
     assert all(r["status"] == "optimal" for r in rows if r["method"] == "cpsat")
     assert png.stat().st_size > 0
-    again = runner.invoke(
-        cli.app, ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--out", str(out)]
-    )
+    again = runner.invoke(cli.app, ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--out", str(out)])
     assert again.exit_code == 0 and "6 cached" in again.output
 
 

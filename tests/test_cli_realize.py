@@ -54,12 +54,23 @@ def test_validate_lists_faults_and_exits_1(small: tuple[Path, Path], tmp_path: P
 
 def test_impossible_realization_exits_3_without_output(tmp_path: Path) -> None:
     out, plan = tmp_path / "circuits.json", tmp_path / "plan.json"
-    result = runner.invoke(app, ["solve", str(instance_path("megatron-5t-n512-b1")), "--json", str(plan),
-                                 "--realize", str(FABRICS / "nvl576-ocs-4to1.toml"), "--circuits", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "solve",
+            str(instance_path("megatron-5t-n512-b1")),
+            "--json",
+            str(plan),
+            "--realize",
+            str(FABRICS / "nvl576-ocs-4to1.toml"),
+            "--circuits",
+            str(out),
+        ],
+    )
     assert result.exit_code == 3
     assert result.stderr.strip().splitlines() == [
-        "infeasible: rail 0 (generator 100000000): rack 0 needs 32 uplinks to level 2, "
-        "fabric nvl576-ocs-4to1 has 8"]
+        "infeasible: rail 0 (generator 100000000): rack 0 needs 32 uplinks to level 2, fabric nvl576-ocs-4to1 has 8"
+    ]
     assert not out.exists() and not plan.exists()
 
 
@@ -71,13 +82,23 @@ def test_realize_command_exits_3_without_output(small: tuple[Path, Path], tmp_pa
     result = runner.invoke(app, ["realize", str(plan), "--fabric", str(fabric), "--out", str(out)])
     assert result.exit_code == 3 and not out.exists()
     assert result.stderr.strip().splitlines() == [
-        "infeasible: rail 0 (generator 100000): rack 0 needs 8 uplinks to level 2, fabric small-two-level has 4"]
+        "infeasible: rail 0 (generator 100000): rack 0 needs 8 uplinks to level 2, fabric small-two-level has 4"
+    ]
 
 
 def test_solve_realize_table6_on_a_single_level_fabric(tmp_path: Path) -> None:
     out = tmp_path / "circuits.json"
-    result = runner.invoke(app, ["solve", str(instance_path("paper-multimesh-n256")),
-                                 "--realize", str(FABRICS / "ocs-single.toml"), "--circuits", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "solve",
+            str(instance_path("paper-multimesh-n256")),
+            "--realize",
+            str(FABRICS / "ocs-single.toml"),
+            "--circuits",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "17 of 64 ports per node" in " ".join(result.stdout.split())
     assert json.loads(out.read_text())["ports_used"] == 17

@@ -46,9 +46,9 @@ def chromatic_index(edges: Sequence[Edge]) -> int:
     raise AssertionError("unreachable: 2 delta - 1 colors always suffice greedily")
 
 
-bipartite_multigraphs = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=40
-).map(lambda pairs: [(("l", a), ("r", b)) for a, b in pairs])
+bipartite_multigraphs = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=40).map(
+    lambda pairs: [(("l", a), ("r", b)) for a, b in pairs]
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -66,9 +66,7 @@ def test_heuristic_never_beats_the_optimum(name: str) -> None:
     assert heuristic.objective_s >= optimum(name) * (1 - REL)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="search.py: the heuristic fails on an axis of size 1 with a demand"
-)
+@pytest.mark.xfail(strict=True, reason="search.py: the heuristic fails on an axis of size 1 with a demand")
 def test_heuristic_handles_a_size_one_axis() -> None:
     plan_heuristic(next(i for i in TINY if i.name == "size-one-axis"))
 
@@ -190,3 +188,36 @@ def test_fewer_ports_than_bits_is_infeasible(method: str) -> None:
     inst = tiny("too-few-ports", 4, 3, [((16,), [[("all-reduce", 4096, 1.0, "auto")]])])
     with pytest.raises(InfeasibleError, match="needs 4 ports"):
         PLANNERS[method](inst)
+
+
+class _Fixed:
+    """A backend that answers with a given status and a poor but feasible assignment."""
+
+    name = "fixed"
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+    def solve(self, form: Formulation, hint: Assignment | None) -> Outcome:
+        cand = form.cand
+        cubes = [tuple((b,) for b in ax.blocks[0]) for ax in cand.axes]
+        picks = [
+            max(
+                (c for c, ch in enumerate(dc.choices) if ch.shape is None and ch.p == 1),
+                key=lambda c, dc=dc: dc.choices[c].cost,
+            )
+            for dc in cand.demands
+        ]
+        values = form.complete(0, cubes, picks)
+        assert form.model.violations(values) == []
+        value = form.model.value(values)
+        return Outcome(self.status, values, value, value, "fixed")
+
+
+def test_optimal_above_the_heuristic_is_reported_as_a_modelling_error() -> None:
+    run = ExactRun(next(i for i in TINY if i.name == "two-axes"), use_heuristic=False)
+    run.seed = plan_heuristic(run.instance)  # the seed did not bound the candidates
+    with pytest.raises(OcsplanError, match="modelling error"):
+        run.solve(_Fixed("optimal"), "cpsat")
+    plan = run.solve(_Fixed("feasible"), "cpsat")  # merely feasible: the seed wins
+    assert plan.objective_s == run.seed.objective_s and plan.status == "feasible"

@@ -55,8 +55,7 @@ def test_counts_of_a_hand_sized_model() -> None:
         "need": 1,
     }
     row_kinds = Counter(
-        row.name.split("_")[0] + "_" + row.name.split("_")[1] if "_" in row.name else row.name
-        for row in mdl.rows
+        row.name.split("_")[0] + "_" + row.name.split("_")[1] if "_" in row.name else row.name for row in mdl.rows
     )
     assert row_kinds == {
         "one_partition": 1,
@@ -143,9 +142,7 @@ def test_heuristic_plan_is_a_feasible_assignment(name: str, bounded: bool) -> No
     assert math.isclose(plan.objective_s, heuristic.objective_s, rel_tol=1e-9)
 
 
-@pytest.mark.parametrize(
-    "inst", [i for i in TINY if i.name != "size-one-axis"], ids=lambda i: i.name
-)
+@pytest.mark.parametrize("inst", [i for i in TINY if i.name != "size-one-axis"], ids=lambda i: i.name)
 def test_decode_of_the_hint_reproduces_its_objective(inst: object) -> None:
     heuristic = plan_heuristic(inst)  # type: ignore[arg-type]
     form = build_formulation(enumerate_candidates(inst))  # type: ignore[arg-type]

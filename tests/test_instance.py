@@ -51,10 +51,11 @@ def test_megatron_matches_table1() -> None:
     world, attention, ffn = inst.meshes
     assert inst.fabric.world == 512 and inst.fabric.ports == 36
     assert [(d.collective, d.payload, d.weight) for d in world.axes[0].demands] == [
-        ("all-reduce", 4096, 128), ("all-gather", 25 * 1024, 1)]
+        ("all-reduce", 4096, 128),
+        ("all-gather", 25 * 1024, 1),
+    ]
     assert attention.shape == (4, 128)
-    assert [(d.collective, d.payload, d.weight) for d in attention.axes[0].demands] == [
-        ("all-to-all", 66, 128)]
+    assert [(d.collective, d.payload, d.weight) for d in attention.axes[0].demands] == [("all-to-all", 66, 128)]
     assert attention.axes[1].demands == ()
     assert ffn.shape == (8, 64)
     assert [(d.collective, d.payload) for d in ffn.axes[0].demands] == [("all-reduce", 4096)]

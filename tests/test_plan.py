@@ -48,10 +48,8 @@ def test_assemble_by_hand() -> None:
     decision = Decision(
         partitions=(attention, ffn),
         choices=(
-            ((DemandChoice("one-shot-dvo", ((7, 6),)),),
-             (DemandChoice(cfp, ((5, 4, 3), (2, 1, 0))),)),
-            ((DemandChoice(cfp, ((7, 6), (5, 4))),),
-             (DemandChoice(cfp, ((2, 1, 0), (3,))),)),
+            ((DemandChoice("one-shot-dvo", ((7, 6),)),), (DemandChoice(cfp, ((5, 4, 3), (2, 1, 0))),)),
+            ((DemandChoice(cfp, ((7, 6), (5, 4))),), (DemandChoice(cfp, ((2, 1, 0), (3,))),)),
         ),
     )
     plan = assemble(inst, decision, method="manual", status="manual")

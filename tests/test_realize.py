@@ -51,8 +51,16 @@ def test_megatron_on_the_all_ocs_fabric_counts() -> None:
     # level 2: the 18 inter-rack rails x 8 devices; every rack fills its 32 uplinks per rail
     assert (two.devices, two.ports, two.links_below, two.logical) == (18 * 8, 2 * inter, 2 * inter, 18 * 32)
     assert {g.label for g in c.generators if g.scope == "intra-rack"} == {
-        "000010000", "000001000", "000000100", "000000010", "000000001",
-        "000000110", "000000101", "000000011", "000000111"}
+        "000010000",
+        "000001000",
+        "000000100",
+        "000000010",
+        "000000001",
+        "000000110",
+        "000000101",
+        "000000011",
+        "000000111",
+    }
     assert all(circ.stages == (3 if circ.scope == "inter-rack" else 1) for circ in c.circuits)
     # Table 9 nominal budget: endpoint 390 + protocol 100 + cables x 10 + OCS stages x 10 ns,
     # i.e. 520 ns in a rack (the instance's lambda = 0.52 us) and 560 ns between racks
@@ -147,7 +155,7 @@ def test_plan_with_more_ports_than_the_fabric() -> None:
 
 
 def test_single_level_devices_smaller_than_the_world() -> None:
-    small = SMALL_FABRIC.split("[racks]")[0] + "[[level]]\ntechnology = \"ocs\"\nradix = {radix}\n"
+    small = SMALL_FABRIC.split("[racks]")[0] + '[[level]]\ntechnology = "ocs"\nradix = {radix}\n'
     # devices of 64 accelerators hold the whole 64-node plan: one device per rail
     c = realize(small_plan(), small_fabric(small.format(radix=64)))
     assert len(c.devices) == 8 and validate(c, small_plan()) == []
@@ -223,10 +231,13 @@ def test_small_rings_by_hand(shape: tuple[int, int], ring_bits: tuple[int, ...],
         f'name = "ring"\n[fabric]\nworld = 8\nports = 12\nlatency = "0.52us"\nlink = "400Gb/s"\n'
         f'[[mesh]]\nname = "r"\nshape = [{shape[0]}, {shape[1]}]\n'
         'axes = [{ collective = "none" }, { collective = "all-reduce", payload = "1MiB", schedule = "ring" }]\n',
-        "ring.toml")
-    decision = Decision(partitions=((tuple(b for b in range(3) if b not in ring_bits), ring_bits),),
-                        choices=(((), (DemandChoice("ring", tuple((b,) for b in ring_bits), copies),)),),
-                        rings=frozenset({(0, 1)}))
+        "ring.toml",
+    )
+    decision = Decision(
+        partitions=((tuple(b for b in range(3) if b not in ring_bits), ring_bits),),
+        choices=(((), (DemandChoice("ring", tuple((b,) for b in ring_bits), copies),)),),
+        rings=frozenset({(0, 1)}),
+    )
     plan = assemble(inst, decision, method="manual", status="manual")
     c = realize(plan, fabric("ocs-single"))
     ring = next(g for g in c.generators if g.kind == "ring")

@@ -57,24 +57,47 @@ def test_matrix_is_complete() -> None:
 
 # Paper Table 4: h / v (in units of sigma) of the all-reduce schedules.
 TABLE4 = {
-    "Q3": {"recursive-doubling": (3, 3), "one-shot": (3, 12), "coset-factored": (3, 3),
-           "coset-factored-parallel": (3, 1)},
-    "FQ3": {"recursive-doubling": (3, 3), "one-shot": (2, 6), "coset-factored": (2, 2),
-            "coset-factored-parallel": (2, 1)},
-    "Q4": {"recursive-doubling": (4, 4), "one-shot": (4, 32), "coset-factored": (4, 4),
-           "coset-factored-parallel": (4, 1)},
-    "Q4+1100": {"recursive-doubling": (4, 4), "one-shot": (3, 20), "coset-factored": (3, 3),
-                "coset-factored-parallel": (3, 1)},
-    "Q4+1111": {"recursive-doubling": (4, 4), "one-shot": (2, 7), "coset-factored": (3, 3),
-                "coset-factored-parallel": (3, 1)},
+    "Q3": {
+        "recursive-doubling": (3, 3),
+        "one-shot": (3, 12),
+        "coset-factored": (3, 3),
+        "coset-factored-parallel": (3, 1),
+    },
+    "FQ3": {
+        "recursive-doubling": (3, 3),
+        "one-shot": (2, 6),
+        "coset-factored": (2, 2),
+        "coset-factored-parallel": (2, 1),
+    },
+    "Q4": {
+        "recursive-doubling": (4, 4),
+        "one-shot": (4, 32),
+        "coset-factored": (4, 4),
+        "coset-factored-parallel": (4, 1),
+    },
+    "Q4+1100": {
+        "recursive-doubling": (4, 4),
+        "one-shot": (3, 20),
+        "coset-factored": (3, 3),
+        "coset-factored-parallel": (3, 1),
+    },
+    "Q4+1111": {
+        "recursive-doubling": (4, 4),
+        "one-shot": (2, 7),
+        "coset-factored": (3, 3),
+        "coset-factored-parallel": (3, 1),
+    },
 }
-_T4_TOPO = {"Q3": Topology.cube(3), "FQ3": MATRIX["FQ3"], "Q4": Topology.cube(4),
-            "Q4+1100": MATRIX["Q4+1100"], "Q4+1111": MATRIX["Q4+1111"]}
+_T4_TOPO = {
+    "Q3": Topology.cube(3),
+    "FQ3": MATRIX["FQ3"],
+    "Q4": Topology.cube(4),
+    "Q4+1100": MATRIX["Q4+1100"],
+    "Q4+1111": MATRIX["Q4+1111"],
+}
 
 
-@pytest.mark.parametrize(
-    ("topology", "schedule"), [(t, s) for t, row in TABLE4.items() for s in row]
-)
+@pytest.mark.parametrize(("topology", "schedule"), [(t, s) for t, row in TABLE4.items() for s in row])
 def test_table4(topology: str, schedule: str) -> None:
     form = SCHEDULES[schedule].cost(_T4_TOPO[topology])
     assert (form.h, form.v_factor) == TABLE4[topology][schedule]
@@ -131,8 +154,18 @@ FORMULA_CASES = [
     (s, shape)
     for a in range(1, 7)
     for shape in integer_partitions(a)
-    for s in ("recursive-doubling", "coset-factored", "coset-factored-parallel", "rs-ag", "ring",
-              "layered", "bruck", "bruck-parallel", "rs-ag-parallel", "one-shot")
+    for s in (
+        "recursive-doubling",
+        "coset-factored",
+        "coset-factored-parallel",
+        "rs-ag",
+        "ring",
+        "layered",
+        "bruck",
+        "bruck-parallel",
+        "rs-ag-parallel",
+        "one-shot",
+    )
     if not (s == "rs-ag-parallel" and len(set(shape)) > 1)
 ]
 
@@ -209,8 +242,7 @@ def test_verifier_rejects_forwarding_unheld_data() -> None:
     topo, program = _program("bruck", (1, 1))
     t = program.phases[0][0]
     item = t.items[0]
-    bad = replace(t, items=(Item("route", item.segs, item.sources | (1 << (t.dst)), item.dests),),
-                  nbytes=t.nbytes * 2)
+    bad = replace(t, items=(Item("route", item.segs, item.sources | (1 << (t.dst)), item.dests),), nbytes=t.nbytes * 2)
     broken = replace(program, phases=((bad, *program.phases[0][1:]), *program.phases[1:]))
     with pytest.raises(ScheduleError, match="not held"):
         verify(broken, topo)

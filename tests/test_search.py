@@ -119,13 +119,21 @@ def test_megatron_plan_is_valid() -> None:
 TINY = {
     "latency-ar": ("[4]", 6, '{ collective = "all-reduce", payload = "1KiB" }', None),
     "bandwidth-ar": ("[8]", 9, '{ collective = "all-reduce", payload = "16MiB" }', None),
-    "mixed-axis": ("[8]", 8, '{ demands = [{ collective = "all-reduce", payload = "4KiB", weight = 8 },'
-                   ' { collective = "all-gather", payload = "4MiB" }] }', None),
+    "mixed-axis": (
+        "[8]",
+        8,
+        '{ demands = [{ collective = "all-reduce", payload = "4KiB", weight = 8 },'
+        ' { collective = "all-gather", payload = "4MiB" }] }',
+        None,
+    ),
     "a2a": ("[8]", 7, '{ collective = "all-to-all", payload = "64KiB" }', None),
-    "two-axes": ("[4, 4]", 7, '{ collective = "all-reduce", payload = "4KiB" }',
-                 '{ collective = "all-gather", payload = "1MiB" }'),
-    "two-meshes": ("[2, 8]", 6, '{ collective = "none" }',
-                   '{ collective = "all-reduce", payload = "2KiB" }'),
+    "two-axes": (
+        "[4, 4]",
+        7,
+        '{ collective = "all-reduce", payload = "4KiB" }',
+        '{ collective = "all-gather", payload = "1MiB" }',
+    ),
+    "two-meshes": ("[2, 8]", 6, '{ collective = "none" }', '{ collective = "all-reduce", payload = "2KiB" }'),
 }
 
 

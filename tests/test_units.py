@@ -7,8 +7,16 @@ from ocsplan.units import format_bytes, format_time, parse_bytes, parse_rate, pa
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("4KiB", 4096), ("32 kB", 32000), ("66B", 66), (66, 66), ("640000KiB", 655_360_000),
-     ("1MiB", 1 << 20), ("1.5KiB", 1536), ("2MB", 2_000_000)],
+    [
+        ("4KiB", 4096),
+        ("32 kB", 32000),
+        ("66B", 66),
+        (66, 66),
+        ("640000KiB", 655_360_000),
+        ("1MiB", 1 << 20),
+        ("1.5KiB", 1536),
+        ("2MB", 2_000_000),
+    ],
 )
 def test_parse_bytes(text: object, expected: int) -> None:
     assert parse_bytes(text) == expected

@@ -27,8 +27,7 @@ def _faults(data: dict[str, Any], with_plan: bool = True) -> list[str]:
 
 
 def _circuit(data: dict[str, Any], generator: str, scope: str) -> tuple[int, dict[str, Any]]:
-    return next((i, c) for i, c in enumerate(data["circuits"])
-                if c["generator"] == generator and c["scope"] == scope)
+    return next((i, c) for i, c in enumerate(data["circuits"]) if c["generator"] == generator and c["scope"] == scope)
 
 
 def test_a_realization_validates() -> None:
@@ -50,8 +49,10 @@ def test_wrong_peer() -> None:
     _, circ = _circuit(data, "000010", "intra-rack")
     node, port = circ["a"]
     circ["b"][0] = node ^ 0b000100  # a real neighbour, but over generator 000100
-    assert any(line.startswith(f"node {node}, port {port}: wrong peer: generator 000010 joins node {node ^ 4}")
-               for line in _faults(data))
+    assert any(
+        line.startswith(f"node {node}, port {port}: wrong peer: generator 000010 joins node {node ^ 4}")
+        for line in _faults(data)
+    )
 
 
 def test_missing_circuit_for_a_schedule_edge() -> None:
@@ -67,23 +68,35 @@ def test_missing_circuit_for_a_schedule_edge() -> None:
     for d in data["devices"]:
         d["cross_connects"] = [p for p in d["cross_connects"] if (d["id"], min(p), max(p)) not in hops]
     faults = _faults(data)
-    assert any(line.startswith(f"node {a}, port {pa}: missing circuit: coset-factored-parallel (mesh m axis 0 "
-                               f"demand 0) sends to node {b} over generator 001000") for line in faults)
+    assert any(
+        line.startswith(
+            f"node {a}, port {pa}: missing circuit: coset-factored-parallel (mesh m axis 0 "
+            f"demand 0) sends to node {b} over generator 001000"
+        )
+        for line in faults
+    )
     # without the plan, the multiplicity check still catches it
-    assert any(line.startswith(f"node {a}, port {pa}: generator 001000 joins it to node {b} by 0 circuit(s)")
-               for line in _faults(data, with_plan=False))
+    assert any(
+        line.startswith(f"node {a}, port {pa}: generator 001000 joins it to node {b} by 0 circuit(s)")
+        for line in _faults(data, with_plan=False)
+    )
 
 
 def test_non_matching_cross_connect() -> None:
     data = copy.deepcopy(_good())
-    device = next(d for d in data["devices"] if d["level"] == 1 and len(d["cross_connects"]) >= 2
-                  and all(max(p) < 8 for p in d["cross_connects"][:2]))
+    device = next(
+        d
+        for d in data["devices"]
+        if d["level"] == 1 and len(d["cross_connects"]) >= 2 and all(max(p) < 8 for p in d["cross_connects"][:2])
+    )
     (p, _), (r, _) = device["cross_connects"][:2]
     device["cross_connects"][0] = [p, r]  # port r now appears in two cross-connects
     rail, rack = device["rail"], device["index"]
     node = data["placement"]["accelerator"].index(rack * 8 + r)
-    assert any(line.startswith(f"node {node}, port {rail}: device {device['id']} port {r}: not a matching")
-               for line in _faults(data))
+    assert any(
+        line.startswith(f"node {node}, port {rail}: device {device['id']} port {r}: not a matching")
+        for line in _faults(data)
+    )
 
 
 def test_route_on_a_port_without_its_peer() -> None:
@@ -91,8 +104,10 @@ def test_route_on_a_port_without_its_peer() -> None:
     route = data["routes"][0]
     peer, ports = route["table"][5][0][0]
     ports[0] = (ports[0] + 1) % 8
-    assert any(line.startswith(f"node 5, port {ports[0]}: ") and f"sends to node {peer} on this port" in line
-               for line in _faults(data))
+    assert any(
+        line.startswith(f"node 5, port {ports[0]}: ") and f"sends to node {peer} on this port" in line
+        for line in _faults(data)
+    )
 
 
 def test_recorded_path_must_match_the_cross_connects() -> None:

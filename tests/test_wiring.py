@@ -20,9 +20,19 @@ def test_all_ocs_matches_figure_25b() -> None:
     inv = inventory(load_fabric(FABRICS / "nvl576-all-ocs.toml"))
     one, two = inv.levels
     assert (one.technology, one.devices, one.ports // one.devices, one.links_below, one.medium) == (
-        "ocs", 648, 64, 20736, "fiber")
+        "ocs",
+        648,
+        64,
+        20736,
+        "fiber",
+    )
     assert (two.devices, two.ports // two.devices, two.logical, two.links_below, two.medium) == (
-        288, 72, 1152, 20736, "fiber")
+        288,
+        72,
+        1152,
+        20736,
+        "fiber",
+    )
     assert (inv.converters, inv.converter_kind) == (20736, "cpo")
 
 
@@ -33,9 +43,19 @@ def test_hybrid_matches_figure_25a() -> None:
     inv = inventory(load_fabric(FABRICS / "nvl576-hybrid.toml"))
     one, two = inv.levels
     assert (one.technology, one.devices, one.ports // one.devices, one.links_below, one.medium) == (
-        "eps", 648, 40, 20736, "copper")
+        "eps",
+        648,
+        40,
+        20736,
+        "copper",
+    )
     assert (two.technology, two.devices, two.ports // two.devices, two.logical, two.links_below) == (
-        "ocs", 72, 72, 288, 5184)
+        "ocs",
+        72,
+        72,
+        288,
+        5184,
+    )
     assert (inv.converters, inv.converter_kind) == (5184, "pluggable")
 
 
@@ -67,11 +87,17 @@ def test_single_level_split_into_devices() -> None:
     ("levels", "racks", "field"),
     [
         # racks of 16 do not fit 8 down ports
-        ([{"technology": "ocs", "radix": 16, "down": 8, "up": 8}, {"technology": "ocs", "radix": 16}],
-         {"size": 16}, "racks.size"),
+        (
+            [{"technology": "ocs", "radix": 16, "down": 8, "up": 8}, {"technology": "ocs", "radix": 16}],
+            {"size": 16},
+            "racks.size",
+        ),
         # 16 racks with one cable each need 16 > 8 level-2 ports
-        ([{"technology": "ocs", "radix": 8, "down": 4, "up": 4}, {"technology": "ocs", "radix": 8}],
-         {"size": 4}, "level[1].down"),
+        (
+            [{"technology": "ocs", "radix": 8, "down": 4, "up": 4}, {"technology": "ocs", "radix": 8}],
+            {"size": 4},
+            "level[1].down",
+        ),
     ],
 )
 def test_unwireable_fabrics_name_the_field(levels: list[dict[str, object]], racks: dict[str, int], field: str) -> None:

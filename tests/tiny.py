@@ -18,8 +18,7 @@ def tiny(name: str, n: int, ports: int, meshes: list[Spec]) -> Instance:
                 f"m{m}",
                 shape,
                 tuple(
-                    Axis(size, tuple(Demand(*d) for d in demands))
-                    for size, demands in zip(shape, axes, strict=True)
+                    Axis(size, tuple(Demand(*d) for d in demands)) for size, demands in zip(shape, axes, strict=True)
                 ),
             )
         )
@@ -32,9 +31,7 @@ KiB, MiB = 1024, 1 << 20
 TINY = [
     tiny("one-axis-latency", 3, 6, [((8,), [[(AR, 4 * KiB, 1.0, "auto")]])]),
     tiny("one-axis-bandwidth", 3, 7, [((8,), [[(AR, 8 * MiB, 1.0, "auto")]])]),
-    tiny(
-        "two-axes", 4, 7, [((4, 4), [[(AR, 4 * KiB, 1.0, "auto")], [(A2A, 64 * KiB, 1.0, "auto")]])]
-    ),
+    tiny("two-axes", 4, 7, [((4, 4), [[(AR, 4 * KiB, 1.0, "auto")], [(A2A, 64 * KiB, 1.0, "auto")]])]),
     tiny(
         "shared-folds",
         4,
@@ -52,9 +49,7 @@ TINY = [
         4,
         [((4, 4), [[(AR, 4 * KiB, 1.0, "auto")], [(AG, 4 * KiB, 1.0, "auto")]])],
     ),
-    tiny(
-        "two-demands", 3, 6, [((8,), [[(AR, 4 * KiB, 8.0, "auto"), (AG, 100 * KiB, 1.0, "auto")]])]
-    ),
+    tiny("two-demands", 3, 6, [((8,), [[(AR, 4 * KiB, 8.0, "auto"), (AG, 100 * KiB, 1.0, "auto")]])]),
     tiny("requested", 4, 8, [((16,), [[(AR, 64 * KiB, 1.0, "rs-ag-parallel")]])]),
     tiny(
         "three-meshes",

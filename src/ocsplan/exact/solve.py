@@ -23,6 +23,10 @@ from .model import Formulation, build_formulation
 
 __all__ = ["ExactRun", "plan_exact", "prepare"]
 
+# relative difference below which a proven optimum and the heuristic's plan tie
+# (CP-SAT optimises costs rounded to 1e-9 of the reference objective)
+_TIE = 1e-7
+
 
 class ExactRun:
     """One exact solve: the seed plan, the candidates and the model (built eagerly)."""
@@ -60,14 +64,12 @@ class ExactRun:
         if outcome.status == "infeasible":
             if seed is not None:
                 raise OcsplanError(
-                    f"{name}: {method} proved infeasible a model the heuristic's plan satisfies "
-                    "(modelling error)"
+                    f"{name}: {method} proved infeasible a model the heuristic's plan satisfies (modelling error)"
                 )
             raise InfeasibleError(f"{name}: no plan fits {instance.fabric.ports} ports")
         # every demand costs at least its cheapest choice: a bound even before the solver has one
         floor = sum(min(c.cost for c in dc.choices) for dc in self.candidates.demands)
-        bound = floor if outcome.bound is None else max(outcome.bound, floor)
-        outcome = replace(outcome, bound=bound)
+        outcome = replace(outcome, bound=floor if outcome.bound is None else max(outcome.bound, floor))
         plan: Plan | None = None
         if outcome.values is not None:
             decision, _ = self.formulation.decode(outcome.values)
@@ -83,6 +85,16 @@ class ExactRun:
             problems = check_plan(plan, instance)
             if problems:
                 raise OcsplanError(f"{name}: {method} plan fails the checker: {problems[0]}")
+        if (
+            seed is not None
+            and plan is not None
+            and outcome.status == "optimal"
+            and plan.objective_s > seed.objective_s * (1 + _TIE)
+        ):
+            raise OcsplanError(
+                f"{name}: {method} proved {plan.objective_s:.9g} s optimal but the heuristic "
+                f"found {seed.objective_s:.9g} s (modelling error)"
+            )
         if seed is not None and (plan is None or plan.objective_s > seed.objective_s):
             bound = outcome.bound
             if bound is not None:
@@ -96,9 +108,7 @@ class ExactRun:
                 notes=(*notes, "no better plan than the heuristic's seed found"),
             )
         if plan is None:
-            raise OcsplanError(
-                f"{name}: {method} found no plan ({outcome.status}); raise the time limit"
-            )
+            raise OcsplanError(f"{name}: {method} found no plan ({outcome.status}); raise the time limit")
         if plan.bound_s is not None and plan.bound_s > plan.objective_s:
             plan = replace(plan, bound_s=plan.objective_s)
         return plan
