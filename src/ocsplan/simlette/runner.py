@@ -3,6 +3,8 @@
 Node x starts phase k at the moment every message addressed to it in phases
 before k has landed (``landed`` carries the deferred arrival time), and hands
 all of phase k's messages to the network at once; its ports serialize them.
+With ``barrier`` every node instead starts phase k when the last message of
+phase k - 1 anywhere has landed (a kernel boundary between phases).
 The run ends when the event queue is empty; a node still waiting then means a
 deadlock, which is reported rather than hidden.
 """
@@ -30,8 +32,14 @@ class Runner:
     def __init__(
         self, workload: Workload, eng: Engine,
         network: Callable[[Engine, Callable[[Message], None]], Network],
+        barrier: bool = False,
     ) -> None:
         self.w = workload
+        self.barrier = barrier
+        nodes = workload.nodes
+        self.total = [sum(workload.expect[x][k] for x in nodes) for k in range(workload.phases)]
+        self.count = [0] * workload.phases
+        self.last = 0.0  # latest landing so far (barrier mode)
         self.eng = eng
         self.net = network(eng, self.deliver)
         self.phase = dict.fromkeys(workload.nodes, 0)
@@ -69,15 +77,38 @@ class Runner:
         if self.got[x][msg.phase] > self.w.expect[x][msg.phase]:
             raise SimulationError(
                 f"node {x} got more phase-{msg.phase} messages than the schedule sends")
-        self._advance(x)
+        if not self.barrier:
+            self._advance(x)
+            return
+        self.last = max(self.last, msg.landed)
+        self.count[msg.phase] += 1
+        if self.count[msg.phase] == self.total[msg.phase]:
+            self._release(msg.phase + 1)
+
+    def _release(self, k: int) -> None:
+        """Barrier mode: every node starts phase k when phase k - 1 has landed everywhere."""
+        while True:
+            for x in self.w.nodes:
+                self.phase[x] = k
+                self.ready[x] = self.last
+                if k == self.w.phases:
+                    self.finish[x] = self.last
+                else:
+                    self._begin(x)
+            if k == self.w.phases or self.total[k]:
+                return
+            k += 1
 
     def run(self) -> float:
         if self.w.phases == 0:
             return 0.0
-        for x in self.w.nodes:
-            self._begin(x)
-        for x in self.w.nodes:
-            self._advance(x)
+        if self.barrier:
+            self._release(0)
+        else:
+            for x in self.w.nodes:
+                self._begin(x)
+            for x in self.w.nodes:
+                self._advance(x)
         # Pieces and messages are freed by reference counting; the cyclic
         # collector would only rescan the (large, long-lived) workload again
         # and again, so it pauses for the run.

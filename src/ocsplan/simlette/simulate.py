@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..cost import phase_time
 from ..errors import InstanceError, OcsplanError
 from ..fabrics import FabricSpec, LatencyBudget
-from ..plan import Plan
-from ..schedules import Program
+from ..plan import Plan, demand_topology
+from ..schedules import Program, closed_form
 from .engine import Engine, Message
 from .fabric import (
     CircuitMap,
@@ -65,6 +66,7 @@ class SimOptions:
     order: str = "program"
     latency: LatencyBudget | None = None  # overrides the fabric's budget
     lookahead: bool = True  # batch decisions that cannot be overtaken (same results, fewer events)
+    barrier: bool = False  # all nodes start a phase together (else data-driven, per node)
 
     def check(self) -> SimOptions:
         if self.mode not in MODES:
@@ -130,6 +132,7 @@ def simulate_workload(
     collective: str = "",
     closed_form: float | None = None,
     lookahead: bool = True,
+    barrier: bool = False,
 ) -> DemandResult:
     """Run one workload to completion and collect its figures."""
     if mode == "flit" and workload.flits > FLIT_LIMIT:
@@ -137,7 +140,7 @@ def simulate_workload(
             f"{workload.name}: {workload.flits} DL flits is too many for flit mode "
             f"(limit {FLIT_LIMIT}); use message mode")
     eng = Engine(DL_FLIT / rate, mode == "flit", horizon=1e-6 if lookahead else 0.0)
-    runner = Runner(workload, eng, factory)
+    runner = Runner(workload, eng, factory, barrier)
     start = time.perf_counter()
     done = runner.run()
     wall = time.perf_counter() - start
@@ -192,6 +195,7 @@ def simulate_plan(
     *,
     circuits: Realization | None = None,
     only: Callable[[int, int, int], bool] | None = None,
+    payload: int | None = None,
 ) -> SimReport:
     """Simulate every demand of ``plan`` on ``spec``, one demand at a time.
 
@@ -199,7 +203,8 @@ def simulate_plan(
     the realizer's result for this plan (see
     :func:`~ocsplan.simlette.fabric.circuits_from_realization`); without it
     an OCS fabric gets the plan's own port coloring. ``only(mesh, axis,
-    demand)`` selects demands.
+    demand)`` selects demands; ``payload`` replaces their payloads (the
+    closed form is re-evaluated for it).
     """
     options.check()
     tech = technology(spec)
@@ -230,11 +235,17 @@ def simulate_plan(
                 if axis.ring or d.schedule == "ring":
                     notes.append(f"{mesh.name}[{i}].{k}: ring not simulated (planning only)")
                     continue
-                workload = demand_workload(plan, m, i, k, options.order)
+                workload = demand_workload(plan, m, i, k, options.order, payload)
+                sigma, closed = d.payload_bytes, d.time_s
+                if payload is not None:
+                    form = closed_form(d.schedule, demand_topology(d.groups, axis.bits))
+                    sigma = payload
+                    closed = phase_time(form.h, form.volume(payload), d.multiplicity,
+                                        plan.latency_s, plan.link_Bps)
                 result = simulate_workload(
                     workload, factory, mode=options.mode, rate=rate, multiplicity=d.multiplicity,
-                    payload=d.payload_bytes, collective=d.collective, closed_form=d.time_s,
-                    lookahead=options.lookahead)
+                    payload=sigma, collective=d.collective, closed_form=closed,
+                    lookahead=options.lookahead, barrier=options.barrier)
                 results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
     return SimReport(
         plan=plan.instance,
@@ -280,4 +291,5 @@ def simulate_program(
                               ideal=(lam, spec.link, mult))
     return simulate_workload(workload, factory, mode=options.mode, rate=spec.link,
                              multiplicity=multiplicity, payload=program.payload,
-                             collective=program.collective, lookahead=options.lookahead)
+                             collective=program.collective, lookahead=options.lookahead,
+                             barrier=options.barrier)

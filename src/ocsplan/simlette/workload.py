@@ -119,15 +119,16 @@ def _program(schedule: str, topology: Topology, payload: int) -> Program:
 
 def demand_workload(
     plan: Plan, mesh: int, axis: int, demand: int, order: str = "program",
-    payload: int | None = None,
+    payload: int | None = None, schedule: str | None = None,
 ) -> Workload:
-    """The workload of one demand of a plan (optionally with another payload)."""
+    """The workload of one demand of a plan (optionally another payload or schedule)."""
     ax = plan.meshes[mesh].axes[axis]
     d: DemandPlan = ax.demands[demand]
-    if ax.ring or d.schedule == "ring":
+    name = d.schedule if schedule is None else schedule
+    if ax.ring or name == "ring":
         where = f"mesh {plan.meshes[mesh].name} axis {axis}"
         raise PlanError(f"{where}: the ring schedule is planning only, not simulated")
     topology = demand_topology(d.groups, ax.bits)
-    program = _program(d.schedule, topology, d.payload_bytes if payload is None else payload)
-    name = f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}"
-    return program_workload(program, ax.bits, plan.world, order, name)
+    program = _program(name, topology, d.payload_bytes if payload is None else payload)
+    label = f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}"
+    return program_workload(program, ax.bits, plan.world, order, label)
