@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 __all__ = [
     "Topology",
+    "axis_generators",
     "bits_of",
     "block_fold",
     "block_fold_groups",
     "block_fold_profile",
     "compress",
+    "coset_bases",
     "expand",
     "fold_masks",
     "fold_name",
@@ -67,18 +69,27 @@ def mask_of(bits: Iterable[int]) -> int:
 
 def sub_masks(bits: Iterable[int]) -> list[int]:
     """All non-zero masks supported on ``bits`` (a complete layer), ascending."""
-    block = mask_of(bits)
+    return list(_sub_masks(mask_of(bits)))
+
+
+def fold_masks(bits: Iterable[int]) -> list[int]:
+    """The folds (weight >= 2) among :func:`sub_masks`."""
+    return list(_fold_masks(mask_of(bits)))
+
+
+@lru_cache(maxsize=8192)
+def _sub_masks(block: int) -> tuple[int, ...]:
     out = []
     sub = block
     while sub:
         out.append(sub)
         sub = (sub - 1) & block
-    return sorted(out)
+    return tuple(sorted(out))
 
 
-def fold_masks(bits: Iterable[int]) -> list[int]:
-    """The folds (weight >= 2) among :func:`sub_masks`."""
-    return [m for m in sub_masks(bits) if m & (m - 1)]
+@lru_cache(maxsize=8192)
+def _fold_masks(block: int) -> tuple[int, ...]:
+    return tuple(m for m in _sub_masks(block) if m & (m - 1))
 
 
 def compress(mask: int, block_bits: Sequence[int]) -> int:
@@ -99,6 +110,21 @@ def expand(local: int, block_bits: Sequence[int]) -> int:
         if local >> i & 1:
             mask |= 1 << b
     return mask
+
+
+def axis_generators(gens: Iterable[int], block_bits: Sequence[int]) -> list[int]:
+    """The support rule: the host generators whose set bits all lie in the block, ascending."""
+    block = mask_of(block_bits)
+    return sorted(g for g in gens if g and g & ~block == 0)
+
+
+def coset_bases(block_bits: Sequence[int], n: int) -> list[int]:
+    """One label per collective group of an axis: every label with zeros on the block.
+
+    The group of base b is {b | expand(x, block_bits) for every local label x}.
+    """
+    outside = [b for b in range(n) if b not in set(block_bits)]
+    return sorted(expand(x, outside) for x in range(1 << len(outside)))
 
 
 def profile_degree(sizes: Iterable[int]) -> int:

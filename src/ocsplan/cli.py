@@ -17,13 +17,19 @@ from rich.console import Console
 from rich.table import Table
 
 from .cayley import Topology, fold_name, mask_to_str, str_to_mask
+from .circuits import Circuits, dumps_circuits, load_circuits
 from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
+from .fabrics import load_fabric
+from .files import write_atomic
 from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from .instance import load_instance
-from .plan import Plan, dumps_plan, write_atomic
-from .planners import PLANNERS, solve as run_planner
-from .schedules import SCHEDULES, ideal_cost, verify
+from .plan import Plan, check_plan, dumps_plan, load_plan
+from .planners import PLANNERS
+from .planners import solve as run_planner
+from .realize import realize as realize_circuits
+from .schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
 from .units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
+from .validate import validate as validate_circuits
 
 __all__ = ["app", "main"]
 
@@ -121,6 +127,11 @@ def solve(
     json_out: Annotated[str | None, typer.Option("--json", help="write the plan JSON to PATH, or - for stdout")] = None,
     time_limit: Annotated[float | None, typer.Option(help="seconds (exact methods)")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
+    realize_fabric: Annotated[
+        Path | None, typer.Option("--realize", help="also realize the plan on this fabric file")] = None,
+    circuits_out: Annotated[
+        str | None, typer.Option("--circuits", help="with --realize: write circuits JSON to PATH, or -")] = None,
+    placement: Annotated[str, typer.Option(help="with --realize: contiguous, bits or bits:4,3,2,1,0")] = "contiguous",
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     inst = load_instance(instance)
@@ -129,11 +140,16 @@ def solve(
         options["time_limit"] = time_limit
     if workers is not None:
         options["workers"] = workers
+    if json_out == "-" and circuits_out == "-":
+        raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
+    realized = _realize_plan(plan, realize_fabric, placement) if realize_fabric is not None else None
     (err if json_out == "-" else out).print(plan_table(plan))
     for note in plan.notes:
         (err if json_out == "-" else out).print(f"note: {note}", markup=False)
     emit_json(dumps_plan(plan), json_out)
+    if realized is not None:
+        _report_realization(realized, circuits_out, quiet=json_out == "-")
 
 
 def _topology(bits: int, folds: str | None, profile: str | None) -> Topology:
@@ -184,7 +200,7 @@ def schedules(
     )
     for col in ("collective", "schedule", "valid", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
-    for sched in SCHEDULES.values():
+    for sched in sorted(SCHEDULES.values(), key=lambda x: COLLECTIVES.index(x.collective)):
         if collective and sched.collective != collective:
             continue
         if not sched.valid(topo):
@@ -233,6 +249,88 @@ def frontier(
     out.print(table)
 
 
+# -- realization and validation (issue 4) -------------------------------------------
+
+
+def _realize_plan(plan: Plan, fabric_path: Path, placement: str) -> Circuits:
+    return realize_circuits(plan, load_fabric(fabric_path), placement)
+
+
+def realization_tables(c: Circuits) -> tuple[Table, Table]:
+    """Generators with their ports and scope; Figure-25-style hardware counts."""
+    gens = Table(title=f"{c.plan.instance} on {c.fabric.name}: {c.ports_used} of {c.fabric.ports} ports "
+                 f"per node, placement {c.placement.method}", title_justify="left")
+    for col in ("generator", "kind", "p", "ports", "circuits", "inter-rack", "scope"):
+        gens.add_column(col, justify="right" if col in ("p", "circuits", "inter-rack") else "left")
+    for g in c.generators:
+        ports = ",".join(map(str, g.ports)) if len(g.ports) <= 4 else f"{g.ports[0]}-{g.ports[-1]}"
+        gens.add_row(g.label, g.kind, str(g.multiplicity), ports, str(g.circuits), str(g.inter_rack), g.scope)
+    k = c.counts
+    counts = Table(title=f"counts: {k.circuits} circuits, {k.intra_rack} through one OCS, "
+                   f"{k.inter_rack} through three (inter-rack)", title_justify="left")
+    for col in ("", "installed", "used"):
+        counts.add_column(col, justify="left" if not col else "right")
+    inst, used = k.installed, k.used
+    counts.add_row("accelerators", str(inst.accelerators), str(used.accelerators))
+    counts.add_row("accelerator ports", str(inst.accelerator_ports), str(used.accelerator_ports))
+    for a, b in zip(inst.levels, used.levels, strict=True):
+        below = "accelerator" if a.level == 1 else f"level {a.level - 1}"
+        counts.add_row(f"level {a.level} {a.technology} devices", str(a.devices), str(b.devices))
+        counts.add_row(f"level {a.level} device ports", str(a.ports), str(b.ports))
+        counts.add_row(f"level {a.level} logical switches", str(a.logical), str(b.logical))
+        counts.add_row(f"{below} - level {a.level} {a.medium} links", str(a.links_below), str(b.links_below))
+    counts.add_row(f"converters ({inst.converter_kind})", str(inst.converters), str(used.converters))
+    return gens, counts
+
+
+def _report_realization(c: Circuits, target: str | None, quiet: bool = False) -> None:
+    console = err if quiet or target == "-" else out
+    for table in realization_tables(c):
+        console.print(table)
+    for note in c.notes:
+        console.print(f"note: {note}", markup=False)
+    emit_json(dumps_circuits(c), target)
+
+
+@app.command("realize")
+@handle_errors
+def realize_command(
+    plan_path: Annotated[Path, typer.Argument(metavar="PLAN", help="plan JSON (ocsplan solve --json)")],
+    fabric: Annotated[Path, typer.Option(help="fabric TOML file (simulate/fabrics/)")],
+    out_path: Annotated[str | None, typer.Option("--out", help="write circuits JSON to PATH, or - for stdout")] = None,
+    placement: Annotated[
+        str, typer.Option(help="contiguous, bits (the plan's generators pick the rack bits) or bits:4,3,2,1,0")
+    ] = "contiguous",
+) -> None:
+    """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    plan = load_plan(plan_path)
+    problems = check_plan(plan)
+    if problems:
+        raise PlanError(f"{plan_path}: {problems[0]}")
+    _report_realization(_realize_plan(plan, fabric, placement), out_path)
+
+
+@app.command("validate")
+@handle_errors
+def validate_command(
+    circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
+    plan_path: Annotated[
+        Path | None, typer.Option("--plan", help="also check every schedule transfer of this plan")] = None,
+) -> None:
+    """Check a circuits file independently of the realizer; faults one per line, exit 1."""
+    circuits = load_circuits(circuits_path)
+    plan = load_plan(plan_path) if plan_path is not None else None
+    faults = validate_circuits(circuits, plan)
+    for fault in faults:
+        out.print(str(fault), markup=False, soft_wrap=True)
+    if faults:
+        raise _fail(f"{circuits_path}: {len(faults)} fault(s)", 1)
+    demands = sum(1 for _ in circuits.routes)
+    out.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
+              f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
+              + (f", every transfer of {plan_path} has a circuit" if plan is not None else ""), markup=False)
+
+
 # -- simlette (issue 5): simulate and sweep ------------------------------------------------
 
 
@@ -271,16 +369,18 @@ def simulate(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
     fabric: Annotated[Path, typer.Option(help="fabric file, e.g. simulate/fabrics/ocs-single.toml")],
     mode: Annotated[str, typer.Option(help="ideal, message or flit")] = "message",
-    buffer: Annotated[str | None, typer.Option(help="receive buffer per accelerator port and channel (default unlimited)")] = None,
+    buffer: Annotated[
+        str | None, typer.Option(help="receive buffer per accelerator port and channel (default unlimited)")
+    ] = None,
     switch_buffer: Annotated[str | None, typer.Option(help="input buffer per switch port (default unlimited)")] = None,
     order: Annotated[str, typer.Option(help="send order in a phase: program or rank")] = "program",
     barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
-    json_out: Annotated[str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
+    ] = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
-    from .fabrics import load_fabric
-    from .plan import load_plan
     from .simlette import dumps_report, simulate_plan
 
     plan = load_plan(plan_path)
@@ -328,9 +428,8 @@ def sweep(
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
-    from .fabrics import load_fabric
-    from .plan import load_plan
-    from .simlette.sweep import payload_range, sweep as run_sweep, write_csv, write_plot
+    from .simlette.sweep import payload_range, write_csv, write_plot
+    from .simlette.sweep import sweep as run_sweep
 
     low, _, high = payloads.partition(":")
     sizes = payload_range(_value(parse_bytes, low, "--payloads"), _value(parse_bytes, high or low, "--payloads"))

@@ -11,13 +11,13 @@ every preset; replacing the switch by an OCS pass-through (10 ns) gives the
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError
+from .files import read_toml
 from .units import parse_rate, parse_time
 
 __all__ = [
@@ -144,9 +144,10 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
             raise fail("latency", f"unknown preset {latency_raw!r} (use {', '.join(LATENCY_PRESETS)})")
         latency = LATENCY_PRESETS[latency_raw]
     elif isinstance(latency_raw, Mapping):
-        base = LATENCY_PRESETS[str(latency_raw.get("preset", "nominal"))] if latency_raw.get("preset", "nominal") in LATENCY_PRESETS else None
-        if base is None:
-            raise fail("latency.preset", f"unknown preset {latency_raw.get('preset')!r}")
+        preset = latency_raw.get("preset", "nominal")
+        if preset not in LATENCY_PRESETS:
+            raise fail("latency.preset", f"unknown preset {preset!r}")
+        base = LATENCY_PRESETS[preset]
         values = {}
         for key in ("endpoint", "protocol", "cable", "eps_switch", "ocs_switch"):
             if key in latency_raw:
@@ -215,13 +216,4 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
 
 def load_fabric(path: str | Path) -> FabricSpec:
     """Read and validate a fabric TOML file (errors name file and field)."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InstanceError(source, "", f"cannot read file: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InstanceError(source, "toml", f"syntax error: {exc}") from None
-    return parse_fabric(data, source)
+    return parse_fabric(read_toml(path), str(path))

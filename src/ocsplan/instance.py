@@ -7,13 +7,13 @@ line and exit with status 2.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError
+from .files import read_toml, toml_data
 from .schedules import COLLECTIVES, SCHEDULES
 from .units import parse_bytes, parse_rate, parse_time
 
@@ -291,23 +291,12 @@ def parse_instance(data: Mapping[str, Any], source: str = "<instance>") -> Insta
 
 def loads_instance(text: str, source: str = "<instance>") -> Instance:
     """Parse instance TOML text."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InstanceError(source, "toml", f"syntax error: {exc}") from None
-    return parse_instance(data, source)
+    return parse_instance(toml_data(text, source), source)
 
 
 def load_instance(path: str | Path) -> Instance:
     """Read and validate an instance file."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InstanceError(source, "", f"cannot read file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InstanceError(source, "", "not a UTF-8 text file") from None
-    return loads_instance(text, source)
+    return parse_instance(read_toml(path), str(path))
 
 
 def _toml_value(value: object) -> str:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 
 from .cayley import (
     Topology,
+    axis_generators,
     compress,
     expand,
     mask_of,
@@ -30,15 +29,16 @@ from .cayley import (
 )
 from .cost import demand_cost
 from .errors import PlanError
+from .files import read_json, read_text, write_atomic
 from .instance import Instance
 from .schedules import SCHEDULES
 
 __all__ = [
     "SCHEMA",
     "AxisPlan",
+    "Decision",
     "DemandChoice",
     "DemandPlan",
-    "Decision",
     "GeneratorPlan",
     "MeshPlan",
     "Plan",
@@ -181,6 +181,12 @@ def _check_groups(groups: Groups, block: Sequence[int], where: str) -> None:
         raise PlanError(f"{where}: layers {list(map(list, groups))} do not partition bits {list(block)}")
 
 
+def _generator_order(item: tuple[tuple[str, int], int]) -> tuple[bool, bool, int, int]:
+    """Cube generators first (high bits first), then folds by weight, rings last."""
+    (kind, mask), _ = item
+    return kind != "cube", kind == "ring", popcount(mask), -mask
+
+
 def assemble(
     instance: Instance,
     decision: Decision,
@@ -237,7 +243,7 @@ def assemble(
                 topo_of[(m, i, k)] = topo
     generators = tuple(
         GeneratorPlan(mask, p, kind)
-        for (kind, mask), p in sorted(mult.items(), key=lambda kv: (kv[0][0] != "cube", kv[0][0] == "ring", popcount(kv[0][1]), -kv[0][1]))
+        for (kind, mask), p in sorted(mult.items(), key=_generator_order)
     )
     host = {g.mask for g in generators if g.kind != "ring"}
     meshes = []
@@ -247,7 +253,7 @@ def assemble(
         for i, axis in enumerate(mesh.axes):
             block = decision.partitions[m][i]
             ring = (m, i) in decision.rings
-            inside = sorted(compress(g, block) for g in host if g & ~mask_of(block) == 0)
+            inside = [compress(g, block) for g in axis_generators(host, block)]
             if ring:
                 name, degree = "ring", 2
             else:
@@ -428,36 +434,11 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
 
 
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{source}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise PlanError(f"{source}: expected a JSON object")
-    return plan_from_dict(data, source)
+    return plan_from_dict(read_json(text, source), source)
 
 
 def load_plan(path: str | Path) -> Plan:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    return loads_plan(text, str(path))
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename (never half-written)."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    return loads_plan(read_text(path, lambda msg: PlanError(f"{path}: {msg}")), str(path))
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:
@@ -572,11 +553,12 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
                         for u in sorted(expand(x, block) for x in sched.uses(topo))
                     ]
                     for group in d.groups:
-                        for g in sub_masks(group):
-                            if ("cube" if popcount(g) == 1 else "fold", g) not in mult:
-                                problems.append(f"{here}: layer generator {mask_to_str(g, n)} not in the host")
+                        for layer_gen in sub_masks(group):
+                            if ("cube" if popcount(layer_gen) == 1 else "fold", layer_gen) not in mult:
+                                problems.append(f"{here}: layer generator {mask_to_str(layer_gen, n)} not in the host")
                 if sorted(d.uses) != sorted(k[1] for k in keys):
-                    problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]} but the schedule drives {[mask_to_str(k[1], n) for k in keys]}")
+                    drives = [mask_to_str(k[1], n) for k in keys]
+                    problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]}, the schedule drives {drives}")
                 available = min((mult.get(key, 0) for key in keys), default=1)
                 if d.multiplicity > available:
                     problems.append(f"{here}: multiplicity {d.multiplicity} > {available} circuits")
@@ -587,15 +569,14 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
                 volume = form.volume(d.payload_bytes)
                 time = form.h * fabric_latency + volume / (d.multiplicity * fabric_rate)
                 if form.h != d.phases or not _close(volume, d.volume_bytes):
-                    problems.append(f"{here}: closed form gives h={form.h}, v={volume}, plan says h={d.phases}, v={d.volume_bytes}")
+                    problems.append(
+                        f"{here}: closed form gives h={form.h}, v={volume}; plan says h={d.phases}, v={d.volume_bytes}"
+                    )
                 if not _close(time, d.time_s):
                     problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
                 objective += d.weight * time
             if not axis.ring:
-                inside = sorted(
-                    compress(g.mask, block) for g in plan.generators
-                    if g.kind != "ring" and g.mask & ~mask_of(block) == 0
-                )
+                inside = axis_generators((g.mask for g in plan.generators if g.kind != "ring"), block)
                 if axis.degree != len(inside):
                     problems.append(f"{where}: degree {axis.degree} but {len(inside)} generators lie in the block")
     if not _close(objective, plan.objective_s, 1e-9):

@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 from .cayley import Topology, fold_masks, profile_folds, sub_masks
@@ -34,9 +34,13 @@ __all__ = ["integer_partitions", "plan_heuristic", "shape_options"]
 Shape = tuple[int, ...]
 Groups = tuple[tuple[int, ...], ...]
 RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
+FINALISTS = 4  # partitions that get descents to convergence after one screening pass,
+FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
+MAX_FINALISTS = 32  # up to this many
+MAX_PASSES = 4
 
 
-@lru_cache(maxsize=None)
+@cache
 def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, ...]:
     """Partitions of ``total`` into non-increasing parts, largest parts first."""
     if total == 0:
@@ -58,10 +62,25 @@ class Option:
     v_factor: float
 
 
-def _candidate_schedules(demand: Demand) -> list[str]:
+# Order of preference among options that tie exactly (paper Table 6 names the
+# volume-optimised one-shot on K4, where it ties with coset-factored parallel).
+PREFERENCE = (
+    "one-shot-dvo", "coset-factored-parallel", "rs-ag-parallel", "coset-factored", "rs-ag",
+    "one-shot", "recursive-doubling", "ring", "layered", "layered-parallel", "bruck-parallel", "bruck",
+)
+# On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
+# least one payload per phase, so coset-factored parallel (h = l, v = sigma)
+# dominates them; "auto" skips them there (their trees are costly to build).
+_FLOODING = frozenset({"one-shot", "one-shot-dvo"})
+
+
+def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
     if demand.schedule != "auto":
         return [demand.schedule]
-    return [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+    names = [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+    if layers >= 2:
+        names = [x for x in names if x not in _FLOODING]
+    return sorted(names, key=lambda x: PREFERENCE.index(x) if x in PREFERENCE else len(PREFERENCE))
 
 
 @lru_cache(maxsize=65536)
@@ -77,7 +96,7 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option
         if not on_profile and sh == shape:
             continue
         topo = Topology.from_profile(sh)
-        for name in _candidate_schedules(demand):
+        for name in _candidate_schedules(demand, len(sh)):
             sched = SCHEDULES[name]
             if on_profile and sched.cube_only and shape != cube:
                 continue  # runs on the unit masks: listed with the cube
@@ -247,7 +266,7 @@ def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...]
 class _Eval:
     objective: float
     ports: int
-    choices: list[tuple[int, bool]]  # per demand (flattened): option index, on_profile
+    choices: list[int]  # per demand (flattened): index of its chosen option
     levels: dict[object, int]
 
 
@@ -270,9 +289,9 @@ class _Search:
         if shape == RING:
             return tuple((b,) for b in block)
         taken: set[int] = set()
-        for k, groups in enumerate(self.profiles):
+        for k, profile in enumerate(self.profiles):
             if k != j and self.shapes[k] != RING:
-                for g in groups:
+                for g in profile:
                     if len(g) >= 2:
                         taken.update(fold_masks(g))
         other_blocks = [set(self.blocks[k]) for k in self.others[j]]
@@ -337,60 +356,33 @@ class _Search:
             else:
                 prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))))
                 unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
-            for opts in ctx.options(ax, shapes[j]):
-                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in opts])
-        if any(not opts for opts in demand_opts):
+            for axis_opts in ctx.options(ax, shapes[j]):
+                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
+        if any(not entry for entry in demand_opts):
             return None
-        level = dict.fromkeys(weight, 1)
-        spare = fabric.ports - base
-        eff = [1] * len(sets)
-        objective = _total(demand_opts, eff)
-        members_of = [tuple(s) for s in sets]
-        while spare > 0:
-            best: tuple[float, int, int, int] | None = None  # ratio, -cost, set, target
-            for s, members in enumerate(members_of):
-                lo = eff[s]
-                top = lo + max(1, spare)
-                for target in range(lo + 1, top + 1):
-                    cost = sum(weight[g] * (target - level[g]) for g in members if level[g] < target)
-                    if cost > spare:
-                        break
-                    trial = [
-                        min(max(level[g], target) if g in members else level[g] for g in ms)
-                        for ms in members_of
-                    ]
-                    value = _total(demand_opts, trial)
-                    gain = objective - value
-                    if gain <= objective * 1e-12:
-                        if target - lo >= 3:
-                            break
-                        continue
-                    ratio = gain / cost
-                    key = (ratio, -cost, -s, -target)
-                    if best is None or key > best:
-                        best = key
-            if best is None:
-                break
-            _, neg_cost, neg_s, neg_target = best
-            s, target = -neg_s, -neg_target
-            for g in members_of[s]:
-                level[g] = max(level[g], target)
-            spare += neg_cost
-            eff = [min(level[g] for g in ms) for ms in members_of]
-            objective = _total(demand_opts, eff)
+        keys = list(weight)
+        index = {key: i for i, key in enumerate(keys)}
+        objective, levels, eff = allocate(
+            [[index[g] for g in members] for members in sets],
+            [weight[key] for key in keys],
+            demand_opts,
+            fabric.ports - base,
+        )
         choices = []
-        for opts in demand_opts:
-            costs = [lat + vol / eff[s] for lat, vol, s in opts]
-            k = min(range(len(opts)), key=lambda x: (costs[x], x))
-            choices.append((k, eff[opts[k][2]]))
-        used = sum(weight[g] * level[g] for g in level)
-        return _Eval(objective, used, [(k, bool(p)) for k, p in choices], level)
+        for entry in demand_opts:
+            costs = [lat + vol / eff[s] for lat, vol, s in entry]
+            choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
+        used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
+        return _Eval(objective, used, choices, {key: levels[i] for i, key in enumerate(keys)})
 
-    def descend(self, max_passes: int = 4) -> _Eval | None:
+    def descend(self, max_passes: int, current: _Eval | None = None) -> tuple[_Eval | None, bool]:
+        """Coordinate descent over the axes' profiles; returns the result and
+        whether it converged (a full pass without improvement)."""
         ctx = self.ctx
-        current = self.evaluate(self.profiles, self.shapes)
         if current is None:
-            return None
+            current = self.evaluate(self.profiles, self.shapes)
+        if current is None:
+            return None, True
         order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
         for _ in range(max_passes):
             improved = False
@@ -417,12 +409,111 @@ class _Search:
                     self.profiles[j], self.shapes[j], current = pick
                     improved = True
             if not improved:
-                break
-        return current
+                return current, True
+        return current, False
 
 
 def _total(demand_opts: Sequence[Sequence[tuple[float, float, int]]], eff: Sequence[int]) -> float:
     return sum(min(lat + vol / eff[s] for lat, vol, s in opts) for opts in demand_opts)
+
+
+def allocate(
+    sets: list[list[int]],
+    weights: list[int],
+    demand_opts: list[list[tuple[float, float, int]]],
+    spare: int,
+) -> tuple[float, list[int], list[int]]:
+    """Greedy multiplicities: raise the generators of one set at a time, best time saved per port.
+
+    ``sets[s]`` are generator indices; ``weights[g]`` ports per unit of generator g;
+    each demand's options are (latency seconds, volume seconds at p = 1, set).
+    A demand runs at its set's effective multiplicity, the smallest level among
+    the set's generators. Moves raise a set by one level; only when no such move
+    helps are larger jumps tried (an option may pay off only beyond p + 1).
+    Returns the objective, the level of every generator and of every set.
+    """
+    count = len(sets)
+    level = [1] * len(weights)
+    eff = [1] * count
+    member = [set(ms) for ms in sets]
+    inside = [[t for t in range(count) if member[t] <= member[s]] for s in range(count)]
+    partial = [
+        [t for t in range(count) if member[t] & member[s] and not member[t] <= member[s]]
+        for s in range(count)
+    ]
+    users: list[list[int]] = [[] for _ in range(count)]
+    for d, opts in enumerate(demand_opts):
+        for _, _, t in opts:
+            if d not in users[t]:
+                users[t].append(d)
+    cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
+    total = sum(cost)
+
+    minima: dict[int, list[tuple[int, int, int]]] = {}
+
+    def split_minima(s: int) -> list[tuple[int, int, int]]:
+        """Sets t partially overlapping s, with their min level outside and inside s."""
+        if s not in minima:
+            minima[s] = [
+                (t, min(level[g] for g in sets[t] if g not in member[s]),
+                 min(level[g] for g in sets[t] if g in member[s]))
+                for t in partial[s]
+            ]
+        return minima[s]
+
+    def trial(s: int, target: int) -> tuple[float, int, dict[int, int]] | None:
+        extra = sum(weights[g] * (target - level[g]) for g in sets[s] if level[g] < target)
+        if extra > spare or extra == 0:
+            return None
+        changed: dict[int, int] = {}
+        for t in inside[s]:
+            if eff[t] < target:
+                changed[t] = target
+        for t, out_min, in_min in split_minima(s):
+            new = min(out_min, max(in_min, target))
+            if new != eff[t]:
+                changed[t] = new
+        gain = 0.0
+        seen: set[int] = set()
+        for t in changed:
+            for d in users[t]:
+                if d in seen:
+                    continue
+                seen.add(d)
+                new_cost = min(lat + vol / changed.get(u, eff[u]) for lat, vol, u in demand_opts[d])
+                gain += cost[d] - new_cost
+        return gain, extra, changed
+
+    while spare > 0:
+        best: tuple[float, int, int, int] | None = None  # ratio, -extra, -set, -target
+        for jumps in (False, True):
+            for s in range(count):
+                targets = range(eff[s] + 2, eff[s] + 1 + spare) if jumps else (eff[s] + 1,)
+                for target in targets:
+                    result = trial(s, target)
+                    if result is None:
+                        if jumps:
+                            break
+                        continue
+                    gain, extra, _ = result
+                    if gain <= total * 1e-12:
+                        continue
+                    key = (gain / extra, -extra, -s, -target)
+                    if best is None or key > best:
+                        best = key
+            if best is not None:
+                break
+        if best is None:
+            break
+        s, target = -best[2], -best[3]
+        spare += best[1]
+        for g in sets[s]:
+            level[g] = max(level[g], target)
+        eff = [min(level[g] for g in ms) for ms in sets]
+        minima.clear()
+        cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
+        total = sum(cost)
+    return total, level, eff
 
 
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
@@ -438,7 +529,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
         if shape == RING:
             rings.add((ax.mesh, ax.index))
         for d in ax.demands:
-            k, _ = result.choices[flat]
+            k = result.choices[flat]
             flat += 1
             if shape == RING:
                 choices[ax.mesh][ax.index].append(
@@ -464,19 +555,32 @@ def plan_heuristic(instance: Instance) -> Plan:
     """Plan ``instance`` with the staged heuristic search. Deterministic."""
     start = time.perf_counter()
     ctx = _Context(instance)
-    best: tuple[float, int, int] | None = None
-    best_state: tuple[_Search, _Eval] | None = None
+    # one descent pass on every partition, then the most promising ones to convergence
+    screened: list[tuple[float, int, int, _Search, _Eval, bool]] = []
     for idx, partition in enumerate(candidate_partitions(instance)):
         search = _Search(ctx, partition)
-        result = search.descend()
-        if result is None:
-            continue
+        result, done = search.descend(1)
+        if result is not None:
+            screened.append((result.objective, result.ports, idx, search, result, done))
+    screened.sort(key=lambda item: item[:3])
+    best: tuple[float, int, int] | None = None
+    best_state: tuple[_Search, _Eval] | None = None
+    if not screened:
+        raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports")
+    # finalists: the best few, plus every partition whose first pass came close
+    cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
+    finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
+    for objective, ports, idx, search, result, done in finalists[:MAX_FINALISTS]:
+        if not done:
+            result, _ = search.descend(MAX_PASSES - 1, result)
+            assert result is not None
         key = (result.objective, result.ports, idx)
         if best is None or key[0] < best[0] * (1 - 1e-12) or (
             math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]
         ):
             best = key
             best_state = (search, result)
+        del objective, ports
     if best_state is None:
         raise InfeasibleError(
             f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports"

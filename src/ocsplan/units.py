@@ -95,12 +95,12 @@ def parse_rate(value: object) -> float:
 def format_bytes(nbytes: float) -> str:
     """Human-readable size with binary prefixes where exact ("4KiB"), else decimal."""
     n = float(nbytes)
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{int(n // scale)}{unit}"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.4g}{unit}"
+    for unit, binary in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= binary and n % binary == 0:
+            return f"{int(n // binary)}{unit}"
+    for unit, decimal in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= decimal:
+            return f"{n / decimal:.4g}{unit}"
     return f"{n:.4g}B"
 
 

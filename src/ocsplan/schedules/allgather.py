@@ -97,18 +97,37 @@ def _uses(topo: Topology, parallel: bool) -> frozenset[int]:
     return frozenset(g for layer in _layers(topo, parallel) for g in layer)
 
 
-for _parallel in (False, True):
+def _register(parallel: bool) -> None:
+    def valid(topo: Topology) -> bool:
+        return topo.connected
+
+    def cost(topo: Topology) -> ClosedForm:
+        return _cost(topo, parallel)
+
+    def uses(topo: Topology) -> frozenset[int]:
+        return _uses(topo, parallel)
+
+    def build(topo: Topology, payload: int) -> Program:
+        return _build(topo, payload, parallel)
+
+    def layers(topo: Topology) -> tuple[tuple[int, ...], ...]:
+        return tuple(_layers(topo, parallel))
+
     register(Schedule(
-        name="layered-parallel" if _parallel else "layered",
+        name="layered-parallel" if parallel else "layered",
         collective="all-gather",
         description=(
             "l chunks of the layered gather in rotated layer orders; every layer busy"
-            if _parallel
+            if parallel
             else "gather over one tiling layer per phase, smaller radix first"
         ),
-        valid=lambda t: t.connected,
-        cost=lambda t, p=_parallel: _cost(t, p),
-        uses=lambda t, p=_parallel: _uses(t, p),
-        build=lambda t, payload, p=_parallel: _build(t, payload, p),
-        layers=lambda t, p=_parallel: tuple(_layers(t, p)),
+        valid=valid,
+        cost=cost,
+        uses=uses,
+        build=build,
+        layers=layers,
     ))
+
+
+for _parallel in (False, True):
+    _register(_parallel)

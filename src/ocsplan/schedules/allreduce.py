@@ -110,7 +110,7 @@ def _oneshot_build(topo: Topology, payload: int) -> Program:
     for k in range(1, (topo.diameter if topo.bits else 0) + 1):
         inside = [d for d in range(size) if dist[d] <= k - 1]
         nbytes = Fraction(payload * len(inside))
-        phase = []
+        phase: list[Transfer] = []
         for x in range(size):
             item = Item("raw", 1, translate(x, inside))
             phase.extend(Transfer(x, x ^ g, g, nbytes, (item,)) for g in gens)
@@ -137,35 +137,62 @@ register(Schedule(
 def balanced_parents(topo: Topology) -> dict[int, int]:
     """Translation-invariant shortest-path tree: label -> generator of its parent edge.
 
-    Per distance k, the labels at distance k are assigned parent generators so that
-    the largest count per generator is as small as possible (a bipartite b-matching,
-    solved by max-flow with a rising capacity).
+    Per distance k, each label at distance k picks a generator g with d XOR g at
+    distance k - 1 so that the largest count per generator is as small as
+    possible: greedy least-loaded assignment, then augmenting paths from a most
+    loaded generator to one at least two below it until none exists (the
+    optimality condition of min-max semi-matchings).
     """
-    import networkx as nx
-
     dist = topo.distances
     gens = sorted(topo.gens)
     parent: dict[int, int] = {}
     for k in range(1, (topo.diameter if topo.bits else 0) + 1):
         layer = [d for d in range(topo.size) if dist[d] == k]
         options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
-        cap = -(-len(layer) // len(gens))
-        while True:
-            graph = nx.DiGraph()
-            for d in layer:
-                graph.add_edge("s", ("d", d), capacity=1)
-                for g in options[d]:
-                    graph.add_edge(("d", d), ("g", g), capacity=1)
-            for g in gens:
-                graph.add_edge(("g", g), "t", capacity=cap)
-            value, flow = nx.maximum_flow(graph, "s", "t")
-            if value == len(layer):
-                break
-            cap += 1
+        load = dict.fromkeys(gens, 0)
+        owned: dict[int, list[int]] = {g: [] for g in gens}
         for d in layer:
-            chosen = [g for g in options[d] if flow[("d", d)].get(("g", g), 0) > 0]
-            parent[d] = chosen[0]
+            g = min(options[d], key=lambda x: (load[x], x))
+            parent[d] = g
+            load[g] += 1
+            owned[g].append(d)
+        while _rebalance(parent, options, load, owned):
+            pass
     return parent
+
+
+def _rebalance(
+    parent: dict[int, int], options: dict[int, list[int]], load: dict[int, int],
+    owned: dict[int, list[int]],
+) -> bool:
+    """Move one label off a most-loaded generator along an augmenting path."""
+    top = max(load.values())
+    for start in sorted(g for g, c in load.items() if c == top):
+        # breadth-first over generators; edge g -> g' when a label of g may use g'
+        came: dict[int, tuple[int, int]] = {}
+        queue = [start]
+        seen = {start}
+        while queue:
+            g = queue.pop(0)
+            for d in owned[g]:
+                for h in options[d]:
+                    if h in seen:
+                        continue
+                    seen.add(h)
+                    came[h] = (g, d)
+                    if load[h] <= top - 2:
+                        node = h
+                        while node != start:
+                            prev, label = came[node]
+                            owned[prev].remove(label)
+                            owned[node].append(label)
+                            parent[label] = node
+                            node = prev
+                        load[start] -= 1
+                        load[h] += 1
+                        return True
+                    queue.append(h)
+    return False
 
 
 def _dvo_counts(topo: Topology) -> list[dict[int, int]]:
@@ -198,7 +225,7 @@ def _dvo_build(topo: Topology, payload: int) -> Program:
         for d, g in parent.items():
             if dist[d] == k:
                 by_gen.setdefault(g, []).append(d)
-        phase = []
+        phase: list[Transfer] = []
         for x in range(topo.size):
             for g in sorted(by_gen):
                 # forward the contributions of s = x ^ g ^ d toward s ^ d = x ^ g
@@ -239,7 +266,7 @@ def _cf_build(topo: Topology, payload: int) -> Program:
     prefix = partial_sums(layers)
     phases = []
     for j, layer in enumerate(layers):
-        phase = []
+        phase: list[Transfer] = []
         for x in range(topo.size):
             item = Item("reduce", 1, translate(x, prefix[j]))
             phase.extend(Transfer(x, x ^ s, s, Fraction(payload), (item,)) for s in layer)
@@ -272,7 +299,7 @@ def _cfp_build(topo: Topology, payload: int) -> Program:
     orders = rotations(count)
     phases = []
     for t in range(count):
-        phase = []
+        phase: list[Transfer] = []
         for c, order in enumerate(orders):
             done = partial_sums([layers[j] for j in order])[t]
             for x in range(topo.size):
@@ -437,7 +464,7 @@ def _ring_build(topo: Topology, payload: int) -> Program:
     nbytes = Fraction(payload, size)
     phases = []
     for t in range(size - 1):  # reduce-scatter
-        phase = []
+        phase: list[Transfer] = []
         for i in range(size):
             src, dst = label[i], label[(i + 1) % size]
             srcs = 0

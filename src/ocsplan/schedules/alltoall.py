@@ -82,18 +82,37 @@ def _uses(topo: Topology, parallel: bool) -> frozenset[int]:
     return frozenset(g for layer in _layers(topo, parallel) for g in layer)
 
 
-for _parallel in (False, True):
+def _register(parallel: bool) -> None:
+    def valid(topo: Topology) -> bool:
+        return topo.connected
+
+    def cost(topo: Topology) -> ClosedForm:
+        return _cost(topo, parallel)
+
+    def uses(topo: Topology) -> frozenset[int]:
+        return _uses(topo, parallel)
+
+    def build(topo: Topology, payload: int) -> Program:
+        return _build(topo, payload, parallel)
+
+    def layers(topo: Topology) -> tuple[tuple[int, ...], ...]:
+        return tuple(_layers(topo, parallel))
+
     register(Schedule(
-        name="bruck-parallel" if _parallel else "bruck",
+        name="bruck-parallel" if parallel else "bruck",
         collective="all-to-all",
         description=(
             "l chunks of Bruck in rotated layer orders; priced by the narrowest layer"
-            if _parallel
+            if parallel
             else "radix-r Bruck: one tiling layer per phase"
         ),
-        valid=lambda t: t.connected,
-        cost=lambda t, p=_parallel: _cost(t, p),
-        uses=lambda t, p=_parallel: _uses(t, p),
-        build=lambda t, payload, p=_parallel: _build(t, payload, p),
-        layers=lambda t, p=_parallel: tuple(_layers(t, p)),
+        valid=valid,
+        cost=cost,
+        uses=uses,
+        build=build,
+        layers=layers,
     ))
+
+
+for _parallel in (False, True):
+    _register(_parallel)

@@ -213,10 +213,7 @@ def simulate_plan(
     source = ""
     if options.mode != "ideal":
         if tech == "ocs":
-            if circuits is not None:
-                cmap = circuits_from_realization(circuits)
-            else:
-                cmap = circuits_from_plan(plan, spec)
+            cmap = circuits_from_realization(circuits) if circuits is not None else circuits_from_plan(plan, spec)
             source = cmap.source
         elif tech == "hybrid":
             routes = hybrid_uplinks(plan, spec)

@@ -18,7 +18,8 @@ from ..cayley import expand
 from ..cost import phase_time
 from ..errors import InstanceError
 from ..fabrics import FabricSpec
-from ..plan import Plan, demand_topology, write_atomic
+from ..files import write_atomic
+from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES, closed_form
 from .fabric import check_fit, circuits_from_plan, hybrid_uplinks, technology
 from .simulate import SimOptions, network_factory, simulate_workload

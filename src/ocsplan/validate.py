@@ -1,0 +1,438 @@
+"""The independent validator of circuit files (``ocsplan validate``).
+
+Written apart from :mod:`ocsplan.realize`: it shares only the data classes and
+the reader of :mod:`ocsplan.circuits` and re-derives everything else, including
+the fabric's cabling (README "Fabric files": rail k of accelerator a enters
+port ``a % domain`` of level-1 device ``a // domain``; uplink ``down + i*fanout + j``
+of group r is port ``r*fanout + j`` of level-2 device i) and the ring's Gray
+order. It checks that each node port is used at most once; every circuit
+joins x and x XOR g (a ring neighbour for a ring); the multiplicities and the
+port budget; every cross-connect is a matching, carries exactly one circuit
+and, walked cable by cable, leads each circuit from its node port to its
+peer's along the recorded path; every routing table entry rides a circuit to
+its peer; and, given the plan, that every transfer of every schedule has a
+circuit. Each fault names node and port where one is known.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from .cayley import compress, expand, mask_of
+from .circuits import Circuits, generator_label, parse_label
+from .plan import Plan, demand_topology
+from .schedules import SCHEDULES
+
+__all__ = ["Fault", "validate"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One thing wrong with a circuit file."""
+
+    message: str
+    node: int | None = None
+    port: int | None = None
+    device: str | None = None
+
+    def __str__(self) -> str:
+        port = "-" if self.port is None else str(self.port)
+        if self.node is not None:
+            return f"node {self.node}, port {port}: {self.message}"
+        if self.device is not None:
+            return f"device {self.device}, port {port}: {self.message}"
+        return self.message
+
+
+def _ring_neighbours(mask: int, x: int) -> tuple[int, int]:
+    """(next, previous) of x on the Gray-code ring over the bits of ``mask``."""
+    bits = [b for b in range(mask.bit_length()) if mask >> b & 1]
+    local = compress(x & mask, bits)
+    pos, shift = local, local >> 1
+    while shift:  # inverse Gray code: prefix XOR
+        pos ^= shift
+        shift >>= 1
+    size = 1 << len(bits)
+    base = x & ~mask
+
+    def at(p: int) -> int:
+        p %= size
+        return base | expand(p ^ (p >> 1), bits)
+
+    return at(pos + 1), at(pos - 1)
+
+
+class _Checker:
+    """Collects faults; one instance per validation run."""
+
+    def __init__(self, c: Circuits) -> None:
+        self.c = c
+        self.faults: list[Fault] = []
+        self.world = c.plan.world
+        self.n = self.world.bit_length() - 1
+        self.kinds: dict[str, tuple[int, str, int]] = {}  # label -> (mask, kind, multiplicity)
+        self.port_owner: dict[int, str] = {}
+        self.peer_at: dict[tuple[int, int], tuple[int, int, str]] = {}  # from the circuits list
+        self.cross: dict[str, dict[int, int]] = {}  # device -> port -> partner
+
+    def fault(self, message: str, node: int | None = None, port: int | None = None,
+              device: str | None = None) -> None:
+        self.faults.append(Fault(message, node, port, device))
+
+    # -- header, generators, node table, circuits ------------------------------------
+
+    def header(self) -> bool:
+        c, f = self.c, self.c.fabric
+        ok = True
+        if self.world < 2 or self.world & (self.world - 1):
+            self.fault(f"plan world {self.world} is not a power of two")
+            return False
+        for i, level in enumerate(f.levels):
+            if level.technology != "ocs":
+                self.fault(f"fabric level {i + 1} is {level.technology}, not ocs")
+                ok = False
+        if len(c.placement.accelerator) != self.world:
+            self.fault(f"placement lists {len(c.placement.accelerator)} accelerators for {self.world} nodes")
+            return False
+        seen: dict[int, int] = {}
+        serving = f.serving_racks * f.rack_size
+        for x, a in enumerate(c.placement.accelerator):
+            if not 0 <= a < serving:
+                self.fault(f"placed on accelerator {a}, outside the {serving} serving accelerators", x)
+                ok = False
+            elif a in seen:
+                self.fault(f"placed on accelerator {a} like node {seen[a]}", x)
+                ok = False
+            seen[a] = x
+        if len(c.nodes) != self.world:
+            self.fault(f"node table has {len(c.nodes)} nodes for {self.world}")
+            ok = False
+        if c.ports_used > f.ports:
+            self.fault(f"{c.ports_used} ports used per node, fabric has {f.ports}")
+        two = len(f.levels) == 2
+        if two and (f.up != f.spines * f.fanout or f.groups * f.fanout > f.levels[1].down
+                    or f.domain > f.down or f.down + f.up > f.levels[0].radix):
+            self.fault("fabric wiring numbers are inconsistent with its levels")
+            ok = False
+        return ok
+
+    def generators(self) -> None:
+        c = self.c
+        total = 0
+        for g in c.generators:
+            try:
+                mask, kind = parse_label(g.label)
+            except ValueError:
+                self.fault(f"generator {g.label!r} is not a mask")
+                continue
+            if mask <= 0 or mask >> self.n:
+                self.fault(f"generator {g.label} is not a mask on {self.n} bits")
+            self.kinds[g.label] = (mask, kind, g.multiplicity)
+            want = 2 * g.multiplicity if kind == "ring" else g.multiplicity
+            if len(g.ports) < want:
+                self.fault(f"generator {g.label} has {len(g.ports)} ports for multiplicity {g.multiplicity}")
+            for port in g.ports:
+                if port in self.port_owner:
+                    self.fault(f"port index {port} given to {self.port_owner[port]} and {g.label}")
+                if not 0 <= port < c.fabric.ports:
+                    self.fault(f"generator {g.label}: port {port} outside 0..{c.fabric.ports - 1}")
+                self.port_owner[port] = g.label
+            total += len(g.ports)
+        if total != c.ports_used:
+            self.fault(f"generators take {total} ports, file says {c.ports_used} ports used")
+
+    def _peer_ok(self, label: str, x: int, y: int) -> bool:
+        mask, kind, _ = self.kinds[label]
+        if kind == "ring":
+            return y in _ring_neighbours(mask, x)
+        return y == x ^ mask
+
+    def circuits(self) -> None:
+        ports = self.c.fabric.ports
+        for circ in self.c.circuits:
+            ends = ((circ.a, circ.a_port, circ.b, circ.b_port), (circ.b, circ.b_port, circ.a, circ.a_port))
+            bad = False
+            for x, p, y, _ in ends:
+                if not 0 <= x < self.world:
+                    self.fault(f"circuit end outside 0..{self.world - 1}", x, p)
+                    bad = True
+                elif not 0 <= p < ports:
+                    self.fault(f"port outside 0..{ports - 1} (circuit to node {y})", x, p)
+                    bad = True
+            if bad:
+                continue
+            if circ.a == circ.b:
+                self.fault("circuit joins the node to itself", circ.a, circ.a_port)
+                continue
+            if circ.generator not in self.kinds:
+                self.fault(f"circuit to node {circ.b} has unknown generator {circ.generator}", circ.a, circ.a_port)
+            elif not self._peer_ok(circ.generator, circ.a, circ.b):
+                mask, kind, _ = self.kinds[circ.generator]
+                want = "a ring neighbour" if kind == "ring" else f"node {circ.a ^ mask}"
+                self.fault(f"wrong peer: generator {circ.generator} joins node {circ.b}, expected {want}",
+                           circ.a, circ.a_port)
+            for x, p, y, q in ends:
+                if (x, p) in self.peer_at:
+                    other = self.peer_at[(x, p)][0]
+                    self.fault(f"port used twice: circuits to node {other} and to node {y}", x, p)
+                else:
+                    self.peer_at[(x, p)] = (y, q, circ.generator)
+                owner = self.port_owner.get(p)
+                if owner is not None and owner != circ.generator:
+                    self.fault(f"circuit of generator {circ.generator} on a port of {owner}", x, p)
+        for x, node in enumerate(self.c.nodes[: self.world]):
+            listed = set()
+            for e in node:
+                if e.port in listed:
+                    self.fault("port used twice in the node table", x, e.port)
+                listed.add(e.port)
+                if self.peer_at.get((x, e.port)) != (e.peer, e.peer_port, e.generator):
+                    got = self.peer_at.get((x, e.port))
+                    what = "no circuit" if got is None else f"the circuit to node {got[0]} port {got[1]}"
+                    self.fault(f"node table says node {e.peer} port {e.peer_port} ({e.generator}), "
+                               f"circuits list has {what}", x, e.port)
+        table = {(x, e.port) for x, node in enumerate(self.c.nodes) for e in node}
+        for (x, p), (y, _, _) in sorted(self.peer_at.items()):
+            if (x, p) not in table:
+                self.fault(f"circuit to node {y} missing from the node table", x, p)
+
+    def multiplicities(self) -> None:
+        count: Counter[tuple[str, int, int]] = Counter()
+        for circ in self.c.circuits:
+            count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        for label, (mask, kind, mult) in self.kinds.items():
+            port = next((g.ports[0] for g in self.c.generators if g.label == label and g.ports), None)
+            for x in range(self.world):
+                if kind == "ring":
+                    y, prev = _ring_neighbours(mask, x)
+                    want = 2 * mult if y == prev else mult  # a ring of two is a double edge
+                    if y == prev and x > y:
+                        continue
+                else:
+                    y, want = x ^ mask, mult
+                    if x > y:
+                        continue
+                have = count[(label, min(x, y), max(x, y))]
+                if have != want:
+                    self.fault(f"generator {label} joins it to node {y} by {have} circuit(s), "
+                               f"multiplicity asks {want}", x, port)
+
+    # -- devices: matching, cabling, end-to-end walk ------------------------------------
+
+    def devices(self) -> None:
+        c, f = self.c, self.c.fabric
+        two = len(f.levels) == 2
+        rank_at = {a: x for x, a in enumerate(c.placement.accelerator)}
+        for d in c.devices:
+            radix = f.levels[d.level - 1].radix if 1 <= d.level <= len(f.levels) else 0
+            table = self.cross.setdefault(d.id, {})
+            for p, q in d.cross_connects:
+                for port, other in ((p, q), (q, p)):
+                    if not 0 <= port < radix:
+                        self._device_fault(d.id, port, f"port outside the radix {radix}", rank_at)
+                    elif port == other:
+                        self._device_fault(d.id, port, "cross-connected to itself", rank_at)
+                    elif port in table and table[port] != other:
+                        self._device_fault(d.id, port, f"not a matching: cross-connected to ports {table[port]} "
+                                           f"and {other}", rank_at)
+                    else:
+                        table[port] = other
+        used: Counter[tuple[str, int, int]] = Counter()
+        for circ in c.circuits:
+            if (circ.a, circ.a_port) not in self.peer_at or not 0 <= circ.b < self.world:
+                continue
+            hops = self._walk(circ.a, circ.a_port, rank_at, two)
+            if hops is None:
+                continue
+            walked, end = hops
+            for dev, p, q in walked:
+                used[(dev, min(p, q), max(p, q))] += 1
+            if end != (circ.b, circ.b_port):
+                got = "nowhere" if end is None else f"node {end[0]} port {end[1]}"
+                self.fault(f"circuit to node {circ.b} port {circ.b_port} arrives at {got} through the "
+                           "cross-connects", circ.a, circ.a_port)
+            elif tuple(walked) != tuple((h.device, h.enter, h.leave) for h in circ.path):
+                self.fault(f"recorded path to node {circ.b} differs from the cross-connects "
+                           f"({len(circ.path)} hops recorded, {len(walked)} walked)", circ.a, circ.a_port)
+        for d in c.devices:
+            for p, q in d.cross_connects:
+                key = (d.id, min(p, q), max(p, q))
+                if used[key] > 1:
+                    self._device_fault(d.id, p, f"cross-connect [{p}, {q}] carries {used[key]} circuits", rank_at)
+                elif used[key] == 0 and self.cross.get(d.id, {}).get(p) == q:
+                    self._device_fault(d.id, p, f"cross-connect [{p}, {q}] carries no circuit", rank_at)
+
+    def _device_fault(self, device: str, port: int, message: str, rank_at: dict[int, int]) -> None:
+        """Name the node behind a level-1 down port when there is one."""
+        f = self.c.fabric
+        try:
+            level, rail, group = int(device[1]), int(device[4:6]), int(device[8:])
+        except (ValueError, IndexError):
+            level, rail, group = 0, 0, 0
+        if level == 1 and 0 <= port < f.domain and group * f.domain + port in rank_at:
+            node = rank_at[group * f.domain + port]
+            self.fault(f"device {device} port {port}: {message}", node, rail)
+        else:
+            self.fault(message, None, port, device)
+
+    def _walk(self, x: int, k: int, rank_at: dict[int, int], two: bool
+              ) -> tuple[list[tuple[str, int, int]], tuple[int, int] | None] | None:
+        """Follow node x's port k through cables and cross-connects to the far node."""
+        f = self.c.fabric
+        acc = self.c.placement.accelerator[x]
+        group, port = divmod(acc, f.domain)
+        dev = f"L1.k{k:02d}.{'r' if two else 'd'}{group:02d}"
+        walked: list[tuple[str, int, int]] = []
+        for _ in range(3):
+            partner = self.cross.get(dev, {}).get(port)
+            if partner is None:
+                self.fault(f"device {dev} port {port} has no cross-connect on the way", x, k)
+                return walked, None
+            walked.append((dev, port, partner))
+            if dev.startswith("L1"):
+                if partner < f.domain:
+                    far = rank_at.get(group * f.domain + partner)
+                    return walked, None if far is None else (far, k)
+                up = partner - f.down
+                if not two or not 0 <= up < f.up:
+                    self.fault(f"device {dev} port {partner} is not cabled", x, k)
+                    return walked, None
+                spine, j = divmod(up, f.fanout)
+                dev, port = f"L2.k{k:02d}.d{spine:02d}", group * f.fanout + j
+            else:
+                group, j = divmod(partner, f.fanout)
+                spine = int(dev[8:])
+                if group >= f.groups:
+                    self.fault(f"device {dev} port {partner} is not cabled", x, k)
+                    return walked, None
+                dev, port = f"L1.k{k:02d}.r{group:02d}", f.down + spine * f.fanout + j
+        self.fault("path does not return to an accelerator within three devices", x, k)
+        return walked, None
+
+    # -- routing tables and schedules -------------------------------------------------
+
+    def routes(self) -> None:
+        for r in self.c.routes:
+            name = f"{r.schedule} (mesh {r.mesh} axis {r.axis} demand {r.demand})"
+            if len(r.table) != self.world:
+                self.fault(f"routing table of {name} has {len(r.table)} nodes")
+                continue
+            for x, phases in enumerate(r.table):
+                for ph, sends in enumerate(phases):
+                    for peer, ports in sends:
+                        if len(ports) < r.multiplicity:
+                            self.fault(f"{name} phase {ph}: {len(ports)} port(s) to node {peer}, "
+                                       f"multiplicity {r.multiplicity}", x)
+                        for p in ports:
+                            got = self.peer_at.get((x, p))
+                            if got is None or got[0] != peer:
+                                what = "no circuit" if got is None else f"a circuit to node {got[0]}"
+                                self.fault(f"{name} phase {ph} sends to node {peer} on this port, which has {what}",
+                                           x, p)
+
+    def against_plan(self, plan: Plan) -> None:
+        c = self.c
+        if plan.world != self.world:
+            self.fault(f"plan has {plan.world} nodes, circuits file {self.world}")
+            return
+        want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
+        if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
+            self.fault("generators or multiplicities differ from the plan")
+        if plan.ports_used > plan.ports:
+            self.fault(f"plan uses {plan.ports_used} ports of {plan.ports}")
+        if c.ports_used != plan.ports_used + c.reserved_ports:
+            self.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
+        pairs: Counter[tuple[int, int]] = Counter()
+        for circ in c.circuits:
+            pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        port_of = {g.label: g.ports[0] for g in c.generators if g.ports}
+        routes = {(r.mesh, r.axis, r.demand): r for r in c.routes}
+        for mesh in plan.meshes:
+            for a, axis in enumerate(mesh.axes):
+                block = mask_of(axis.bits)
+                glob = [expand(local, axis.bits) for local in range(axis.size)]
+                bases = [x for x in range(self.world) if not x & block]
+                for k, d in enumerate(axis.demands):
+                    name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
+                    program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits), d.payload_bytes)
+                    expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
+                    sent = set().union(*expect)
+                    self._coverage(name, axis.ring, axis.bits, glob, bases, sent, pairs, d.multiplicity, port_of)
+                    route = routes.get((mesh.name, a, k))
+                    if route is None:
+                        self.fault(f"no routing table for {name}")
+                        continue
+                    self._route_matches(name, route.table, expect, glob, bases)
+
+    def _coverage(self, name: str, ring: bool, bits: tuple[int, ...], glob: list[int], bases: list[int],
+                  sent: set[tuple[int, int]], pairs: Counter[tuple[int, int]], mult: int,
+                  port_of: dict[str, int]) -> None:
+        """Every (src, dst) the schedule sends on, in every coset, has ``mult`` circuits."""
+        if ring:
+            for base in bases:
+                for s, t in sorted(sent):
+                    x, y = base | glob[s], base | glob[t]
+                    if pairs[(min(x, y), max(x, y))] < mult:
+                        self.fault(f"missing circuit: {name} sends to node {y} but fewer than {mult} "
+                                   "circuit(s) join them", x)
+            return
+        by_gen: dict[int, set[int]] = defaultdict(set)
+        for s, t in sent:
+            by_gen[s ^ t].add(s)
+        for g, srcs in sorted(by_gen.items()):
+            big = expand(g, bits)
+            short = [x for x in range(self.world) if pairs[(min(x, x ^ big), max(x, x ^ big))] < mult]
+            label = generator_label(big, "cube" if big.bit_count() == 1 else "fold", self.n)
+            for x in short:
+                if compress(x & mask_of(bits), bits) in srcs:
+                    self.fault(f"missing circuit: {name} sends to node {x ^ big} over generator {label} "
+                               f"but fewer than {mult} circuit(s) join them", x, port_of.get(label))
+
+    def _route_matches(self, name: str, table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
+                       expect: list[set[tuple[int, int]]], glob: list[int], bases: list[int]) -> None:
+        if len(table) != self.world:
+            return
+        dst_of: list[dict[int, set[int]]] = []
+        for wanted in expect:
+            by_src: dict[int, set[int]] = defaultdict(set)
+            for src, dst in wanted:
+                by_src[src].add(dst)
+            dst_of.append(by_src)
+        for base in bases:
+            for local, offset in enumerate(glob):
+                x = base | offset
+                phases = table[x]
+                if len(phases) != len(expect):
+                    self.fault(f"routing table of {name} has {len(phases)} phases, the schedule {len(expect)}", x)
+                    continue
+                for ph, by_src in enumerate(dst_of):
+                    want = {base | glob[t] for t in by_src.get(local, ())}
+                    got = {peer for peer, _ in phases[ph]}
+                    if want != got:
+                        self.fault(f"routing table of {name} phase {ph} lists peers {sorted(got)}, "
+                                   f"the schedule sends to {sorted(want)}", x)
+
+    def counts(self) -> None:
+        k = self.c.counts
+        crossing = sum(1 for circ in self.c.circuits if len(circ.path) == 3)
+        total = len(self.c.circuits)
+        if (k.circuits, k.inter_rack, k.intra_rack) != (total, crossing, total - crossing):
+            self.fault(f"counts say {k.circuits} circuits ({k.inter_rack} inter-rack), the file has "
+                       f"{len(self.c.circuits)} ({crossing})")
+
+
+def validate(circuits: Circuits, plan: Plan | None = None) -> list[Fault]:
+    """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage."""
+    check = _Checker(circuits)
+    if not check.header():
+        return check.faults
+    check.generators()
+    check.circuits()
+    check.multiplicities()
+    check.devices()
+    check.routes()
+    check.counts()
+    if plan is not None:
+        check.against_plan(plan)
+    return check.faults

@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+
+from ocsplan.cayley import (
+    Topology,
+    axis_generators,
+    block_fold_profile,
+    compress,
+    coset_bases,
+    expand,
+    fold_masks,
+    fold_name,
+    is_tiling,
+    mask_to_str,
+    profile_degree,
+    str_to_mask,
+    sub_masks,
+    sumset,
+    topology_name,
+)
+from ocsplan.search import integer_partitions
+
+
+def bfs_distances(bits: int, gens: list[int]) -> list[int]:
+    """Independent reference: distances by repeated sumsets of the generator set."""
+    dist = {0: 0}
+    frontier = {0}
+    k = 0
+    while frontier:
+        k += 1
+        frontier = {x ^ g for x in frontier for g in gens} - dist.keys()
+        for x in frontier:
+            dist[x] = k
+    return [dist.get(x, -1) for x in range(1 << bits)]
+
+
+def test_masks() -> None:
+    assert mask_to_str(0b0011, 4) == "0011"
+    assert str_to_mask("1100") == 12
+    assert sub_masks([1, 0]) == [1, 2, 3]
+    assert fold_masks([2, 1, 0]) == [3, 5, 6, 7]
+    block = [7, 5, 2]
+    assert compress(0b10100000, block) == 0b110
+    assert expand(0b110, block) == 0b10100000
+    with pytest.raises(ValueError):
+        compress(0b1000, block)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "name", "degree"),
+    [  # paper Table 2 and Table 6
+        ((3, 3), "Q6[3,3] = K8□K8", 14),
+        ((2,), "K4", 3),
+        ((1, 1, 1, 1, 1), "Q5", 5),
+        ((3, 2), "Q5[3,2] = K8□K4", 10),
+        ((2, 2), "Q4[2,2] = K4□K4", 6),
+        ((3, 1), "Q4[3,1] = K8□K2", 8),
+    ],
+)
+def test_fold_names_and_degrees(sizes: tuple[int, ...], name: str, degree: int) -> None:
+    assert fold_name(sizes) == name
+    assert profile_degree(sizes) == degree
+    topo = Topology.from_profile(sizes)
+    assert topo.name == name and topo.degree == degree
+    # a block fold of l layers has diameter l (Table 2)
+    assert topo.diameter == len(sizes)
+
+
+@pytest.mark.parametrize(
+    ("bits", "folds", "name", "degree", "diameter"),
+    [  # paper Table 4 topologies (deg, diam), Figure 9
+        (3, [], "Q3", 3, 3),
+        (3, [0b111], "FQ3", 4, 2),
+        (4, [], "Q4", 4, 4),
+        (4, [0b1100], "Q4[2,1,1] = K4□K2□K2", 5, 3),
+        (4, [0b1111], "FQ4", 5, 2),
+        (4, [0b0011, 0b1100], "Q4[2,2] = K4□K4", 6, 2),
+        (4, [0b0110], "Q4[2,1,1] = K4□K2□K2", 5, 3),
+        (4, [0b0111, 0b1011], "Q4+0111+1011", 6, 3),  # 1101 and 1110 need three hops
+    ],
+)
+def test_topologies(bits: int, folds: list[int], name: str, degree: int, diameter: int) -> None:
+    topo = Topology.with_folds(bits, folds)
+    assert topo.name == name
+    assert topo.degree == degree
+    assert topo.diameter == diameter
+    assert list(topo.distances) == bfs_distances(bits, sorted(topo.gens))
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 4])
+def test_balls_against_reference(bits: int) -> None:
+    for extra in range(0, 3):
+        others = [m for m in range(1, 1 << bits) if m & (m - 1)]
+        for folds in combinations(others, min(extra, len(others))):
+            topo = Topology.with_folds(bits, folds)
+            dist = bfs_distances(bits, sorted(topo.gens))
+            expected = [sum(1 for d in dist if d <= k) for k in range(max(dist) + 1)]
+            assert list(topo.ball_sizes) == expected
+
+
+def test_block_fold_detection() -> None:
+    assert block_fold_profile(Topology.from_profile((3, 2, 1)).gens, 6) == (3, 2, 1)
+    assert block_fold_profile({1, 2, 4, 7}, 3) is None  # FQ3 is not a block fold
+    assert block_fold_profile({1, 2, 3, 4}, 3) == (2, 1)
+    assert topology_name({1, 2, 4, 8, 16, 3, 12}, 5) == "Q5[2,2,1] = K4□K4□K2"
+
+
+@pytest.mark.parametrize(
+    ("bits", "folds", "layers"),
+    [  # App. A.3: coset-factored needs l layers; Q4+1111 tiles into 3 (Table 4)
+        (3, [0b111], 2),
+        (4, [0b1111], 3),
+        (4, [0b1100], 3),
+        (4, [], 4),
+        (6, [m for m in Topology.from_profile((3, 3)).gens if m & (m - 1)], 2),
+    ],
+)
+def test_fewest_layer_tilings(bits: int, folds: list[int], layers: int) -> None:
+    topo = Topology.with_folds(bits, folds)
+    assert topo.tilings
+    for tiling in topo.tilings:
+        assert len(tiling) == layers
+        assert is_tiling(tiling, bits)
+        assert {g for layer in tiling for g in layer} <= topo.gens
+    # no tiling with fewer layers exists: brute force over layer sets for small cases
+    if bits <= 4:
+        gens = sorted(topo.gens)
+        for count in range(1, layers):
+            assert not _any_tiling(gens, bits, count)
+
+
+def _any_tiling(gens: list[int], bits: int, count: int) -> bool:
+    """Reference: try every assignment of generators to ``count`` layers (or unused)."""
+    from itertools import product
+
+    for labels in product(range(count + 1), repeat=len(gens)):
+        layers = [[g for g, lab in zip(gens, labels, strict=True) if lab == j] for j in range(count)]
+        if all(layers) and is_tiling(layers, bits):
+            return True
+    return False
+
+
+def test_sumset_detects_overlap() -> None:
+    assert sumset([(1,), (2,)]) == [0, 1, 2, 3]
+    assert sumset([(1,), (1,)]) is None
+    assert not is_tiling([(1, 2)], 2)  # {0,1,2} has 3 elements, not 4
+
+
+def test_integer_partitions() -> None:
+    assert integer_partitions(4) == ((4,), (3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1))
+    assert [len(integer_partitions(a)) for a in range(1, 10)] == [1, 2, 3, 5, 7, 11, 15, 22, 30]
+
+
+def test_support_rule_and_cosets() -> None:
+    # Paper Figure 10: with folds 0011 and 1100 on Q4, the mask 1100 helps only the
+    # (4, 4) partition b3 b2 | b1 b0, the mask 0011 helps axis B of both meshes.
+    host = [1, 2, 4, 8, 0b0011, 0b1100]
+    assert axis_generators(host, [3, 2]) == [4, 8, 12]
+    assert axis_generators(host, [1, 0]) == [1, 2, 3]
+    assert axis_generators(host, [3]) == [8]
+    assert axis_generators(host, [2, 1, 0]) == [1, 2, 3, 4]
+    # the 2 x 8 mesh b3 | b2 b1 b0: axis A has 8 groups of 2, axis B 2 groups of 8
+    assert coset_bases([3], 4) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert coset_bases([2, 1, 0], 4) == [0, 8]
+    groups = [sorted(b | expand(x, [2, 1, 0]) for x in range(8)) for b in coset_bases([2, 1, 0], 4)]
+    assert groups == [list(range(8)), list(range(8, 16))]

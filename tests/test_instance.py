@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocsplan.errors import InstanceError
+from ocsplan.instance import dumps_instance, load_instance, loads_instance
+
+from .conftest import INSTANCES
+
+NAMED = sorted(p.stem for p in INSTANCES.glob("*.toml"))
+
+GOOD = """
+name = "t"
+[fabric]
+world = 16
+ports = 6
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "m"
+shape = [4, 4]
+axes = [
+  { collective = "all-reduce", payload = "4KiB" },
+  { demands = [{ collective = "all-gather", payload = "1KiB", weight = 3 },
+               { collective = "all-to-all", payload = "66B", schedule = "bruck" }] },
+]
+"""
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_named_instances_load_and_round_trip(name: str) -> None:
+    inst = load_instance(INSTANCES / f"{name}.toml")
+    assert inst.name == name
+    again = loads_instance(dumps_instance(inst), inst.source)
+    assert again == inst
+
+
+def test_several_demands_per_axis() -> None:
+    inst = loads_instance(GOOD, "t.toml")
+    axis = inst.meshes[0].axes[1]
+    assert [d.collective for d in axis.demands] == ["all-gather", "all-to-all"]
+    assert axis.demands[0].weight == 3 and axis.demands[1].schedule == "bruck"
+    assert axis.demands[1].payload == 66
+
+
+def test_megatron_matches_table1() -> None:
+    # Paper Table 1 at batch 1 (Helix (KVP, TPA, EP, TPE) = (4, 128, 64, 8), FP4)
+    inst = load_instance(INSTANCES / "megatron-5t-n512-b1.toml")
+    world, attention, ffn = inst.meshes
+    assert inst.fabric.world == 512 and inst.fabric.ports == 36
+    assert [(d.collective, d.payload, d.weight) for d in world.axes[0].demands] == [
+        ("all-reduce", 4096, 128), ("all-gather", 25 * 1024, 1)]
+    assert attention.shape == (4, 128)
+    assert [(d.collective, d.payload, d.weight) for d in attention.axes[0].demands] == [
+        ("all-to-all", 66, 128)]
+    assert attention.axes[1].demands == ()
+    assert ffn.shape == (8, 64)
+    assert [(d.collective, d.payload) for d in ffn.axes[0].demands] == [("all-reduce", 4096)]
+    assert [(d.collective, d.payload) for d in ffn.axes[1].demands] == [("all-gather", 256 * 1024)]
+
+
+def _mutate(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new, 1)
+
+
+BAD = [
+    (_mutate("world = 16", "world = 24"), "fabric.world"),
+    (_mutate("world = 16", "world = 1"), "fabric.world"),
+    (_mutate("shape = [4, 4]", "shape = [4, 8]"), "mesh[0].shape"),
+    (_mutate("shape = [4, 4]", "shape = [3, 4]"), "mesh[0].shape[0]"),
+    (_mutate("ports = 6", "ports = 3"), "fabric.ports"),
+    (_mutate('collective = "all-reduce"', 'collective = "allreduce"'), "mesh[0].axes[0].collective"),
+    (_mutate('schedule = "bruck"', 'schedule = "brook"'), "mesh[0].axes[1].demands[1].schedule"),
+    (_mutate('schedule = "bruck"', 'schedule = "one-shot"'), "mesh[0].axes[1].demands[1].schedule"),
+    (_mutate('payload = "4KiB"', 'payload = "4 KB/s"'), "mesh[0].axes[0].payload"),
+    (_mutate('payload = "4KiB"', 'payload = "-4KiB"'), "mesh[0].axes[0].payload"),
+    (_mutate('payload = "4KiB"', "payload = 0"), "mesh[0].axes[0].payload"),
+    (_mutate("weight = 3", "weight = -3"), "mesh[0].axes[1].demands[0].weight"),
+    (_mutate('latency = "0.52us"', 'latency = "0.52 parsecs"'), "fabric.latency"),
+    (_mutate('link = "400Gb/s"', 'link = "fast"'), "fabric.link"),
+    (_mutate('name = "m"', 'name = "m"\ncolour = "red"'), "mesh[0].colour"),
+    (_mutate("[fabric]", "[fabric\n"), "toml"),
+    (GOOD.replace("[[mesh]]", "[[nope]]"), "nope"),
+]
+
+
+@pytest.mark.parametrize(("text", "field"), BAD)
+def test_invalid_input_names_file_and_field(text: str, field: str) -> None:
+    with pytest.raises(InstanceError) as info:
+        loads_instance(text, "bad.toml")
+    assert info.value.field == field
+    message = str(info.value)
+    assert message.startswith(f"bad.toml: {field}: ")
+    assert "\n" not in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InstanceError) as info:
+        load_instance(tmp_path / "missing.toml")
+    assert "missing.toml" in str(info.value) and "cannot read" in str(info.value)

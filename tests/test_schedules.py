@@ -1,0 +1,216 @@
+"""The schedule catalogue: semantic verification and closed-form conformance.
+
+Every schedule runs on every valid topology of the conformance matrix (cubes
+Q1..Q6, every block fold of up to 6 bits, FQ3, Q4+1100, Q4+1111): the
+executable program must compute its collective (symbolic verifier) and its
+ideal cost (per-link accounting, p = 1) must equal the closed form exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from ocsplan.cayley import Topology
+from ocsplan.schedules import SCHEDULES, Item, ScheduleError, Transfer, ideal_cost, verify
+from ocsplan.search import integer_partitions
+
+PAYLOAD = 3 * 64 * 1024  # divisible by every segment count used below
+
+MATRIX: dict[str, Topology] = {}
+for _a in range(1, 7):
+    for _shape in integer_partitions(_a):
+        MATRIX[Topology.from_profile(_shape).name] = Topology.from_profile(_shape)
+MATRIX["FQ3"] = Topology.with_folds(3, [0b111])
+MATRIX["Q4+1100"] = Topology.with_folds(4, [0b1100])
+MATRIX["Q4+1111"] = Topology.with_folds(4, [0b1111])
+
+CASES = [
+    pytest.param(name, topo_name, id=f"{name}@{topo_name}")
+    for topo_name, topo in MATRIX.items()
+    for name, sched in SCHEDULES.items()
+    if sched.valid(topo)
+]
+
+
+@pytest.mark.parametrize(("schedule", "topology"), CASES)
+def test_conformance(schedule: str, topology: str) -> None:
+    topo = MATRIX[topology]
+    sched = SCHEDULES[schedule]
+    program = sched.build(topo, PAYLOAD)
+    verify(program, topo)
+    ideal = ideal_cost(program)
+    form = sched.cost(topo)
+    assert (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * PAYLOAD, form.u)
+    used = {t.gen for phase in program.phases for t in phase}
+    assert used <= sched.uses(topo)
+
+
+def test_matrix_is_complete() -> None:
+    # 29 block folds of 1..6 bits (p(1) + ... + p(6)) plus FQ3, Q4+1100 (the block fold
+    # Q4[2,1,1] with its tiling searched rather than given) and Q4+1111
+    assert len(MATRIX) == 32
+    assert len(CASES) > 300
+
+
+# Paper Table 4: h / v (in units of sigma) of the all-reduce schedules.
+TABLE4 = {
+    "Q3": {"recursive-doubling": (3, 3), "one-shot": (3, 12), "coset-factored": (3, 3),
+           "coset-factored-parallel": (3, 1)},
+    "FQ3": {"recursive-doubling": (3, 3), "one-shot": (2, 6), "coset-factored": (2, 2),
+            "coset-factored-parallel": (2, 1)},
+    "Q4": {"recursive-doubling": (4, 4), "one-shot": (4, 32), "coset-factored": (4, 4),
+           "coset-factored-parallel": (4, 1)},
+    "Q4+1100": {"recursive-doubling": (4, 4), "one-shot": (3, 20), "coset-factored": (3, 3),
+                "coset-factored-parallel": (3, 1)},
+    "Q4+1111": {"recursive-doubling": (4, 4), "one-shot": (2, 7), "coset-factored": (3, 3),
+                "coset-factored-parallel": (3, 1)},
+}
+_T4_TOPO = {"Q3": Topology.cube(3), "FQ3": MATRIX["FQ3"], "Q4": Topology.cube(4),
+            "Q4+1100": MATRIX["Q4+1100"], "Q4+1111": MATRIX["Q4+1111"]}
+
+
+@pytest.mark.parametrize(
+    ("topology", "schedule"), [(t, s) for t, row in TABLE4.items() for s in row]
+)
+def test_table4(topology: str, schedule: str) -> None:
+    form = SCHEDULES[schedule].cost(_T4_TOPO[topology])
+    assert (form.h, form.v_factor) == TABLE4[topology][schedule]
+
+
+def _radices(shape: tuple[int, ...]) -> list[int]:
+    return [1 << k for k in shape]
+
+
+def _prod(xs: list[int]) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def _design_formula(schedule: str, shape: tuple[int, ...]) -> tuple[int, Fraction]:
+    """DESIGN §3 closed forms on a block fold, written out independently."""
+    r = _radices(shape)
+    ell = len(r)
+    size = _prod(r)
+    a = sum(shape)
+    if schedule == "recursive-doubling":
+        return a, Fraction(a)
+    if schedule == "coset-factored":
+        return ell, Fraction(ell)
+    if schedule == "coset-factored-parallel":
+        return ell, Fraction(1)
+    if schedule == "rs-ag":
+        desc = sorted(r, reverse=True)
+        return 2 * ell, 2 * sum(Fraction(1, _prod(desc[: j + 1])) for j in range(ell))
+    if schedule == "ring":
+        return 2 * (size - 1), Fraction(2 * (size - 1), size)
+    if schedule == "layered":
+        asc = sorted(r)
+        return ell, sum(Fraction(_prod(asc[:j]), size) for j in range(ell))
+    if schedule == "bruck":
+        return ell, sum(Fraction(1, x) for x in r)
+    if schedule == "bruck-parallel":
+        return ell, Fraction(1, min(r))
+    if schedule == "rs-ag-parallel" and len(set(r)) == 1:
+        return 2 * ell, Fraction(2, ell) * sum(Fraction(1, r[0] ** t) for t in range(1, ell + 1))
+    if schedule == "one-shot":
+        # ball sizes of a product of complete graphs: elementary symmetric sums of (r_j - 1)
+        e = [Fraction(1)]
+        for x in r:
+            e = [e[k] + (e[k - 1] * (x - 1) if k else 0) for k in range(len(e))] + [e[-1] * (x - 1)]
+        balls = [sum(e[: k + 1]) for k in range(ell + 1)]
+        return ell, sum(balls[:ell], Fraction(0))
+    raise KeyError(schedule)
+
+
+FORMULA_CASES = [
+    (s, shape)
+    for a in range(1, 7)
+    for shape in integer_partitions(a)
+    for s in ("recursive-doubling", "coset-factored", "coset-factored-parallel", "rs-ag", "ring",
+              "layered", "bruck", "bruck-parallel", "rs-ag-parallel", "one-shot")
+    if not (s == "rs-ag-parallel" and len(set(shape)) > 1)
+]
+
+
+@pytest.mark.parametrize(("schedule", "shape"), FORMULA_CASES)
+def test_design_closed_forms(schedule: str, shape: tuple[int, ...]) -> None:
+    topo = Topology.from_profile(shape) if not SCHEDULES[schedule].cube_only else Topology.cube(sum(shape))
+    form = SCHEDULES[schedule].cost(topo)
+    assert (form.h, form.v_factor) == _design_formula(schedule, shape)
+
+
+def test_figure17_phase_counts() -> None:
+    # Paper Figure 17 / App. C.3.1: on the N = 512 cube RS+AG takes 18 phases, the others 9
+    cube = Topology.cube(9)
+    assert SCHEDULES["rs-ag"].cost(cube).h == 18
+    assert SCHEDULES["rs-ag-parallel"].cost(cube).h == 18
+    for name in ("recursive-doubling", "one-shot", "coset-factored", "coset-factored-parallel"):
+        assert SCHEDULES[name].cost(cube).h == 9
+    # the parallel variants send 9 times less data on the most loaded link
+    cf, cfp = SCHEDULES["coset-factored"].cost(cube), SCHEDULES["coset-factored-parallel"].cost(cube)
+    assert cf.v_factor == 9 * cfp.v_factor
+    assert SCHEDULES["rs-ag"].cost(cube).v_factor == 9 * SCHEDULES["rs-ag-parallel"].cost(cube).v_factor
+
+
+def test_recursive_doubling_cannot_use_folds() -> None:
+    # App. A.2 "binding the cost model": folds do not shorten recursive doubling
+    assert SCHEDULES["recursive-doubling"].cost(Topology.from_profile((3, 3))).h == 6
+    assert not SCHEDULES["recursive-doubling"].valid(MATRIX["FQ3"].__class__(3, frozenset({1, 2, 5})))
+
+
+# -- the verifier rejects broken programs -------------------------------------------
+
+
+def _program(name: str = "coset-factored", shape: tuple[int, ...] = (2, 1)):  # type: ignore[no-untyped-def]
+    topo = Topology.from_profile(shape)
+    return topo, SCHEDULES[name].build(topo, 1024)
+
+
+def test_verifier_rejects_a_missing_transfer() -> None:
+    topo, program = _program()
+    first = program.phases[0][1:]
+    broken = replace(program, phases=(first, *program.phases[1:]))
+    with pytest.raises(ScheduleError, match=r"ends with inputs|holds the sum"):
+        verify(broken, topo)
+
+
+def test_verifier_rejects_double_counting() -> None:
+    topo, program = _program()
+    extra = program.phases[-1] + (program.phases[-1][0],)
+    broken = replace(program, phases=(*program.phases[:-1], extra))
+    with pytest.raises(ScheduleError, match="counted twice"):
+        verify(broken, topo)
+
+
+def test_verifier_rejects_a_non_edge() -> None:
+    topo, program = _program()
+    t = program.phases[0][0]
+    bad = Transfer(t.src, t.dst ^ 1 if t.dst ^ 1 != t.src else t.dst ^ 2, t.gen, t.nbytes, t.items)
+    broken = replace(program, phases=((bad, *program.phases[0][1:]), *program.phases[1:]))
+    with pytest.raises(ScheduleError, match="not an edge"):
+        verify(broken, topo)
+
+
+def test_verifier_rejects_wrong_byte_count() -> None:
+    topo, program = _program()
+    t = program.phases[0][0]
+    bad = replace(t, nbytes=t.nbytes / 2)
+    broken = replace(program, phases=((bad, *program.phases[0][1:]), *program.phases[1:]))
+    with pytest.raises(ScheduleError, match="declares"):
+        verify(broken, topo)
+
+
+def test_verifier_rejects_forwarding_unheld_data() -> None:
+    topo, program = _program("bruck", (1, 1))
+    t = program.phases[0][0]
+    item = t.items[0]
+    bad = replace(t, items=(Item("route", item.segs, item.sources | (1 << (t.dst)), item.dests),),
+                  nbytes=t.nbytes * 2)
+    broken = replace(program, phases=((bad, *program.phases[0][1:]), *program.phases[1:]))
+    with pytest.raises(ScheduleError, match="not held"):
+        verify(broken, topo)

@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ocsplan.instance import Instance, load_instance, loads_instance
+from ocsplan.plan import check_plan, dumps_plan, plan_to_dict
+from ocsplan.search import plan_heuristic
+
+from .bruteforce import brute_force
+from .conftest import instance_path
+
+
+def _axes(plan):  # type: ignore[no-untyped-def]
+    return [(mesh.name, i, axis) for mesh in plan.meshes for i, axis in enumerate(mesh.axes)]
+
+
+def test_table6_latency_bound_multimesh() -> None:
+    # Paper App. A.5.1, Table 6: N = 256, L = 18, T = 4.54 us, 17 of 18 ports,
+    # 8 cube and 9 fold generators.
+    inst = load_instance(instance_path("paper-multimesh-n256"))
+    plan = plan_heuristic(inst)
+    assert check_plan(plan, inst) == []
+    assert plan.objective_s == pytest.approx(4.54e-6, rel=5e-3)
+    assert plan.ports_used == 17 and plan.ports == 18
+    assert sum(g.kind == "cube" for g in plan.generators) == 8
+    assert sum(g.kind == "fold" for g in plan.generators) == 9
+    expected = {  # (mesh, axis): (size, topology, degree, h, p, T in us)
+        ("attention", 0): (4, "K4", 3, 1, 1, 0.60),
+        ("attention", 1): (64, "Q6[3,3] = K8□K8", 14, 2, 1, 1.70),
+        ("ffn", 0): (16, "Q4[2,2] = K4□K4", 6, 2, 1, 1.12),
+        ("ffn", 1): (16, "Q4[3,1] = K8□K2", 8, 2, 1, 1.12),
+    }
+    for mesh, i, axis in _axes(plan):
+        size, topo, deg, h, p, t_us = expected[(mesh, i)]
+        (d,) = axis.demands
+        assert (axis.size, axis.topology, axis.degree, d.phases, d.multiplicity) == (size, topo, deg, h, p)
+        assert d.time_s * 1e6 == pytest.approx(t_us, abs=0.005)
+
+
+@pytest.mark.parametrize(
+    ("name", "axis_us", "p", "degree"),
+    [  # Paper Table 7: 3660, 1526, 731, 731 us at p = 7, 17, 7, 7
+        ("paper-table7-ring-multi", 3660, 7, 5),
+        ("paper-table7-ring-single", 1526, 17, 2),
+        ("paper-table7-rsag-multi", 731, 7, 5),
+        ("paper-table7-rsag-single", 731, 7, 5),
+    ],
+)
+def test_table7_cost_of_alignment(name: str, axis_us: float, p: int, degree: int) -> None:
+    inst = load_instance(instance_path(name))
+    plan = plan_heuristic(inst)
+    assert check_plan(plan, inst) == []
+    (d,) = plan.meshes[0].axes[1].demands
+    assert d.time_s * 1e6 == pytest.approx(axis_us, rel=5e-3)
+    assert d.multiplicity == p
+    assert plan.meshes[0].axes[1].degree == degree
+
+
+def _single_allreduce(payload: int, ports: int = 12) -> Instance:
+    return loads_instance(f"""
+name = "fig18"
+[fabric]
+world = 64
+ports = {ports}
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "x"
+shape = [64]
+axes = [{{ collective = "all-reduce", payload = {payload}, schedule = "coset-factored-parallel" }}]
+""")
+
+
+def _regime(payload: int) -> str:
+    plan = plan_heuristic(_single_allreduce(payload))
+    (d,) = plan.meshes[0].axes[0].demands
+    if plan.meshes[0].axes[0].topology == "Q6[2,2,2] = K4□K4□K4" and d.multiplicity == 1:
+        return "fold"
+    if plan.meshes[0].axes[0].topology == "Q6" and d.multiplicity == 2:
+        return "multiplicity"
+    return plan.meshes[0].axes[0].topology
+
+
+def test_figure18_crossover() -> None:
+    # Paper Figure 18 / Eq. 3: on N = 64, L = 12, coset-factored parallel, "+fold"
+    # (K4□K4□K4, h = 3) wins below sigma* = 3 * 0.52 us * 50 GB/s * 2 = 156 kB and
+    # "+multiplicity" (Q6, p = 2) above it.
+    assert _regime(1024) == "fold"
+    assert _regime(16 << 20) == "multiplicity"
+    lo, hi = 1024, 16 << 20
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _regime(mid) == "fold":
+            lo = mid
+        else:
+            hi = mid
+    assert hi == pytest.approx(156_000, rel=0.01)
+
+
+@pytest.mark.parametrize("name", ["paper-multimesh-n256", "megatron-5t-n512-b1"])
+def test_deterministic(name: str) -> None:
+    inst = load_instance(instance_path(name))
+    first, second = plan_to_dict(plan_heuristic(inst)), plan_to_dict(plan_heuristic(inst))
+    first.pop("solve_seconds")
+    second.pop("solve_seconds")
+    assert json.dumps(first) == json.dumps(second)
+
+
+def test_megatron_plan_is_valid() -> None:
+    inst = load_instance(instance_path("megatron-5t-n512-b1"))
+    plan = plan_heuristic(inst)
+    assert check_plan(plan, inst) == []
+    assert plan.ports_used <= 36
+    assert json.loads(dumps_plan(plan))["schema"] == "ocsplan.plan/1"
+
+
+TINY = {
+    "latency-ar": ("[4]", 6, '{ collective = "all-reduce", payload = "1KiB" }', None),
+    "bandwidth-ar": ("[8]", 9, '{ collective = "all-reduce", payload = "16MiB" }', None),
+    "mixed-axis": ("[8]", 8, '{ demands = [{ collective = "all-reduce", payload = "4KiB", weight = 8 },'
+                   ' { collective = "all-gather", payload = "4MiB" }] }', None),
+    "a2a": ("[8]", 7, '{ collective = "all-to-all", payload = "64KiB" }', None),
+    "two-axes": ("[4, 4]", 7, '{ collective = "all-reduce", payload = "4KiB" }',
+                 '{ collective = "all-gather", payload = "1MiB" }'),
+    "two-meshes": ("[2, 8]", 6, '{ collective = "none" }',
+                   '{ collective = "all-reduce", payload = "2KiB" }'),
+}
+
+
+def _tiny(name: str) -> Instance:
+    shape, ports, first, second = TINY[name]
+    world = 16 if "," in shape or shape == "[4]" else 8
+    if shape == "[4]":
+        world = 4
+    axes = f"[{first}]" if second is None else f"[{first}, {second}]"
+    extra = ""
+    if name == "two-meshes":
+        world = 16
+        extra = """
+[[mesh]]
+name = "b"
+shape = [4, 4]
+axes = [{ collective = "all-reduce", payload = "8KiB" }, { collective = "none" }]
+"""
+    return loads_instance(f"""
+name = "{name}"
+[fabric]
+world = {world}
+ports = {ports}
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "a"
+shape = {shape}
+axes = {axes}
+{extra}""")
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_heuristic_against_brute_force(name: str) -> None:
+    inst = _tiny(name)
+    plan = plan_heuristic(inst)
+    assert check_plan(plan, inst) == []
+    optimum = brute_force(inst)
+    assert plan.objective_s >= optimum * (1 - 1e-12)
+    assert plan.objective_s == pytest.approx(optimum, rel=1e-9)
