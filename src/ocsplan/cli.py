@@ -376,6 +376,10 @@ def simulate(
     order: Annotated[str, typer.Option(help="send order in a phase: program or rank")] = "program",
     barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
+    circuits: Annotated[
+        Path | None, typer.Option(help="OCS: a realization of the plan (ocsplan realize --out); default: realize now")
+    ] = None,
+    placement: Annotated[str, typer.Option(help="OCS: placement when realizing now")] = "contiguous",
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
@@ -385,8 +389,14 @@ def simulate(
 
     plan = load_plan(plan_path)
     spec = load_fabric(fabric)
+    realized = None
+    if circuits is not None:
+        realized = load_circuits(circuits)
+        if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
+            raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
+                            f"not {plan.instance} ({plan.world})")
     report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier),
-                           only=_select(plan, demand))
+                           circuits=realized, only=_select(plan, demand), placement=placement)
     console = err if json_out == "-" else out
     title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
     if report.buffer_bytes is not None:
@@ -426,6 +436,7 @@ def sweep(
     order: Annotated[str, typer.Option(help="program or rank")] = "program",
     barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
+    placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from .simlette.sweep import payload_range, write_csv, write_plot
@@ -436,7 +447,7 @@ def sweep(
     plan = load_plan(plan_path)
     spec = load_fabric(fabric)
     rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier), sizes,
-                     schedules, only=_select(plan, demand))
+                     schedules, only=_select(plan, demand), placement=placement)
     write_csv(rows, csv_out)
     if png is not None:
         write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")

@@ -21,6 +21,7 @@ from ..cost import phase_time
 from ..errors import InstanceError, OcsplanError
 from ..fabrics import FabricSpec, LatencyBudget
 from ..plan import Plan, demand_topology
+from ..realize import realize
 from ..schedules import Program, closed_form
 from .engine import Engine, Message
 from .fabric import (
@@ -29,7 +30,6 @@ from .fabric import (
     Realization,
     check_fit,
     circuits_for_generators,
-    circuits_from_plan,
     circuits_from_realization,
     hybrid_uplinks,
     technology,
@@ -196,15 +196,17 @@ def simulate_plan(
     circuits: Realization | None = None,
     only: Callable[[int, int, int], bool] | None = None,
     payload: int | None = None,
+    placement: str = "contiguous",
 ) -> SimReport:
     """Simulate every demand of ``plan`` on ``spec``, one demand at a time.
 
-    All collective groups of the demand's axis run together. ``circuits`` is
-    the realizer's result for this plan (see
-    :func:`~ocsplan.simlette.fabric.circuits_from_realization`); without it
-    an OCS fabric gets the plan's own port coloring. ``only(mesh, axis,
-    demand)`` selects demands; ``payload`` replaces their payloads (the
-    closed form is re-evaluated for it).
+    All collective groups of the demand's axis run together. On an OCS fabric
+    the circuits are ``circuits`` (a realization of this plan, e.g. read with
+    ``ocsplan.circuits.load_circuits``) or else realized here with
+    :func:`ocsplan.realize.realize` and ``placement``: ports, and one OCS
+    device per circuit in a rack or on one level, three between racks.
+    ``only(mesh, axis, demand)`` selects demands; ``payload`` replaces their
+    payloads (the closed form is re-evaluated for it).
     """
     options.check()
     tech = technology(spec)
@@ -213,7 +215,7 @@ def simulate_plan(
     source = ""
     if options.mode != "ideal":
         if tech == "ocs":
-            cmap = circuits_from_realization(circuits) if circuits is not None else circuits_from_plan(plan, spec)
+            cmap = circuits_from_realization(circuits if circuits is not None else realize(plan, spec, placement))
             source = cmap.source
         elif tech == "hybrid":
             routes = hybrid_uplinks(plan, spec)

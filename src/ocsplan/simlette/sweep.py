@@ -20,8 +20,9 @@ from ..errors import InstanceError
 from ..fabrics import FabricSpec
 from ..files import write_atomic
 from ..plan import Plan, demand_topology
+from ..realize import realize
 from ..schedules import SCHEDULES, closed_form
-from .fabric import check_fit, circuits_from_plan, hybrid_uplinks, technology
+from .fabric import check_fit, circuits_from_realization, hybrid_uplinks, technology
 from .simulate import SimOptions, network_factory, simulate_workload
 from .workload import demand_workload
 
@@ -81,6 +82,7 @@ def sweep(
     payloads: Sequence[int],
     schedules: str = "plan",
     only: Callable[[int, int, int], bool] | None = None,
+    placement: str = "contiguous",
 ) -> list[SweepRow]:
     """Simulate every selected demand x schedule x payload."""
     options.check()
@@ -89,7 +91,7 @@ def sweep(
     if options.mode != "ideal":
         check_fit(plan, spec)
         if tech == "ocs":
-            cmap = circuits_from_plan(plan, spec)
+            cmap = circuits_from_realization(realize(plan, spec, placement))
         elif tech == "hybrid":
             routes = hybrid_uplinks(plan, spec)
     mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
