@@ -90,9 +90,9 @@ def rack_of(rank: int, spec: FabricSpec) -> int:
 def check_fit(plan: Plan, spec: FabricSpec) -> None:
     """The plan's ranks and ports must fit the fabric's serving accelerators."""
     where = spec.source or spec.name
-    if plan.world > spec.serving:
-        raise InstanceError(where, "accelerators",
-                            f"plan has {plan.world} ranks, the fabric serves {spec.serving}")
+    serving = min(spec.serving, spec.accelerators)
+    if plan.world > serving:
+        raise InstanceError(where, "accelerators", f"plan has {plan.world} ranks, the fabric serves {serving}")
     if plan.ports > spec.ports:
         raise InstanceError(where, "ports", f"plan uses {plan.ports} ports per accelerator, "
                                             f"the fabric has {spec.ports}")
