@@ -2,23 +2,29 @@
 
 A :class:`Port` is the transmitter of one directed link. Data waits in its
 queue as *pieces*: trains of DL flits of one message whose first flit is
-available at ``ready`` and the others one flit time apart. A port decides
-(one SimPy event) at the time it can next transmit: it takes the piece that
-became ready first, takes one credit per flit from the receive buffer at the
-far end and hands the flits to the far :class:`Switch` or :class:`Sink` at
-once, stamped with the time they will arrive there. This is the paper's
-deferred accounting (App. C.5): latency is carried on the piece, simulated
-time only advances where a port decides. ``message`` mode commits a whole
-piece per decision, ``flit`` mode one flit; with the same ordering rule both
-compute the same flit departure times except where flits of different pieces
-interleave.
+available at ``ready`` and the others one flit time apart. A port decides at
+the time it can next transmit (one SimPy event): it takes the next piece (an
+accelerator's :class:`FifoPort` in the order its node issued them, a switch's
+:class:`QueuePort` by arrival of the first flit), takes one credit per flit of
+the buffer at the far end and hands the flits to the far :class:`Switch` or
+:class:`Sink` at once, stamped with the time they arrive there. This is the
+paper's deferred accounting (App. C.5): latency rides on the piece, simulated
+time only advances where a port decides. ``message`` mode sends a whole piece
+per decision, ``flit`` mode one flit.
 
-Credits (paper §5.2): each port holds one credit per DL flit of the far
-buffer. A credit comes back once the far device has processed the flit (a
-switch when the flit leaves for its output port, an accelerator after its
-port's RX) and the credit has crossed the link back. Release times are known
-as soon as that departure is decided, so a pool is a heap of future release
-times; a port that finds the pool empty stalls until a release is pushed.
+Look-ahead: a FIFO port cannot be overtaken, and nothing reaches a switch
+output sooner than one flit time, a link and the switch's RX and core after
+any decision, so ports take the decisions up to that far ahead in one event.
+The departures are the same as with one decision per event (tests check it);
+only the event count drops.
+
+Credits (paper §5.2): a port holds one credit per DL flit of the far buffer.
+A credit comes back once the far device has processed the flit (an accelerator
+after its port's RX, a switch when the flit leaves for its output) and has
+crossed the link back. Release times are known as soon as that departure is
+decided, so a pool is a heap of release times. A port with an empty pool
+stalls until a release is pushed; a port behind a switch also waits while a
+credit still out could come back earlier than the earliest known one.
 Unlimited buffers skip the pool.
 """
 
