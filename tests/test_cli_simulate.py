@@ -68,6 +68,7 @@ def test_simulate_with_a_saved_realization(plan_file: Path, tmp_path: Path) -> N
         (["--buffer", "lots"], "--buffer"),
         (["--order", "random"], "--order"),
         (["--demand", "nope"], "--demand"),
+        (["--latency", "fast"], "--latency"),
     ],
 )
 def test_simulate_bad_options(plan_file: Path, args: list[str], message: str) -> None:
@@ -75,6 +76,17 @@ def test_simulate_bad_options(plan_file: Path, args: list[str], message: str) ->
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_latency_preset(plan_file: Path) -> None:
+    # Table 9: the high budget moves latency into the switch core and out of the endpoint,
+    # so an OCS hop (which skips the switch) gets shorter: 810 - 500 + 10 = 320 ns + 7 flits.
+    args = ["simulate", str(plan_file), "--fabric", str(FABRICS / "ocs-single.toml"), "--demand", "attention:0",
+            "--json", "-"]
+    nominal = json.loads(runner.invoke(app, args).stdout)["demands"][0]["simulated_s"]
+    high = json.loads(runner.invoke(app, [*args, "--latency", "high"]).stdout)["demands"][0]["simulated_s"]
+    assert nominal == pytest.approx(520e-9 + 7 * 12.8e-9)
+    assert high == pytest.approx(320e-9 + 7 * 12.8e-9)
 
 
 def test_simulate_bad_files(plan_file: Path, tmp_path: Path) -> None:

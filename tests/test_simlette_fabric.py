@@ -106,6 +106,21 @@ def test_plan_too_big_for_the_fabric(multimesh: Plan) -> None:
         circuits_from_plan(multimesh, few)
 
 
+def test_hybrid_with_fewer_uplinks_than_offsets() -> None:
+    # megatron on 16 racks needs rack offsets 1, 2, 3, 4, 8 and 12. With 4 uplinks the
+    # unit offsets 1, 2, 4, 8 are kept and the others go over two circuits; with 2 the
+    # racks 4 and 8 apart cannot be reached at all.
+    plan = _plan("megatron-5t-n512-b1")
+    spec = load_fabric(FABRICS / "nvl576-hybrid.toml")
+    four = replace(spec, levels=(replace(spec.levels[0], up=4), spec.levels[1]))
+    routes = hybrid_uplinks(plan, four)
+    assert sorted(routes.masks) == [1, 2, 4, 8]
+    assert routes.hops[12] == 2 and routes.hops[3] == 2 and routes.hops[15] == 4
+    two = replace(spec, levels=(replace(spec.levels[0], up=2), spec.levels[1]))
+    with pytest.raises(RealizationError, match="cannot be reached"):
+        hybrid_uplinks(plan, two)
+
+
 def test_hybrid_uplinks(multimesh: Plan) -> None:
     routes = hybrid_uplinks(multimesh, load_fabric(FABRICS / "nvl576-hybrid.toml"))
     # Racks of 32 (rank bits 8..5 index the rack). The plan's generators that leave a

@@ -335,15 +335,19 @@ def validate_command(
 
 
 def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order: str,
-                 barrier: bool) -> Any:
+                 barrier: bool, latency: str | None) -> Any:
+    from .fabrics import LATENCY_PRESETS
     from .simlette import SimOptions
 
+    if latency is not None and latency not in LATENCY_PRESETS:
+        raise InstanceError("--latency", "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
     return SimOptions(
         mode=mode,
         buffer=None if buffer is None else _value(parse_bytes, buffer, "--buffer"),
         switch_buffer=None if switch_buffer is None else _value(parse_bytes, switch_buffer, "--switch-buffer"),
         order=order,
         barrier=barrier,
+        latency=None if latency is None else LATENCY_PRESETS[latency],
     ).check()
 
 
@@ -380,6 +384,7 @@ def simulate(
         Path | None, typer.Option(help="OCS: a realization of the plan (ocsplan realize --out); default: realize now")
     ] = None,
     placement: Annotated[str, typer.Option(help="OCS: placement when realizing now")] = "contiguous",
+    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
@@ -395,7 +400,7 @@ def simulate(
         if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
             raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
                             f"not {plan.instance} ({plan.world})")
-    report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier),
+    report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
                            circuits=realized, only=_select(plan, demand), placement=placement)
     console = err if json_out == "-" else out
     title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
@@ -437,6 +442,7 @@ def sweep(
     barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
     placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
+    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from .simlette.sweep import payload_range, write_csv, write_plot
@@ -446,7 +452,7 @@ def sweep(
     sizes = payload_range(_value(parse_bytes, low, "--payloads"), _value(parse_bytes, high or low, "--payloads"))
     plan = load_plan(plan_path)
     spec = load_fabric(fabric)
-    rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier), sizes,
+    rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
                      schedules, only=_select(plan, demand), placement=placement)
     write_csv(rows, csv_out)
     if png is not None:
