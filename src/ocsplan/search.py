@@ -37,6 +37,7 @@ RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 rin
 FINALISTS = 4  # partitions that get descents to convergence after one screening pass,
 FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
 MAX_FINALISTS = 32  # up to this many
+SCREEN_EFFORT = 0  # allocation effort while screening partitions (see allocate)
 MAX_PASSES = 4
 
 
@@ -140,6 +141,16 @@ class _Context:
                 weight = sum(d.weight * (a * lam + d.payload / rate) for d in axis.demands)
                 axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight))
         self.axes = axes
+        self._axis_cost: dict[tuple[int, int, Shape], float] = {}
+
+    def axis_cost(self, axis: _Axis, shape: Shape) -> float:
+        """Sum of the axis's demand costs at multiplicity 1 on ``shape``."""
+        key = (axis.mesh, axis.index, shape)
+        if key not in self._axis_cost:
+            self._axis_cost[key] = sum(
+                min(lat + vol for lat, vol, _ in opts) for opts in self.options(axis, shape)
+            )
+        return self._axis_cost[key]
 
     def options(self, axis: _Axis, shape: Shape) -> list[list[tuple[float, float, bool]]]:
         """Per demand: (latency seconds, volume seconds at p = 1, on_profile)."""
@@ -268,6 +279,8 @@ class _Eval:
     ports: int
     choices: list[int]  # per demand (flattened): index of its chosen option
     levels: dict[object, int]
+    profiles: list[Groups]  # the profiles evaluated, after free alignment
+    shapes: list[Shape]
 
 
 class _Search:
@@ -313,9 +326,43 @@ class _Search:
         groups.extend((b,) for b in remaining)
         return tuple(groups)
 
-    def evaluate(self, profiles: list[Groups], shapes: list[Shape]) -> _Eval | None:
+    def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
+        """Let every axis take the coarsest block fold the installed folds already give it.
+
+        A complete sub-block B is installed exactly when some chosen layer contains B
+        (its all-ones mask needs one), so the free sub-blocks of an axis are the
+        intersections of its bits with the chosen layers. An axis switches to the
+        greedy (largest first) partition into such pieces when that prices its
+        demands lower at multiplicity 1.
+        """
+        layers = [g for j, groups in enumerate(profiles) if shapes[j] != RING for g in groups if len(g) >= 2]
+        if not layers:
+            return profiles, shapes
+        out_p, out_s = list(profiles), list(shapes)
+        for k, ax in enumerate(self.ctx.axes):
+            if shapes[k] == RING:
+                continue
+            remaining = set(self.blocks[k])
+            groups: list[tuple[int, ...]] = []
+            while True:
+                pieces = [tuple(sorted(remaining.intersection(g), reverse=True)) for g in layers]
+                piece = max(pieces, key=lambda x: (len(x), x))
+                if len(piece) < 2:
+                    break
+                groups.append(piece)
+                remaining.difference_update(piece)
+            groups.extend((b,) for b in sorted(remaining, reverse=True))
+            shape = tuple(sorted((len(g) for g in groups), reverse=True))
+            if shape == shapes[k] or shape not in ax.shapes:
+                continue
+            if self.ctx.axis_cost(ax, shape) < self.ctx.axis_cost(ax, shapes[k]) * (1 - 1e-12):
+                out_p[k], out_s[k] = tuple(groups), shape
+        return out_p, out_s
+
+    def evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int = 1) -> _Eval | None:
         ctx = self.ctx
         fabric = ctx.fabric
+        profiles, shapes = self.aligned(profiles, shapes)
         folds: set[int] = set()
         ring_axes = [j for j, s in enumerate(shapes) if s == RING]
         ring_bits: set[int] = set()
@@ -367,20 +414,23 @@ class _Search:
             [weight[key] for key in keys],
             demand_opts,
             fabric.ports - base,
+            effort,
         )
         choices = []
         for entry in demand_opts:
             costs = [lat + vol / eff[s] for lat, vol, s in entry]
             choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
         used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
-        return _Eval(objective, used, choices, {key: levels[i] for i, key in enumerate(keys)})
+        return _Eval(objective, used, choices, {key: levels[i] for i, key in enumerate(keys)}, profiles, shapes)
 
-    def descend(self, max_passes: int, current: _Eval | None = None) -> tuple[_Eval | None, bool]:
+    def descend(
+        self, max_passes: int, current: _Eval | None = None, effort: int = 1
+    ) -> tuple[_Eval | None, bool]:
         """Coordinate descent over the axes' profiles; returns the result and
         whether it converged (a full pass without improvement)."""
         ctx = self.ctx
         if current is None:
-            current = self.evaluate(self.profiles, self.shapes)
+            current = self.evaluate(self.profiles, self.shapes, effort)
         if current is None:
             return None, True
         order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
@@ -396,7 +446,7 @@ class _Search:
                     profiles = list(self.profiles)
                     shapes = list(self.shapes)
                     profiles[j], shapes[j] = groups, shape
-                    result = self.evaluate(profiles, shapes)
+                    result = self.evaluate(profiles, shapes, effort)
                     if result is None:
                         continue
                     key = (result.objective, result.ports)
@@ -406,7 +456,8 @@ class _Search:
                         best = key
                         pick = (groups, shape, result)
                 if pick is not None:
-                    self.profiles[j], self.shapes[j], current = pick
+                    current = pick[2]
+                    self.profiles, self.shapes = list(current.profiles), list(current.shapes)
                     improved = True
             if not improved:
                 return current, True
@@ -422,98 +473,159 @@ def allocate(
     weights: list[int],
     demand_opts: list[list[tuple[float, float, int]]],
     spare: int,
+    effort: int = 1,
 ) -> tuple[float, list[int], list[int]]:
-    """Greedy multiplicities: raise the generators of one set at a time, best time saved per port.
+    """Multiplicities for the generators: the better of two greedy allocations.
 
     ``sets[s]`` are generator indices; ``weights[g]`` ports per unit of generator g;
     each demand's options are (latency seconds, volume seconds at p = 1, set).
     A demand runs at its set's effective multiplicity, the smallest level among
-    the set's generators. Moves raise a set by one level; only when no such move
-    helps are larger jumps tried (an option may pay off only beyond p + 1).
+    the set's generators. One greedy raises the set with the most time saved per
+    port; the other (``effort`` >= 1) the set with the most time saved within the
+    ports left (it does not let cheap small gains crowd out one large
+    investment). ``effort`` -1 prices everything at multiplicity 1 (screening),
+    0 runs only the first greedy, 2 adds a local search: lower one set by some levels,
+    refill greedily, keep what helps (the budget is a knapsack the greedy can
+    fill badly at its end).
     Returns the objective, the level of every generator and of every set.
     """
-    count = len(sets)
-    level = [1] * len(weights)
-    eff = [1] * count
-    member = [set(ms) for ms in sets]
-    inside = [[t for t in range(count) if member[t] <= member[s]] for s in range(count)]
-    partial = [
-        [t for t in range(count) if member[t] & member[s] and not member[t] <= member[s]]
-        for s in range(count)
-    ]
-    users: list[list[int]] = [[] for _ in range(count)]
-    for d, opts in enumerate(demand_opts):
-        for _, _, t in opts:
-            if d not in users[t]:
-                users[t].append(d)
-    cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
-    total = sum(cost)
-
-    minima: dict[int, list[tuple[int, int, int]]] = {}
-
-    def split_minima(s: int) -> list[tuple[int, int, int]]:
-        """Sets t partially overlapping s, with their min level outside and inside s."""
-        if s not in minima:
-            minima[s] = [
-                (t, min(level[g] for g in sets[t] if g not in member[s]),
-                 min(level[g] for g in sets[t] if g in member[s]))
-                for t in partial[s]
-            ]
-        return minima[s]
-
-    def trial(s: int, target: int) -> tuple[float, int, dict[int, int]] | None:
-        extra = sum(weights[g] * (target - level[g]) for g in sets[s] if level[g] < target)
-        if extra > spare or extra == 0:
-            return None
-        changed: dict[int, int] = {}
-        for t in inside[s]:
-            if eff[t] < target:
-                changed[t] = target
-        for t, out_min, in_min in split_minima(s):
-            new = min(out_min, max(in_min, target))
-            if new != eff[t]:
-                changed[t] = new
-        gain = 0.0
-        seen: set[int] = set()
-        for t in changed:
-            for d in users[t]:
-                if d in seen:
-                    continue
-                seen.add(d)
-                new_cost = min(lat + vol / changed.get(u, eff[u]) for lat, vol, u in demand_opts[d])
-                gain += cost[d] - new_cost
-        return gain, extra, changed
-
-    while spare > 0:
-        best: tuple[float, int, int, int] | None = None  # ratio, -extra, -set, -target
-        for jumps in (False, True):
-            for s in range(count):
-                targets = range(eff[s] + 2, eff[s] + 1 + spare) if jumps else (eff[s] + 1,)
-                for target in targets:
-                    result = trial(s, target)
-                    if result is None:
-                        if jumps:
-                            break
-                        continue
-                    gain, extra, _ = result
-                    if gain <= total * 1e-12:
-                        continue
-                    key = (gain / extra, -extra, -s, -target)
-                    if best is None or key > best:
-                        best = key
-            if best is not None:
-                break
-        if best is None:
+    alloc = _Allocator(sets, weights, demand_opts)
+    start = [1] * len(weights)
+    if spare <= 0 or effort < 0:
+        return alloc.greedy(start, 0, True)
+    budget = spare + sum(weights)
+    modes = (True, False) if effort >= 1 else (True,)
+    best = min((alloc.greedy(start, spare, per_port) for per_port in modes), key=lambda r: r[0])
+    while effort >= 2:
+        improved = False
+        current = best[1]
+        for members in sets:
+            top = max(current[g] for g in members)
+            for lower in range(1, top):
+                levels = [min(lv, lower) if g in members else lv for g, lv in enumerate(current)]
+                left = budget - sum(w * lv for w, lv in zip(weights, levels, strict=True))
+                for per_port in (True, False):
+                    result = alloc.greedy(levels, left, per_port)
+                    if result[0] < best[0] * (1 - 1e-12):
+                        best, improved = result, True
+        if not improved:
             break
-        s, target = -best[2], -best[3]
-        spare += best[1]
-        for g in sets[s]:
-            level[g] = max(level[g], target)
+    return best
+
+
+class _Allocator:
+    """The structure of one allocation problem (which sets nest or overlap, which
+    demands use which set), shared by the greedy runs over it."""
+
+    def __init__(
+        self, sets: list[list[int]], weights: list[int], demand_opts: list[list[tuple[float, float, int]]]
+    ) -> None:
+        count = len(sets)
+        member = [set(ms) for ms in sets]
+        self.sets = sets
+        self.weights = weights
+        self.demand_opts = demand_opts
+        self.inside = [[t for t in range(count) if member[t] <= member[s]] for s in range(count)]
+        # sets t partly inside s: t's generators outside s and inside s
+        self.partial = [
+            [
+                (t, [g for g in sets[t] if g not in member[s]], [g for g in sets[t] if g in member[s]])
+                for t in range(count)
+                if member[t] & member[s] and not member[t] <= member[s]
+            ]
+            for s in range(count)
+        ]
+        self.users: list[list[int]] = [[] for _ in range(count)]
+        for d, opts in enumerate(demand_opts):
+            for _, _, t in opts:
+                if d not in self.users[t]:
+                    self.users[t].append(d)
+
+    def greedy(self, start: list[int], spare: int, per_port: bool) -> tuple[float, list[int], list[int]]:
+        """From generator levels ``start``, raise one set at a time by the best move:
+        +1 level moves by time saved per port (larger jumps only when none helps),
+        or the largest saving within the ports left."""
+        sets, weights, demand_opts = self.sets, self.weights, self.demand_opts
+        count = len(sets)
+        level = list(start)
         eff = [min(level[g] for g in ms) for ms in sets]
-        minima.clear()
         cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
         total = sum(cost)
-    return total, level, eff
+
+        def trial(s: int, target: int) -> tuple[float, int] | None:
+            extra = sum(weights[g] * (target - level[g]) for g in sets[s] if level[g] < target)
+            if extra > spare or extra == 0:
+                return None
+            changed: dict[int, int] = {}
+            for t in self.inside[s]:
+                if eff[t] < target:
+                    changed[t] = target
+            for t, outside, within in self.partial[s]:
+                new = min(min(level[g] for g in outside), max(min(level[g] for g in within), target))
+                if new != eff[t]:
+                    changed[t] = new
+            gain = 0.0
+            seen: set[int] = set()
+            for t in changed:
+                for d in self.users[t]:
+                    if d not in seen:
+                        seen.add(d)
+                        gain += cost[d] - min(lat + vol / changed.get(u, eff[u]) for lat, vol, u in demand_opts[d])
+            return gain, extra
+
+        def affordable(s: int) -> int:
+            """The highest level the ports left can lift set s to."""
+            lo, hi = eff[s], eff[s] + spare
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if sum(weights[g] * (mid - level[g]) for g in sets[s] if level[g] < mid) <= spare:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+
+        while spare > 0:
+            best: tuple[float, int, int, int] | None = None  # score, -extra, -set, -target
+            if per_port:
+                for jumps in (False, True):
+                    for s in range(count):
+                        top = affordable(s)
+                        for target in range(eff[s] + (2 if jumps else 1), (top if jumps else eff[s] + 1) + 1):
+                            result = trial(s, target)
+                            if result is None or result[0] <= total * 1e-12:
+                                continue
+                            key = (result[0] / result[1], -result[1], -s, -target)
+                            if best is None or key > best:
+                                best = key
+                    if best is not None:
+                        break
+            else:
+                # the saving grows with the level: the most a set can give is at the
+                # highest affordable level; take the lowest level that gives as much
+                for s in range(count):
+                    target = affordable(s)
+                    result = trial(s, target)
+                    if result is None or result[0] <= total * 1e-12:
+                        continue
+                    gain, extra = result
+                    while target - 1 > eff[s]:
+                        lower = trial(s, target - 1)
+                        if lower is None or lower[0] < gain * (1 - 1e-12):
+                            break
+                        target, extra = target - 1, lower[1]
+                    key = (gain, -extra, -s, -target)
+                    if best is None or key > best:
+                        best = key
+            if best is None:
+                break
+            s, target = -best[2], -best[3]
+            spare += best[1]
+            for g in sets[s]:
+                level[g] = max(level[g], target)
+            eff = [min(level[g] for g in ms) for ms in sets]
+            cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
+            total = sum(cost)
+        return total, level, eff
 
 
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
@@ -559,7 +671,7 @@ def plan_heuristic(instance: Instance) -> Plan:
     screened: list[tuple[float, int, int, _Search, _Eval, bool]] = []
     for idx, partition in enumerate(candidate_partitions(instance)):
         search = _Search(ctx, partition)
-        result, done = search.descend(1)
+        result, done = search.descend(1, effort=SCREEN_EFFORT)
         if result is not None:
             screened.append((result.objective, result.ports, idx, search, result, done))
     screened.sort(key=lambda item: item[:3])
@@ -570,10 +682,14 @@ def plan_heuristic(instance: Instance) -> Plan:
     # finalists: the best few, plus every partition whose first pass came close
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
-    for objective, ports, idx, search, result, done in finalists[:MAX_FINALISTS]:
-        if not done:
-            result, _ = search.descend(MAX_PASSES - 1, result)
-            assert result is not None
+    for objective, ports, idx, search, result, _done in finalists[:MAX_FINALISTS]:
+        # re-price the screened state with both greedy allocations, then descend on
+        result = search.evaluate(result.profiles, result.shapes, 1) or result
+        result, _ = search.descend(MAX_PASSES - 1, result)
+        assert result is not None
+        polished = search.evaluate(result.profiles, result.shapes, effort=2)
+        if polished is not None and polished.objective < result.objective:
+            result = polished
         key = (result.objective, result.ports, idx)
         if best is None or key[0] < best[0] * (1 - 1e-12) or (
             math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]

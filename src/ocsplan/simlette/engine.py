@@ -1,0 +1,470 @@
+"""Discrete-event core: ports serializing DL flits under credit-based flow control.
+
+A :class:`Port` is the transmitter of one directed link. Data waits in its
+queue as *pieces*: trains of DL flits of one message whose first flit is
+available at ``ready`` and the others one flit time apart. A port decides at
+the time it can next transmit (one SimPy event): it takes the next piece (an
+accelerator's :class:`FifoPort` in the order its node issued them, a switch's
+:class:`QueuePort` by arrival of the first flit), takes one credit per flit of
+the buffer at the far end and hands the flits to the far :class:`Switch` or
+:class:`Sink` at once, stamped with the time they arrive there. This is the
+paper's deferred accounting (App. C.5): latency rides on the piece, simulated
+time only advances where a port decides. ``message`` mode sends a whole piece
+per decision, ``flit`` mode one flit.
+
+Look-ahead: a FIFO port cannot be overtaken, and nothing reaches a switch
+output sooner than one flit time, a link and the switch's RX and core after
+any decision, so ports take the decisions up to that far ahead in one event.
+The departures are the same as with one decision per event (tests check it);
+only the event count drops.
+
+Credits (paper §5.2): a port holds one credit per DL flit of the far buffer.
+A credit comes back once the far device has processed the flit (an accelerator
+after its port's RX, a switch when the flit leaves for its output) and has
+crossed the link back. Release times are known as soon as that departure is
+decided, so a pool is a heap of release times. A port with an empty pool
+stalls until a release is pushed; a port behind a switch also waits while a
+credit still out could come back earlier than the earliest known one.
+Unlimited buffers skip the pool.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Protocol
+
+import simpy
+from simpy.events import NORMAL
+
+__all__ = [
+    "Device", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
+    "split_flits",
+]
+
+# Decisions treat a piece as ready when it is ready within this tolerance (s).
+_TOL = 1e-15
+
+
+class Message:
+    """One transfer of the schedule between two accelerators, as it travels."""
+
+    __slots__ = ("dst", "flits", "gen", "landed", "left", "mid", "nbytes", "phase", "src")
+
+    def __init__(
+        self, src: int, dst: int, gen: int, phase: int, nbytes: Fraction, flits: int, mid: int = 0
+    ) -> None:
+        self.mid = mid  # fixed by the workload: ties between pieces never depend on event order
+        self.src = src
+        self.dst = dst
+        self.gen = gen
+        self.phase = phase
+        self.nbytes = nbytes
+        self.flits = flits
+        self.left = flits
+        self.landed = 0.0
+
+
+class Piece:
+    """Consecutive DL flits of one message: flit k is available at ready + k * flit time.
+
+    ``index`` is the position of its first flit in the message.
+    """
+
+    __slots__ = ("flits", "index", "msg", "ready", "up")
+
+    def __init__(
+        self, ready: float, flits: int, msg: Message, index: int = 0, up: Port | None = None
+    ) -> None:
+        self.ready = ready
+        self.flits = flits
+        self.msg = msg
+        self.index = index
+        self.up = up  # the port whose far buffer (a switch input) holds these flits
+
+
+class Device(Protocol):
+    def accept(self, piece: Piece, port: Port) -> None: ...
+
+
+class Engine:
+    """Shared state of one run: the SimPy environment, flit time, mode, counters.
+
+    ``horizon`` is how far ahead a FIFO port may decide (see :class:`FifoPort`).
+    """
+
+    def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6) -> None:
+        # horizon 0 turns every look-ahead off: one decision per event (tests compare)
+        self.env = simpy.Environment()
+        self.flit_time = flit_time
+        self.flit_mode = flit_mode
+        self.horizon = horizon
+        self.events = 0
+
+    def at(self, time: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
+        """Schedule ``callback`` at absolute ``time`` (not before now)."""
+        env = self.env
+        ev = simpy.Event(env)
+        ev._ok = True
+        ev._value = None
+        ev.callbacks.append(callback)
+        delay = time - env.now
+        env.schedule(ev, NORMAL, delay if delay > 0.0 else 0.0)
+        self.events += 1
+        return ev
+
+
+class Port:
+    """Transmitter of one directed link: DL-flit serialization and credits.
+
+    Subclasses decide which piece goes next: :class:`FifoPort` in the order
+    its single source handed them over, :class:`QueuePort` (switch outputs)
+    by the time their first flit is there.
+    """
+
+    __slots__ = (
+        "ahead", "busy", "credits", "eng", "far", "flits", "heap", "known", "limited", "name",
+        "out", "ret", "retry", "stall", "stalled", "wake_at", "wake_ev", "wire",
+    )
+
+    def __init__(
+        self, eng: Engine, name: str, wire: float, ret: float, far: Device, credits: int | None
+    ) -> None:
+        self.eng = eng
+        self.name = name
+        self.wire = wire  # serialization end -> arrival in the far buffer
+        self.ret = ret  # credit release at the far device -> usable here
+        self.far = far
+        self.limited = credits is not None
+        self.credits = credits or 0  # credits free since the start
+        self.heap: list[float] = []  # release times of returned credits
+        self.out = 0  # credits taken whose release time is not known yet
+        # A sink releases at once (while this port sends); a switch only when it
+        # forwards, at least ``ret`` after the moment it decides.
+        self.known = not isinstance(far, Switch)
+        self.retry = -1.0
+        self.stalled = False
+        self.busy = 0.0  # the link is free from this time
+        self.wake_ev: simpy.Event | None = None
+        self.wake_at = 0.0
+        self.flits = 0
+        self.stall = 0.0  # time flits waited for credits beyond when they could go
+        self.ahead = 0.0  # how early the port may decide (set by the subclass)
+
+    def enqueue(self, piece: Piece) -> None:
+        raise NotImplementedError
+
+    def _wake(self, ev: simpy.Event) -> None:
+        raise NotImplementedError
+
+    def _arm(self, time: float) -> None:
+        if self.wake_ev is not None and self.wake_at <= time:
+            return
+        self.wake_at = time
+        self.wake_ev = self.eng.at(time, self._wake)
+
+    def release(self, time: float) -> None:
+        """A credit of the far buffer becomes usable here at ``time``."""
+        heapq.heappush(self.heap, time)
+        self.out -= 1
+        if self.stalled:
+            self.stalled = False
+            self._arm(self.eng.env.now)
+
+    def _take(self) -> float | None:
+        """Release time of the next credit, or None to wait (``retry`` says until when)."""
+        self.retry = -1.0
+        if self.credits:
+            self.credits -= 1
+            self.out += 1
+            return 0.0
+        heap = self.heap
+        if not heap:
+            return None
+        if not self.known and self.out and heap[0] > self.eng.env.now + self.ret + _TOL:
+            # a credit still out may come back earlier than the earliest known one
+            self.retry = heap[0] - self.ret
+            return None
+        self.out += 1
+        return heapq.heappop(heap)
+
+    def _send(self, piece: Piece, count: int, start: float) -> bool:
+        """Send up to ``count`` flits of ``piece`` from ``start``; True if it is used up.
+
+        Stops early and sets ``stalled`` when the credits run out.
+        """
+        if self.limited:
+            return self._send_limited(piece, count, start)
+        tf = self.eng.flit_time
+        self.busy = start + count * tf
+        self.flits += count
+        up = piece.up
+        if up is not None:
+            ret = up.ret
+            for k in range(count):
+                up.release(start + k * tf + ret)
+        arrive = start + tf + self.wire
+        if count == piece.flits:
+            piece.ready = arrive
+            piece.up = None
+            self.far.accept(piece, self)
+            return True
+        out = Piece(arrive, count, piece.msg, piece.index)
+        piece.ready += count * tf
+        piece.flits -= count
+        piece.index += count
+        self.far.accept(out, self)
+        return False
+
+    def _send_limited(self, piece: Piece, count: int, start: float) -> bool:
+        tf = self.eng.flit_time
+        up = piece.up
+        sent = seg = 0
+        t = seg_start = start
+        consumed = False
+        while sent < count:
+            credit = self._take()
+            if credit is None and seg:
+                # hand over what left: a sink returns credits at once
+                consumed = self._flush(piece, seg_start, seg)
+                seg = 0
+                credit = self._take()
+            if credit is None:
+                self.stalled = True
+                if self.retry >= 0:
+                    self._arm(self.retry)
+                break
+            if credit > t:
+                if seg:
+                    consumed = self._flush(piece, seg_start, seg)
+                    seg = 0
+                self.stall += credit - t
+                t = credit
+            if not seg:
+                seg_start = t
+            if up is not None:
+                up.release(t + up.ret)
+            t += tf
+            seg += 1
+            sent += 1
+        if seg:
+            consumed = self._flush(piece, seg_start, seg)
+        if sent:
+            self.busy = t
+            self.flits += sent
+        return consumed
+
+    def _flush(self, piece: Piece, start: float, count: int) -> bool:
+        """Hand ``count`` flits departing back to back from ``start`` to the far device.
+
+        Returns True when that was the whole rest of ``piece`` (the object
+        itself travels on), False when flits remain in it.
+        """
+        tf = self.eng.flit_time
+        arrive = start + tf + self.wire
+        if count == piece.flits:
+            piece.ready = arrive
+            piece.up = None
+            self.far.accept(piece, self)
+            return True
+        out = Piece(arrive, count, piece.msg, piece.index)
+        piece.ready += count * tf
+        piece.flits -= count
+        piece.index += count
+        self.far.accept(out, self)
+        return False
+
+
+class FifoPort(Port):
+    """An accelerator's own port: pieces leave in the order its node issued them.
+
+    Its single source hands pieces over in order of readiness, so nothing can
+    overtake: the port may decide up to ``eng.horizon`` early (fewer events,
+    the same departures) unless it waits for credits of a switch buffer,
+    whose release times are only learned later.
+    """
+
+    __slots__ = ("queue",)
+
+    def __init__(
+        self, eng: Engine, name: str, wire: float, ret: float, far: Device, credits: int | None
+    ) -> None:
+        super().__init__(eng, name, wire, ret, far, credits)
+        self.queue: deque[Piece] = deque()
+        if not (credits is not None and isinstance(far, Switch)):
+            self.ahead = eng.horizon
+
+    def enqueue(self, piece: Piece) -> None:
+        self.queue.append(piece)
+        if not self.stalled and len(self.queue) == 1:
+            busy = self.busy
+            self._arm((piece.ready if piece.ready > busy else busy) - self.ahead)
+
+    def _wake(self, ev: simpy.Event) -> None:
+        if ev is not self.wake_ev:
+            return  # superseded by an earlier wake-up
+        self.wake_ev = None
+        self.stalled = False
+        eng = self.eng
+        ahead = self.ahead
+        limit = eng.env.now + ahead + _TOL
+        queue = self.queue
+        flit_mode = eng.flit_mode
+        while queue:
+            piece = queue[0]
+            busy = self.busy
+            start = piece.ready if piece.ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * ahead)  # when half the look-ahead has drained
+                return
+            if self._send(piece, 1 if flit_mode else piece.flits, start):
+                queue.popleft()
+            if self.stalled:
+                return
+
+
+class QueuePort(Port):
+    """A switch output port: the piece whose first flit arrives first goes next.
+
+    ``lookahead`` is the least time between any upstream decision and the
+    arrival it causes here (one flit time, a link, the switch's RX and core):
+    every piece that will ever be ready before now + lookahead is already
+    queued, so decisions up to then are safe to take now. Ties go by message
+    id and flit index, never by the order of events.
+    """
+
+    __slots__ = ("queue",)
+
+    def __init__(
+        self, eng: Engine, name: str, wire: float, ret: float, far: Device, credits: int | None,
+        lookahead: float = 0.0,
+    ) -> None:
+        super().__init__(eng, name, wire, ret, far, credits)
+        self.queue: list[tuple[float, int, int, Piece]] = []
+        if eng.horizon > 0 and not (credits is not None and isinstance(far, Switch)):
+            self.ahead = lookahead
+
+    def enqueue(self, piece: Piece) -> None:
+        ready = piece.ready
+        heapq.heappush(self.queue, (ready, piece.msg.mid, piece.index, piece))
+        if self.stalled:
+            return
+        busy = self.busy
+        time = (ready if ready > busy else busy) - self.ahead
+        if self.wake_ev is None or time < self.wake_at:
+            self._arm(time)
+
+    def _wake(self, ev: simpy.Event) -> None:
+        if ev is not self.wake_ev:
+            return  # superseded by an earlier wake-up
+        self.wake_ev = None
+        self.stalled = False
+        eng = self.eng
+        ahead = self.ahead
+        limit = eng.env.now + ahead + _TOL
+        queue = self.queue
+        flit_mode = eng.flit_mode
+        while queue:
+            ready, mid, _, piece = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * ahead)
+                return
+            heapq.heappop(queue)
+            if not self._send(piece, 1 if flit_mode else piece.flits, start):
+                heapq.heappush(queue, (piece.ready, mid, piece.index, piece))
+            if self.stalled:
+                return
+
+
+def split_flits(flits: int, ways: int, offset: int) -> list[tuple[int, int]]:
+    """Spread ``flits`` over ``ways`` targets round-robin from target ``offset``.
+
+    Returns (target, count) for every target that gets at least one flit, in
+    the order the first flits go: a message's per-port share (paper C.4).
+    """
+    if ways == 1:
+        return [(0, flits)]
+    base, extra = divmod(flits, ways)
+    out = []
+    for i in range(min(ways, flits)):
+        target = (offset + i) % ways
+        out.append((target, base + (1 if i < extra else 0)))
+    return out
+
+
+class Switch:
+    """An EPS switch: RX and core latency, then per-output-port queues.
+
+    Equal output links to a destination (uplinks, spine down-links) share a
+    message: its flits are cut into as many contiguous blocks and block b of a
+    message from rank s takes link (s + b) mod n, which spreads a rack's
+    senders evenly. The choice depends on the flit alone, never on arrival
+    order, so message and flit mode spray alike.
+    """
+
+    __slots__ = ("delay", "eng", "name", "route", "table")
+
+    def __init__(
+        self, eng: Engine, name: str, delay: float, route: Callable[[int], Sequence[Port]]
+    ) -> None:
+        self.eng = eng
+        self.name = name
+        self.delay = delay
+        self.route = route  # destination accelerator -> candidate output ports
+        self.table: dict[int, Sequence[Port]] = {}
+
+    def accept(self, piece: Piece, port: Port) -> None:
+        piece.ready += self.delay
+        piece.up = port if port.limited else None
+        msg = piece.msg
+        outs = self.table.get(msg.dst)
+        if outs is None:
+            outs = self.table[msg.dst] = self.route(msg.dst)
+        ways = len(outs)
+        if ways == 1:
+            outs[0].enqueue(piece)
+            return
+        block = -(-msg.flits // ways)
+        first, end = piece.index, piece.index + piece.flits
+        if first // block == (end - 1) // block:  # inside one block: no split
+            outs[(msg.src + first // block) % ways].enqueue(piece)
+            return
+        tf = self.eng.flit_time
+        a = first
+        while a < end:
+            b = min(end, (a // block + 1) * block)
+            outs[(msg.src + a // block) % ways].enqueue(
+                Piece(piece.ready + (a - first) * tf, b - a, msg, a, piece.up))
+            a = b
+
+
+class Sink:
+    """The receiving accelerator: port RX, credit release, landing in memory."""
+
+    __slots__ = ("deliver", "eng", "land", "rx")
+
+    def __init__(
+        self, eng: Engine, rx: float, land: float, deliver: Callable[[Message], None]
+    ) -> None:
+        self.eng = eng
+        self.rx = rx
+        self.land = land
+        self.deliver = deliver
+
+    def accept(self, piece: Piece, port: Port) -> None:
+        tf = self.eng.flit_time
+        if port.limited:
+            base = piece.ready + self.rx + port.ret
+            for k in range(piece.flits):
+                port.release(base + k * tf)
+        landed = piece.ready + (piece.flits - 1) * tf + self.rx + self.land
+        msg = piece.msg
+        msg.left -= piece.flits
+        if landed > msg.landed:
+            msg.landed = landed
+        if msg.left == 0:
+            self.deliver(msg)

@@ -1,0 +1,276 @@
+"""What the simulator needs to know of a fabric, whoever built it.
+
+The network layer reads circuits through one small type, :class:`CircuitMap`:
+for every (rank, generator) the circuits it owns, each with its port and the
+OCS devices and cables on its path. Two builders fill it:
+
+- :func:`circuits_from_plan`: straight from a plan. Every copy c of a host
+  generator g is a circuit on its own port between x and x XOR g (the
+  coloring of paper App. A.1, ports in the plan's generator order). On a
+  single-level fabric it crosses one OCS; on a two-level one it crosses one
+  OCS inside a rack and three (level 1, level 2, level 1) between racks.
+- :func:`circuits_from_realization`: from the realizer's output (per node and
+  port the peer and generator, per circuit its path), read through the
+  structural protocols below so this module needs nothing from it.
+
+:func:`hybrid_uplinks` assigns the level-2 OCS circuits of a hybrid fabric
+(EPS racks, OCS between them): every rail's leaf uplinks are spread over the
+rack offsets (XOR of rack indices) the plan's generators need, in proportion
+to the circuits that cross them (App. C.7: worker placement balances the
+level-2 demand).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..cayley import str_to_mask
+from ..errors import InstanceError, RealizationError
+from ..fabrics import FabricSpec
+from ..plan import Plan
+
+__all__ = [
+    "CircuitMap",
+    "Link",
+    "RackRoutes",
+    "Realization",
+    "check_fit",
+    "circuits_for_generators",
+    "circuits_from_plan",
+    "circuits_from_realization",
+    "hybrid_uplinks",
+    "rack_of",
+    "technology",
+]
+
+
+@dataclass(frozen=True)
+class Link:
+    """One circuit seen from one end: its port there, OCS devices and cables crossed."""
+
+    port: int
+    ocs: int
+    cables: int
+
+
+@dataclass(frozen=True)
+class CircuitMap:
+    """Circuits per (rank, generator mask); a rank's accelerator is ``accelerator[rank]``."""
+
+    links: Mapping[tuple[int, int], tuple[Link, ...]]
+    source: str  # "plan" or "realization"
+
+    def of(self, rank: int, gen: int) -> tuple[Link, ...]:
+        found = self.links.get((rank, gen))
+        if not found:
+            raise RealizationError(f"rank {rank} has no circuit for generator {gen:b}")
+        return found
+
+
+def technology(spec: FabricSpec) -> str:
+    """"ocs", "eps" or "hybrid" (EPS level 1 under OCS level 2)."""
+    techs = tuple(level.technology for level in spec.levels)
+    if all(t == "ocs" for t in techs):
+        return "ocs"
+    if all(t == "eps" for t in techs):
+        return "eps"
+    if techs == ("eps", "ocs"):
+        return "hybrid"
+    raise InstanceError(spec.source or spec.name, "level",
+                        f"levels {techs} are not simulated (OCS over EPS)")
+
+
+def rack_of(rank: int, spec: FabricSpec) -> int:
+    return rank // spec.rack_size
+
+
+def check_fit(plan: Plan, spec: FabricSpec) -> None:
+    """The plan's ranks and ports must fit the fabric's serving accelerators."""
+    where = spec.source or spec.name
+    serving = min(spec.serving, spec.accelerators)
+    if plan.world > serving:
+        raise InstanceError(where, "accelerators", f"plan has {plan.world} ranks, the fabric serves {serving}")
+    if plan.ports > spec.ports:
+        raise InstanceError(where, "ports", f"plan uses {plan.ports} ports per accelerator, "
+                                            f"the fabric has {spec.ports}")
+
+
+def circuits_from_plan(plan: Plan, spec: FabricSpec) -> CircuitMap:
+    """Every generator copy on its own port; OCS stages from the rack structure."""
+    check_fit(plan, spec)
+    gens = [(g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
+            for g in plan.generators]
+    return circuits_for_generators(gens, plan.world, spec)
+
+
+def circuits_for_generators(
+    gens: Sequence[tuple[int, int, int]], world: int, spec: FabricSpec
+) -> CircuitMap:
+    """Circuits of (mask, copies, ports skipped) in order: copy c of g on the next port.
+
+    A circuit crosses one OCS in a rack (or on a single level) and three
+    between racks; a rail with more inter-rack circuits per rack than level 1
+    has uplinks cannot be realized.
+    """
+    two = spec.two_level
+    links: dict[tuple[int, int], list[Link]] = {}
+    port = 0
+    crossing: Counter[int] = Counter()  # inter-rack circuits per rail
+    for mask, copies, skip in gens:
+        port += skip
+        for _ in range(copies):
+            for x in range(world):
+                inter = two and rack_of(x, spec) != rack_of(x ^ mask, spec)
+                link = Link(port, 3, 4) if inter else Link(port, 1, 2)
+                links.setdefault((x, mask), []).append(link)
+                crossing[port] += inter
+            port += 1
+    if port > spec.ports:
+        raise RealizationError(
+            f"the circuits need {port} ports per accelerator, the fabric has {spec.ports}")
+    if two:
+        up = spec.levels[0].up
+        racks = max(1, world // spec.rack_size)
+        for rail, count in sorted(crossing.items()):
+            if count and -(-count // racks) > up:
+                raise RealizationError(
+                    f"rail {rail}: {-(-count // racks)} circuits leave a rack, "
+                    f"level 1 has {up} uplinks")
+    return CircuitMap({k: tuple(v) for k, v in links.items()}, "plan")
+
+
+# -- the realizer's output, read structurally --------------------------------------------
+
+
+class NodePortLike(Protocol):
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def peer(self) -> int: ...
+
+    @property
+    def generator(self) -> str: ...
+
+
+class CircuitLike(Protocol):
+    @property
+    def a(self) -> int: ...
+
+    @property
+    def a_port(self) -> int: ...
+
+    @property
+    def b(self) -> int: ...
+
+    @property
+    def b_port(self) -> int: ...
+
+    @property
+    def stages(self) -> int: ...
+
+    @property
+    def cables(self) -> int: ...
+
+
+class Realization(Protocol):
+    """What the adapter reads of ``ocsplan.realize.realize(...)``: ``ocsplan.circuits.Circuits``."""
+
+    @property
+    def nodes(self) -> Sequence[Sequence[NodePortLike]]: ...
+
+    @property
+    def circuits(self) -> Sequence[CircuitLike]: ...
+
+
+def circuits_from_realization(real: Realization) -> CircuitMap:
+    """Adapter over ``ocsplan.realize``'s result (``Circuits``): ports, peers, paths.
+
+    ``nodes[x]`` lists (port, peer, peer_port, generator label) of rank x;
+    every circuit gives its OCS devices (``stages``) and ``cables``. Ring
+    generators are skipped (not simulated).
+    """
+    path: dict[tuple[int, int], tuple[int, int]] = {}
+    for c in real.circuits:
+        path[(c.a, c.a_port)] = (c.stages, c.cables)
+        path[(c.b, c.b_port)] = (c.stages, c.cables)
+    links: dict[tuple[int, int], list[Link]] = {}
+    for x, ports in enumerate(real.nodes):
+        for e in ports:
+            if e.generator.startswith("ring:"):
+                continue
+            gen = str_to_mask(e.generator)
+            if e.peer != x ^ gen:
+                raise RealizationError(
+                    f"rank {x} port {e.port}: peer {e.peer} is not x XOR {e.generator}")
+            stages, cables = path.get((x, e.port), (1, 2))
+            links.setdefault((x, gen), []).append(Link(e.port, stages, cables))
+    ordered = {k: tuple(sorted(v, key=lambda link: link.port)) for k, v in links.items()}
+    return CircuitMap(ordered, "realization")
+
+
+# -- hybrid: level-2 OCS circuits between EPS racks ----------------------------------------
+
+
+@dataclass(frozen=True)
+class RackRoutes:
+    """Uplink u of every leaf goes to the leaf of rack r XOR ``masks[u]`` (same rail);
+    ``next_hop[delta]`` is the first rack offset on a shortest way to rack r XOR delta."""
+
+    masks: tuple[int, ...]
+    next_hop: Mapping[int, int]
+    hops: Mapping[int, int]
+
+
+def hybrid_uplinks(plan: Plan, spec: FabricSpec) -> RackRoutes:
+    """Spread each leaf's uplinks over the rack offsets the plan's circuits need."""
+    check_fit(plan, spec)
+    up = spec.levels[0].up
+    racks = spec.serving_racks
+    if spec.rack_size & (spec.rack_size - 1) or racks & (racks - 1):
+        raise InstanceError(spec.source or spec.name, "racks",
+                            "a hybrid fabric needs power-of-two rack size and serving racks")
+    shift = spec.rack_size.bit_length() - 1
+    need: Counter[int] = Counter()
+    for g in plan.generators:
+        if g.kind == "ring":
+            continue
+        offset = g.mask >> shift
+        if offset:
+            need[offset] += g.multiplicity * spec.rack_size
+    if not need:
+        return RackRoutes((), {}, {})
+    wanted = sorted(need, key=lambda m: (-need[m], m))
+    if len(wanted) > up:
+        # keep a spanning set: unit offsets first, then the busiest others
+        units = [1 << b for b in range(racks.bit_length() - 1)]
+        wanted = units + [m for m in wanted if m not in units]
+        wanted = wanted[:up]
+    counts = dict.fromkeys(wanted, 1)
+    for _ in range(up - len(wanted)):  # spare uplinks to the busiest offset per uplink
+        best = max(wanted, key=lambda m: (need.get(m, 0) / counts[m], -m))
+        counts[best] += 1
+    masks = tuple(m for m in sorted(counts) for _ in range(counts[m]))
+    # shortest routes over the offsets present (BFS on the rack-offset Cayley graph)
+    offsets = sorted(counts)
+    first: dict[int, int] = {0: 0}
+    hops: dict[int, int] = {0: 0}
+    frontier = deque([0])
+    while frontier:
+        cur = frontier.popleft()
+        for m in offsets:
+            nxt = cur ^ m
+            if nxt not in first and nxt < racks:
+                first[nxt] = m if cur == 0 else first[cur]
+                hops[nxt] = hops[cur] + 1
+                frontier.append(nxt)
+    for m in need:
+        if m not in first:
+            raise RealizationError(
+                f"hybrid fabric: racks {m:b} apart cannot be reached over {up} uplinks")
+    first.pop(0)
+    hops.pop(0)
+    return RackRoutes(masks, first, hops)

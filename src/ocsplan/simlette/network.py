@@ -1,0 +1,353 @@
+"""Runtime networks: where a message leaves its node, which ports it crosses,
+and what the analytical model charges for it.
+
+Every network offers the same three calls to the simulator:
+``send(msg, t)`` hands a message issued at time t to its first ports;
+``latency(src, dst, gen)`` is the unloaded hop latency (Table 9 budget);
+``resources(src, dst, gen)`` lists the bandwidth resources (key, bytes/s) the
+transfer loads, from which :func:`ocsplan.simlette.report.analytical` forms
+Eq. 1 on the fabric's own paths.
+
+- :class:`IdealNetwork`: the closed form's world. Each logical edge (x, g) is
+  one link of p_g * R with fixed latency lambda, no flits, no credits.
+- :class:`CircuitNetwork`: OCS circuits (:class:`~ocsplan.simlette.fabric.CircuitMap`);
+  a message is spread over the p_g circuits of its edge.
+- :class:`SwitchedNetwork`: EPS rails (one switch per port index, or one leaf
+  per rack and port index under spines), or a hybrid whose leaves are joined
+  by level-2 OCS circuits; messages are sprayed over all L ports and over
+  equal uplinks (paper App. C.7).
+
+Responses: each landed message sends one write response (a 64 B TL flit on
+the response channel) back to its originator. It needs a response credit of
+the completer's port and is charged the unloaded hop latency but no link
+bandwidth (it rides in DL-flit slots); it does not gate the collective
+(persistent kernels: done when the last data lands, paper App. C.4).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Hashable, Iterable
+from fractions import Fraction
+
+from ..fabrics import FabricSpec
+from .engine import Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
+from .fabric import CircuitMap, Link, RackRoutes
+from .timing import Stages
+
+__all__ = ["CircuitNetwork", "IdealNetwork", "Network", "SwitchedNetwork"]
+
+Deliver = Callable[[Message], None]
+Resource = tuple[Hashable, float]
+
+
+class Network:
+    """Shared parts: the sink, the port table, responses and their credits."""
+
+    def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver,
+                 rsp_credits: int | None) -> None:
+        self.eng = eng
+        self.stages = stages
+        self.rate = rate
+        self._deliver = deliver
+        self.sink = Sink(eng, stages.rx, stages.land, self._landed)
+        self.ports: dict[Hashable, Port] = {}
+        self.rsp_credits = rsp_credits
+        self._rsp: dict[Hashable, list[float]] = {}
+        self._rsp_free: dict[Hashable, int] = {}
+        self.acked = 0.0
+        self.responses = 0
+        self.rsp_stall = 0.0
+        # least time from a decision anywhere to an arrival in a switch output queue
+        self.lookahead = (eng.flit_time + stages.wire(1) + stages.switch_in) * (1 - 1e-9)
+
+    # subclasses
+    def send(self, msg: Message, t: float) -> None:
+        raise NotImplementedError
+
+    def latency(self, src: int, dst: int, gen: int) -> float:
+        raise NotImplementedError
+
+    def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
+        raise NotImplementedError
+
+    def response_port(self, msg: Message) -> Hashable:
+        return (msg.dst, msg.gen)
+
+    # shared
+    def port_list(self) -> Iterable[Port]:
+        return self.ports.values()
+
+    def _landed(self, msg: Message) -> None:
+        self._respond(msg)
+        self._deliver(msg)
+
+    def _respond(self, msg: Message) -> None:
+        """The completer answers on the response channel of its port (credits, no bandwidth)."""
+        t = msg.landed
+        key = self.response_port(msg) if self.rsp_credits is not None else None
+        if key is not None:
+            free = self._rsp_free.setdefault(key, self.rsp_credits or 0)
+            heap = self._rsp.setdefault(key, [])
+            if free:
+                self._rsp_free[key] = free - 1
+            else:
+                credit = heapq.heappop(heap)
+                if credit > t:
+                    self.rsp_stall += credit - t
+                    t = credit
+        hop = self.latency(msg.dst, msg.src, msg.gen)
+        arrive = t + hop
+        if key is not None:  # the originator's port takes it; the credit crosses back
+            heapq.heappush(self._rsp[key], arrive + hop - self.stages.send - self.stages.land)
+        self.responses += 1
+        if arrive > self.acked:
+            self.acked = arrive
+
+    def _new_port(
+        self, key: Hashable, name: str, wire: float, far: Switch | Sink, credits: int | None,
+        single: bool = False,
+    ) -> Port:
+        ret = self.stages.credit_return(wire)
+        port: Port
+        if single:
+            port = FifoPort(self.eng, name, wire, ret, far, credits)
+        else:
+            port = QueuePort(self.eng, name, wire, ret, far, credits, self.lookahead)
+        self.ports[key] = port
+        return port
+
+
+class IdealNetwork(Network):
+    """Logical edges of p_g * R, latency lambda, one event per message: the closed form."""
+
+    def __init__(self, eng: Engine, latency: float, rate: float, multiplicity: dict[int, int],
+                 deliver: Deliver) -> None:
+        super().__init__(eng, Stages(0, 0, 0, 0, 0, 0, 0), rate, deliver, None)
+        self.lam = latency
+        self.multiplicity = multiplicity
+        self.free: dict[tuple[int, int], float] = {}
+        self.load: dict[tuple[int, int], Fraction] = {}
+
+    def send(self, msg: Message, t: float) -> None:
+        key = (msg.src, msg.gen)
+        start = max(t, self.free.get(key, 0.0))
+        done = start + float(msg.nbytes) / (self.multiplicity[msg.gen] * self.rate)
+        self.free[key] = done
+        self.load[key] = self.load.get(key, Fraction(0)) + Fraction(msg.nbytes)
+        msg.landed = done + self.lam
+        msg.left = 0
+        self.eng.at(msg.landed, lambda _ev: self._deliver(msg))
+
+    def latency(self, src: int, dst: int, gen: int) -> float:
+        return self.lam
+
+    def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
+        return [(("edge", src, gen), self.multiplicity[gen] * self.rate)]
+
+
+class CircuitNetwork(Network):
+    """OCS circuits: each logical edge owns p_g dedicated links, no switching."""
+
+    def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, cmap: CircuitMap,
+                 buffer_flits: int | None, rsp_credits: int | None) -> None:
+        super().__init__(eng, stages, rate, deliver, rsp_credits)
+        self.cmap = cmap
+        self.buffer_flits = buffer_flits
+        self.pointer: dict[tuple[int, int], int] = {}
+        self._edge: dict[tuple[int, int], list[Port]] = {}
+
+    def _ports(self, src: int, gen: int) -> list[Port]:
+        ports = self._edge.get((src, gen))
+        if ports is None:
+            ports = []
+            for link in self.cmap.of(src, gen):
+                wire = self.stages.wire(link.cables, link.ocs)
+                name = f"acc {src} port {link.port} -> acc {src ^ gen}"
+                port = self._new_port((src, link.port), name, wire, self.sink, self.buffer_flits,
+                                      single=True)
+                ports.append(port)
+            self._edge[(src, gen)] = ports
+        return ports
+
+    def send(self, msg: Message, t: float) -> None:
+        ports = self._ports(msg.src, msg.gen)
+        ready = t + self.stages.send
+        if len(ports) == 1:
+            ports[0].enqueue(Piece(ready, msg.flits, msg))
+            return
+        key = (msg.src, msg.gen)
+        offset = self.pointer.get(key, 0)
+        index = 0
+        for i, count in split_flits(msg.flits, len(ports), offset):
+            ports[i].enqueue(Piece(ready, count, msg, index))
+            index += count
+        self.pointer[key] = (offset + msg.flits) % len(ports)
+
+    def _hop(self, link: Link) -> float:
+        s = self.stages
+        return s.send + s.wire(link.cables, link.ocs) + s.rx + s.land
+
+    def latency(self, src: int, dst: int, gen: int) -> float:
+        return max(self._hop(link) for link in self.cmap.of(src, gen))
+
+    def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
+        return [(("edge", src, gen), len(self.cmap.of(src, gen)) * self.rate)]
+
+    def response_port(self, msg: Message) -> Hashable:
+        return (msg.dst, self.cmap.of(msg.dst, msg.gen)[0].port)
+
+
+class SwitchedNetwork(Network):
+    """EPS rails: port j of every accelerator goes to switch j (or to leaf j of its rack).
+
+    Two levels: leaves have ``up`` uplinks; on an EPS spine, uplink u of a
+    leaf goes to spine u mod S of its rail; in a hybrid, uplink u is an OCS
+    circuit to the leaf of rack r XOR masks[u] (:class:`RackRoutes`).
+    """
+
+    def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, spec: FabricSpec,
+                 ports: int, buffer_flits: int | None, switch_flits: int | None,
+                 rsp_credits: int | None, routes: RackRoutes | None = None) -> None:
+        super().__init__(eng, stages, rate, deliver, rsp_credits)
+        self.spec = spec
+        self.L = ports
+        self.buffer_flits = buffer_flits
+        self.switch_flits = switch_flits
+        self.routes = routes
+        self.two = spec.two_level
+        self.hybrid = routes is not None
+        self.rack_size = spec.rack_size if self.two else max(spec.accelerators, 1)
+        self.up = spec.levels[0].up if self.two else 0
+        if self.two and not self.hybrid:
+            spines = math.ceil(spec.racks * self.up / spec.levels[1].radix)
+            self.spines = max(1, min(self.up, spines))
+        else:
+            self.spines = 0
+        self.pointer: dict[int, int] = {}
+        self.switches: dict[Hashable, Switch] = {}
+        self._src: dict[int, list[Port]] = {}
+        self._rsp_pointer: dict[int, int] = {}
+        self.wire1 = stages.wire(1)
+        self.wire_ocs = stages.wire(2, 1)
+
+    # -- devices (created on first use) ------------------------------------------------
+
+    def _leaf(self, rack: int, rail: int) -> Switch:
+        key = ("leaf", rack, rail)
+        sw = self.switches.get(key)
+        if sw is None:
+            name = f"eps {rail}" if not self.two else f"leaf {rack}/{rail}"
+            sw = Switch(self.eng, name, self.stages.switch_in,
+                        lambda dst: self._leaf_route(rack, rail, dst, dst // self.rack_size))
+            self.switches[key] = sw
+        return sw
+
+    def _leaf_route(self, rack: int, rail: int, dst: int, target: int) -> list[Port]:
+        if target == rack:
+            key: tuple[object, ...] = ("down", rail, dst)
+            name = f"leaf {rack}/{rail} -> acc {dst}" if self.two else f"eps {rail} -> acc {dst}"
+            found = self.ports.get(key)
+            return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits)]
+        if self.routes is not None:
+            mask = self.routes.next_hop[rack ^ target]
+            out = []
+            for u, m in enumerate(self.routes.masks):
+                if m == mask:
+                    key = ("l2", rack, rail, u)
+                    port = self.ports.get(key) or self._new_port(
+                        key, f"leaf {rack}/{rail} up {u} -ocs-> leaf {rack ^ m}/{rail}",
+                        self.wire_ocs, self._leaf(rack ^ m, rail), self.switch_flits)
+                    out.append(port)
+            return out
+        out = []
+        for u in range(self.up):
+            key = ("up", rack, rail, u)
+            port = self.ports.get(key) or self._new_port(
+                key, f"leaf {rack}/{rail} up {u} -> spine {rail}/{u % self.spines}", self.wire1,
+                self._spine(rail, u % self.spines), self.switch_flits)
+            out.append(port)
+        return out
+
+    def _spine(self, rail: int, index: int) -> Switch:
+        key = ("spine", rail, index)
+        sw = self.switches.get(key)
+        if sw is None:
+            sw = Switch(self.eng, f"spine {rail}/{index}", self.stages.switch_in,
+                        lambda dst: self._spine_route(rail, index, dst // self.rack_size))
+            self.switches[key] = sw
+        return sw
+
+    def _spine_route(self, rail: int, index: int, target: int) -> list[Port]:
+        out = []
+        for u in range(index, self.up, self.spines):
+            key = ("spdown", rail, index, target, u)
+            port = self.ports.get(key) or self._new_port(
+                key, f"spine {rail}/{index} -> leaf {target}/{rail} ({u})", self.wire1,
+                self._leaf(target, rail), self.switch_flits)
+            out.append(port)
+        return out
+
+    def _sources(self, src: int) -> list[Port]:
+        ports = self._src.get(src)
+        if ports is None:
+            rack = src // self.rack_size
+            switch = f"leaf {rack}/" if self.two else "eps "
+            ports = [
+                self._new_port(("src", src, j), f"acc {src} port {j} -> {switch}{j}", self.wire1,
+                               self._leaf(rack if self.two else 0, j), self.switch_flits, True)
+                for j in range(self.L)
+            ]
+            self._src[src] = ports
+        return ports
+
+    # -- the network interface -------------------------------------------------------------
+
+    def send(self, msg: Message, t: float) -> None:
+        ports = self._sources(msg.src)
+        ready = t + self.stages.send
+        offset = self.pointer.get(msg.src, 0)
+        index = 0
+        for j, count in split_flits(msg.flits, self.L, offset):
+            ports[j].enqueue(Piece(ready, count, msg, index))
+            index += count
+        self.pointer[msg.src] = (offset + msg.flits) % self.L
+
+    def _mask_hops(self, src_rack: int, dst_rack: int) -> list[tuple[int, int]]:
+        assert self.routes is not None
+        hops = []
+        rack = src_rack
+        while rack != dst_rack:
+            m = self.routes.next_hop[rack ^ dst_rack]
+            hops.append((rack, m))
+            rack ^= m
+        return hops
+
+    def latency(self, src: int, dst: int, gen: int) -> float:
+        s = self.stages
+        base = s.send + s.rx + s.land + 2 * self.wire1
+        r1, r2 = src // self.rack_size, dst // self.rack_size
+        if not self.two or r1 == r2:
+            return base + s.switch_in
+        if self.routes is None:
+            return base + 2 * self.wire1 + 3 * s.switch_in
+        hops = len(self._mask_hops(r1, r2))
+        return base + hops * self.wire_ocs + (hops + 1) * s.switch_in
+
+    def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
+        node = self.L * self.rate
+        out: list[Resource] = [(("out", src), node), (("in", dst), node)]
+        r1, r2 = src // self.rack_size, dst // self.rack_size
+        if self.two and r1 != r2:
+            if self.routes is None:
+                out += [(("up", r1), node * self.up), (("down", r2), node * self.up)]
+            else:
+                for rack, m in self._mask_hops(r1, r2):
+                    out.append((("l2", rack, m), node * self.routes.masks.count(m)))
+        return out
+
+    def response_port(self, msg: Message) -> Hashable:
+        j = self._rsp_pointer.get(msg.dst, 0)
+        self._rsp_pointer[msg.dst] = (j + 1) % self.L
+        return (msg.dst, j)

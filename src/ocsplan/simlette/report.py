@@ -1,0 +1,133 @@
+"""Results of a simulation, the analytical model on the fabric's paths, and JSON.
+
+:func:`analytical` evaluates the paper's Eq. 1 the way App. C.2 derives it,
+but on the simulated fabric: every phase costs the largest unloaded hop
+latency among its transfers plus the time the most loaded bandwidth resource
+needs for its bytes (a logical edge of p_g circuits on OCS; a node's L ports,
+a rack's uplinks or a level-2 circuit bundle on EPS). It assumes what the
+closed form assumes: phases do not overlap, no waiting for credits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .network import Network
+from .workload import Workload
+
+__all__ = [
+    "SCHEMA", "DemandResult", "LinkStat", "SimReport", "analytical", "dumps_report",
+    "report_to_dict",
+]
+
+SCHEMA = "ocsplan.simulation/1"
+
+
+def analytical(workload: Workload, network: Network) -> float:
+    """Sum over phases of (max hop latency + max resource load / capacity)."""
+    total = 0.0
+    for k in range(workload.phases):
+        latency = 0.0
+        load: dict[Hashable, float] = defaultdict(float)
+        for src, s in workload.transfers(k):
+            latency = max(latency, network.latency(src, s.dst, s.gen))
+            for key, capacity in network.resources(src, s.dst, s.gen):
+                load[key] += float(s.nbytes) / capacity
+        if load:
+            total += latency + max(load.values())
+    return total
+
+
+@dataclass(frozen=True)
+class LinkStat:
+    """One link (port) of the run: what it carried and how long it waited for credits."""
+
+    name: str
+    bytes: float  # wire bytes (DL flits x 640; the message bytes in ideal mode)
+    busy_s: float
+    stall_s: float
+
+
+@dataclass(frozen=True)
+class DemandResult:
+    """One demand (or one driven program) simulated on one fabric."""
+
+    name: str
+    collective: str
+    schedule: str
+    payload_bytes: int
+    groups: int
+    group_size: int
+    multiplicity: int
+    phases: int
+    messages: int
+    flits: int
+    closed_form_s: float | None  # the plan's time (instance lambda), when there is a plan
+    analytical_s: float  # Eq. 1 on the simulated fabric (ideal mode: the closed form's world)
+    simulated_s: float
+    acked_s: float  # last write response back at its originator
+    credit_stall_s: float  # the port that waited longest for credits
+    credit_stall_total_s: float
+    stalled_link: str
+    busiest: LinkStat | None
+    events: int
+    wall_s: float
+    mesh: str = ""
+    axis: int = -1
+    demand: int = -1
+
+    @property
+    def ratio(self) -> float:
+        return self.simulated_s / self.analytical_s if self.analytical_s else float("nan")
+
+
+@dataclass(frozen=True)
+class SimReport:
+    """All demands of a plan simulated in one mode on one fabric."""
+
+    plan: str
+    fabric: str
+    technology: str
+    mode: str
+    buffer_bytes: int | None
+    switch_buffer_bytes: int | None
+    order: str
+    circuits: str  # where the OCS circuits came from: "plan", "realization" or "" (EPS)
+    demands: tuple[DemandResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+_TIMING = ("wall_s",)
+
+
+def report_to_dict(report: SimReport, timing: bool = True) -> dict[str, Any]:
+    """Plain data; ``timing=False`` drops the wall-clock fields (byte-stable output)."""
+    demands = []
+    for d in report.demands:
+        row = asdict(d)
+        row["ratio"] = d.ratio
+        if not timing:
+            for key in _TIMING:
+                row.pop(key)
+        demands.append(row)
+    return {
+        "schema": SCHEMA,
+        "plan": report.plan,
+        "fabric": report.fabric,
+        "technology": report.technology,
+        "mode": report.mode,
+        "buffer_bytes": report.buffer_bytes,
+        "switch_buffer_bytes": report.switch_buffer_bytes,
+        "order": report.order,
+        "circuits": report.circuits,
+        "demands": demands,
+        "notes": list(report.notes),
+    }
+
+
+def dumps_report(report: SimReport, timing: bool = True) -> str:
+    return json.dumps(report_to_dict(report, timing), indent=1) + "\n"

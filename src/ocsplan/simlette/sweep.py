@@ -1,0 +1,178 @@
+"""Completion time against buffer size (payload sigma) and schedule, with CSV and PNG writers.
+
+For each selected demand of a plan, each schedule (the plan's, or every
+schedule of the collective valid on the demand's topology) and each payload,
+one simulation on the fabric; rows carry the closed form (plan lambda and
+multiplicity), Eq. 1 on the fabric and the simulated time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from ..cayley import expand
+from ..cost import phase_time
+from ..errors import InstanceError
+from ..fabrics import FabricSpec
+from ..files import write_atomic
+from ..plan import Plan, demand_topology
+from ..realize import realize
+from ..schedules import SCHEDULES, closed_form
+from .fabric import check_fit, circuits_from_realization, hybrid_uplinks, technology
+from .simulate import SimOptions, network_factory, simulate_workload
+from .workload import demand_workload
+
+__all__ = ["SweepRow", "payload_range", "sweep", "sweep_csv", "write_csv", "write_plot"]
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    demand: str
+    schedule: str
+    payload_bytes: int
+    multiplicity: int
+    phases: int
+    closed_form_s: float
+    analytical_s: float
+    simulated_s: float
+    ratio: float
+    credit_stall_s: float
+
+
+def payload_range(low: int, high: int) -> list[int]:
+    """Powers of two times ``low`` up to ``high`` (the paper's 1 KiB .. 1 MiB axes)."""
+    if low <= 0 or high < low:
+        raise InstanceError("--payloads", "", f"need 0 < low <= high, got {low} and {high}")
+    out = []
+    size = low
+    while size <= high:
+        out.append(size)
+        size *= 2
+    return out
+
+
+def _schedules(plan: Plan, m: int, i: int, k: int, which: str) -> list[str]:
+    axis = plan.meshes[m].axes[i]
+    d = axis.demands[k]
+    if which == "plan":
+        return [d.schedule]
+    topo = demand_topology(d.groups, axis.bits)
+    if which == "all":
+        return [s.name for s in SCHEDULES.values()
+                if s.collective == d.collective and s.name != "ring" and s.valid(topo)]
+    names = [x.strip() for x in which.split(",") if x.strip()]
+    for name in names:
+        sched = SCHEDULES.get(name)
+        if sched is None or sched.collective != d.collective or name == "ring":
+            raise InstanceError("--schedules", "",
+                                f"{name!r} cannot run {d.collective} in the simulator")
+        if not sched.valid(topo):
+            raise InstanceError("--schedules", "", f"{name} is not valid on {topo.name}")
+    return names
+
+
+def sweep(
+    plan: Plan,
+    spec: FabricSpec,
+    options: SimOptions,
+    payloads: Sequence[int],
+    schedules: str = "plan",
+    only: Callable[[int, int, int], bool] | None = None,
+    placement: str = "contiguous",
+) -> list[SweepRow]:
+    """Simulate every selected demand x schedule x payload."""
+    options.check()
+    tech = technology(spec)
+    cmap = routes = None
+    if options.mode != "ideal":
+        check_fit(plan, spec)
+        if tech == "ocs":
+            cmap = circuits_from_realization(realize(plan, spec, placement))
+        elif tech == "hybrid":
+            routes = hybrid_uplinks(plan, spec)
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+    factory = network_factory(spec, options, ports=plan.ports, circuits=cmap, routes=routes,
+                              ideal=(plan.latency_s, plan.link_Bps, mult))
+    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    rows = []
+    for m, mesh in enumerate(plan.meshes):
+        for i, axis in enumerate(mesh.axes):
+            if axis.ring:
+                continue
+            for k, d in enumerate(axis.demands):
+                if only is not None and not only(m, i, k):
+                    continue
+                topo = demand_topology(d.groups, axis.bits)
+                for name in _schedules(plan, m, i, k, schedules):
+                    used = [expand(g, sorted(axis.bits)) for g in SCHEDULES[name].uses(topo)]
+                    p = min((mult[g] for g in used), default=1)
+                    form = closed_form(name, topo)
+                    for sigma in payloads:
+                        workload = demand_workload(plan, m, i, k, options.order, sigma, name)
+                        result = simulate_workload(
+                            workload, factory, mode=options.mode, rate=rate, multiplicity=p,
+                            payload=sigma, collective=d.collective, lookahead=options.lookahead,
+                            barrier=options.barrier)
+                        closed = phase_time(form.h, form.volume(sigma), p,
+                                            plan.latency_s, plan.link_Bps)
+                        rows.append(SweepRow(
+                            demand=f"{mesh.name}[{i}].{k} {d.collective}", schedule=name,
+                            payload_bytes=sigma, multiplicity=p, phases=workload.phases,
+                            closed_form_s=closed, analytical_s=result.analytical_s,
+                            simulated_s=result.simulated_s, ratio=result.ratio,
+                            credit_stall_s=result.credit_stall_s,
+                        ))
+    return rows
+
+
+def sweep_csv(rows: Sequence[SweepRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    names = [f.name for f in fields(SweepRow)]
+    writer.writerow(names)
+    for row in rows:
+        values = (getattr(row, n) for n in names)
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in values])
+    return out.getvalue()
+
+
+def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> None:
+    """Completion time against payload: simulated (solid) and Eq. 1 on the fabric (dashed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    keys = list(dict.fromkeys((r.demand, r.schedule) for r in rows))
+    for n, key in enumerate(keys):
+        sel = [r for r in rows if (r.demand, r.schedule) == key]
+        xs = [r.payload_bytes for r in sel]
+        color = f"C{n % 10}"
+        label = key[1] if len({r.demand for r in rows}) == 1 else f"{key[0]}: {key[1]}"
+        ax.plot(xs, [r.simulated_s * 1e6 for r in sel], "o-", color=color,
+                label=f"{label} (simulated)")
+        ax.plot(xs, [r.analytical_s * 1e6 for r in sel], "--", color=color, alpha=0.7)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("buffer size sigma (bytes)")
+    ax.set_ylabel("completion time (us)")
+    ax.set_title(title or "Simlette: simulated (solid) vs analytical (dashed)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    tmp.replace(target)
+
+
+def write_csv(rows: Sequence[SweepRow], path: str | Path) -> None:
+    write_atomic(path, sweep_csv(rows))

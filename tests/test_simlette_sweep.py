@@ -1,0 +1,34 @@
+"""The sweep: payload ranges, rows against the closed form, CSV text."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocsplan.errors import InstanceError
+from ocsplan.fabrics import load_fabric
+from ocsplan.instance import load_instance
+from ocsplan.search import plan_heuristic
+from ocsplan.simlette import SimOptions
+from ocsplan.simlette.sweep import payload_range, sweep, sweep_csv
+
+from .conftest import ROOT, instance_path
+
+
+def test_payload_range() -> None:
+    assert payload_range(1024, 8192) == [1024, 2048, 4096, 8192]
+    assert payload_range(1000, 3000) == [1000, 2000]
+    with pytest.raises(InstanceError):
+        payload_range(4096, 1024)
+
+
+def test_sweep_ideal_rows_are_the_closed_form() -> None:
+    plan = plan_heuristic(load_instance(instance_path("paper-multimesh-n256")))
+    spec = load_fabric(ROOT / "simulate" / "fabrics" / "ocs-single.toml")
+    rows = sweep(plan, spec, SimOptions(mode="ideal"), [1024, 65536], "all", only=lambda m, i, k: (m, i) == (1, 0))
+    assert {r.schedule for r in rows} >= {"recursive-doubling", "one-shot", "coset-factored-parallel"}
+    for r in rows:
+        assert r.simulated_s == pytest.approx(r.closed_form_s, rel=1e-9)
+    text = sweep_csv(rows)
+    assert text.splitlines()[0].startswith("demand,schedule,payload_bytes")
+    assert len(text.splitlines()) == len(rows) + 1
+    assert text == sweep_csv(rows)
