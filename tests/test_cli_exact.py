@@ -10,8 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ocsplan import cli
-from ocsplan.instance import load_instance
-from ocsplan.plan import check_plan, loads_plan
+from ocsplan.instance import Instance, load_instance
+from ocsplan.plan import Decision, DemandChoice, Plan, assemble, check_plan, loads_plan
+from ocsplan.planners import PLANNERS
+from ocsplan.search import candidate_partitions
 
 from .tiny import tiny
 
@@ -85,29 +87,24 @@ def test_compare_tables_and_csv(tmp_path: Path) -> None:
     assert all(r["flag"] == "" for r in rows)
 
 
-def test_compare_flags_a_plan_worse_than_the_optimum(tmp_path: Path) -> None:
-    # Two meshes on the same 16 ranks (generated family "bandwidth", seed 2026, index 57):
-    # the heuristic misses the shared profile; brute force (tests/bruteforce.py) agrees
-    # with the exact optimum of 46.22 us.
-    path = tmp_path / "shared.toml"
-    path.write_text("""
-name = "shared"
-[fabric]
-world = 16
-ports = 16
-latency = "0.52us"
-link = "400Gb/s"
-[[mesh]]
-name = "m0"
-shape = [16]
-axes = [{ collective = "all-to-all", payload = 8853111 }]
-[[mesh]]
-name = "m1"
-shape = [16]
-axes = [{ demands = [{ collective = "all-to-all", payload = 2212632 },
-                     { collective = "all-gather", payload = 2718574, weight = 8 }] }]
-""")
-    result = runner.invoke(cli.app, ["compare", str(path), "--methods", "heuristic,cpsat"])
+def _cube_plan(instance: Instance, **_: object) -> Plan:
+    """A deliberately poor planner: every demand on the unit masks of the first
+    candidate partition at multiplicity 1, spare ports left unused."""
+    partition = candidate_partitions(instance)[0]
+    first = {"all-reduce": "recursive-doubling", "all-gather": "layered", "all-to-all": "bruck"}
+    choices = tuple(
+        tuple(
+            tuple(DemandChoice(first[d.collective], tuple((b,) for b in block), 1) for d in axis.demands)
+            for axis, block in zip(mesh.axes, part, strict=True)
+        )
+        for mesh, part in zip(instance.meshes, partition, strict=True)
+    )
+    return assemble(instance, Decision(partition, choices), method="cube", status="cube")
+
+
+def test_compare_flags_a_plan_worse_than_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PLANNERS, "cube", _cube_plan)
+    result = runner.invoke(cli.app, ["compare", N256, "--methods", "cube,cpsat"])
     assert result.exit_code == 0, result.output
     assert "worse than proven optimum" in result.output
     assert "1 plan(s) worse than a proven optimum" in result.output

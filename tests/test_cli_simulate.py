@@ -27,8 +27,19 @@ def plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_simulate_prints_and_writes_json(plan_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "sim.json"
-    result = runner.invoke(app, ["simulate", str(plan_file), "--fabric", str(FABRICS / "ocs-single.toml"),
-                                 "--demand", "attention:0", "--json", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(plan_file),
+            "--fabric",
+            str(FABRICS / "ocs-single.toml"),
+            "--demand",
+            "attention:0",
+            "--json",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "attention[0].0 all-reduce" in result.stdout and "T simulated" in result.stdout
     data = json.loads(out.read_text())
@@ -39,8 +50,21 @@ def test_simulate_prints_and_writes_json(plan_file: Path, tmp_path: Path) -> Non
 
 
 def test_simulate_ideal_mode_to_stdout(plan_file: Path) -> None:
-    result = runner.invoke(app, ["simulate", str(plan_file), "--fabric", str(FABRICS / "eps-single.toml"),
-                                 "--mode", "ideal", "--demand", "ffn", "--json", "-"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(plan_file),
+            "--fabric",
+            str(FABRICS / "eps-single.toml"),
+            "--mode",
+            "ideal",
+            "--demand",
+            "ffn",
+            "--json",
+            "-",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [d["mesh"] for d in data["demands"]] == ["ffn", "ffn"]
@@ -53,8 +77,23 @@ def test_simulate_with_a_saved_realization(plan_file: Path, tmp_path: Path) -> N
     fabric = str(FABRICS / "nvl576-all-ocs.toml")
     result = runner.invoke(app, ["realize", str(plan_file), "--fabric", fabric, "--out", str(circuits)])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["simulate", str(plan_file), "--fabric", fabric, "--circuits", str(circuits),
-                                 "--demand", "attention:0", "--buffer", "4KiB", "--json", "-"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(plan_file),
+            "--fabric",
+            fabric,
+            "--circuits",
+            str(circuits),
+            "--demand",
+            "attention:0",
+            "--buffer",
+            "4KiB",
+            "--json",
+            "-",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (d,) = json.loads(result.stdout)["demands"]
     assert d["credit_stall_s"] > 0  # 6 credits on a 272.8 ns loop
@@ -81,8 +120,16 @@ def test_simulate_bad_options(plan_file: Path, args: list[str], message: str) ->
 def test_latency_preset(plan_file: Path) -> None:
     # Table 9: the high budget moves latency into the switch core and out of the endpoint,
     # so an OCS hop (which skips the switch) gets shorter: 810 - 500 + 10 = 320 ns + 7 flits.
-    args = ["simulate", str(plan_file), "--fabric", str(FABRICS / "ocs-single.toml"), "--demand", "attention:0",
-            "--json", "-"]
+    args = [
+        "simulate",
+        str(plan_file),
+        "--fabric",
+        str(FABRICS / "ocs-single.toml"),
+        "--demand",
+        "attention:0",
+        "--json",
+        "-",
+    ]
     nominal = json.loads(runner.invoke(app, args).stdout)["demands"][0]["simulated_s"]
     high = json.loads(runner.invoke(app, [*args, "--latency", "high"]).stdout)["demands"][0]["simulated_s"]
     assert nominal == pytest.approx(520e-9 + 7 * 12.8e-9)
@@ -100,9 +147,25 @@ def test_simulate_bad_files(plan_file: Path, tmp_path: Path) -> None:
 
 def test_sweep_writes_csv_and_png(plan_file: Path, tmp_path: Path) -> None:
     out_csv, out_png = tmp_path / "sweep.csv", tmp_path / "sweep.png"
-    result = runner.invoke(app, ["sweep", str(plan_file), "--fabric", str(FABRICS / "ocs-single.toml"),
-                                 "--demand", "attention:0", "--payloads", "1KiB:4KiB", "--schedules", "all",
-                                 "--csv", str(out_csv), "--png", str(out_png)])
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            str(plan_file),
+            "--fabric",
+            str(FABRICS / "ocs-single.toml"),
+            "--demand",
+            "attention:0",
+            "--payloads",
+            "1KiB:4KiB",
+            "--schedules",
+            "all",
+            "--csv",
+            str(out_csv),
+            "--png",
+            str(out_png),
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(out_csv.open()))
     schedules = {r["schedule"] for r in rows}
@@ -114,7 +177,18 @@ def test_sweep_writes_csv_and_png(plan_file: Path, tmp_path: Path) -> None:
 
 
 def test_sweep_rejects_a_wrong_schedule(plan_file: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["sweep", str(plan_file), "--fabric", str(FABRICS / "ocs-single.toml"),
-                                 "--schedules", "bruck", "--csv", str(tmp_path / "x.csv")])
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            str(plan_file),
+            "--fabric",
+            str(FABRICS / "ocs-single.toml"),
+            "--schedules",
+            "bruck",
+            "--csv",
+            str(tmp_path / "x.csv"),
+        ],
+    )
     assert result.exit_code == 2 and "bruck" in result.output
     assert not (tmp_path / "x.csv").exists()

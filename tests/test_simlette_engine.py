@@ -65,8 +65,9 @@ def test_split_flits(flits: int, ways: int, offset: int, expected: list[tuple[in
     assert sum(c for _, c in expected) == flits
 
 
-def _reference_single_phase(program_size: int, sends: dict[int, list[tuple[int, int]]], stages: Stages,
-                            tf: float) -> float:
+def _reference_single_phase(
+    program_size: int, sends: dict[int, list[tuple[int, int]]], stages: Stages, tf: float
+) -> float:
     """Brute force for one phase on one EPS rail (one port per node), unlimited buffers.
 
     Each node sends its messages (dst, flits) back to back from its endpoint share;

@@ -31,8 +31,13 @@ def multimesh() -> Plan:
 
 @pytest.mark.parametrize(
     ("fabric", "tech"),
-    [("ocs-single", "ocs"), ("eps-single", "eps"), ("nvl576-all-eps", "eps"), ("nvl576-hybrid", "hybrid"),
-     ("nvl576-all-ocs", "ocs")],
+    [
+        ("ocs-single", "ocs"),
+        ("eps-single", "eps"),
+        ("nvl576-all-eps", "eps"),
+        ("nvl576-hybrid", "hybrid"),
+        ("nvl576-all-ocs", "ocs"),
+    ],
 )
 def test_technology(fabric: str, tech: str) -> None:
     assert technology(load_fabric(FABRICS / f"{fabric}.toml")) == tech
@@ -85,8 +90,12 @@ def test_realization_adapter_reads_paths() -> None:
         def __init__(self) -> None:
             # Q2 on 4 ranks: generator 01 on port 0 inside a rack, 10 on port 1 between racks
             self.nodes = [[NodePort(0, x ^ 1, "01"), NodePort(1, x ^ 2, "10")] for x in range(4)]
-            self.circuits = [Circuit(0, 0, 1, 0, 1), Circuit(2, 0, 3, 0, 1), Circuit(0, 1, 2, 1, 3),
-                             Circuit(1, 1, 3, 1, 3)]
+            self.circuits = [
+                Circuit(0, 0, 1, 0, 1),
+                Circuit(2, 0, 3, 0, 1),
+                Circuit(0, 1, 2, 1, 3),
+                Circuit(1, 1, 3, 1, 3),
+            ]
 
     real = Real()
     cmap = circuits_from_realization(real)

@@ -94,8 +94,9 @@ def test_closed_form_over_predicts_with_unequal_multiplicities() -> None:
     sigma = 64 * KiB
     program = SCHEDULES["coset-factored"].build(Topology.from_profile((1, 1)), sigma)
     workload = program_workload(program, (1, 0), 4)
-    factory = network_factory(_fabric("ocs-single"), SimOptions(mode="ideal"), ports=3,
-                              ideal=(LAMBDA, R, {0b01: 2, 0b10: 1}))
+    factory = network_factory(
+        _fabric("ocs-single"), SimOptions(mode="ideal"), ports=3, ideal=(LAMBDA, R, {0b01: 2, 0b10: 1})
+    )
     result = simulate_workload(workload, factory, mode="ideal", rate=R)
     assert result.simulated_s == pytest.approx(2 * LAMBDA + 1.5 * sigma / R, rel=1e-12)
     assert result.simulated_s < 2 * LAMBDA + 2 * sigma / R
@@ -153,11 +154,18 @@ def test_credit_loop_by_formula(mode: str, credits: int) -> None:
 @pytest.fixture(scope="module")
 def fig19_plan() -> Plan:
     # Paper Figure 19: one-shot all-reduce on 32 accelerators with 8 ports (OCS)
-    text = (instance_path("paper-multimesh-n256").read_text().split("[[mesh]]")[0]
-            .replace("world = 256", "world = 32").replace("ports = 18", "ports = 8")
-            .replace('name = "paper-multimesh-n256"', 'name = "fig19"'))
-    text += ('[[mesh]]\nname = "m"\nshape = [32]\n'
-             'axes = [{ collective = "all-reduce", payload = "64KiB", schedule = "one-shot" }]\n')
+    text = (
+        instance_path("paper-multimesh-n256")
+        .read_text()
+        .split("[[mesh]]")[0]
+        .replace("world = 256", "world = 32")
+        .replace("ports = 18", "ports = 8")
+        .replace('name = "paper-multimesh-n256"', 'name = "fig19"')
+    )
+    text += (
+        '[[mesh]]\nname = "m"\nshape = [32]\n'
+        'axes = [{ collective = "all-reduce", payload = "64KiB", schedule = "one-shot" }]\n'
+    )
     return plan_heuristic(loads_instance(text))
 
 
@@ -221,10 +229,17 @@ def test_figure21_two_shot_contention(sigma: int) -> None:
 
 @pytest.fixture(scope="module")
 def two_level_plan() -> Plan:
-    text = (instance_path("paper-multimesh-n256").read_text().split("[[mesh]]")[0]
-            .replace("world = 256", "world = 128").replace("ports = 18", "ports = 8"))
-    text += ('[[mesh]]\nname = "m"\nshape = [16, 8]\naxes = [{ collective = "all-reduce", payload = "16KiB" },'
-             ' { collective = "all-gather", payload = "64KiB" }]\n')
+    text = (
+        instance_path("paper-multimesh-n256")
+        .read_text()
+        .split("[[mesh]]")[0]
+        .replace("world = 256", "world = 128")
+        .replace("ports = 18", "ports = 8")
+    )
+    text += (
+        '[[mesh]]\nname = "m"\nshape = [16, 8]\naxes = [{ collective = "all-reduce", payload = "16KiB" },'
+        ' { collective = "all-gather", payload = "64KiB" }]\n'
+    )
     return plan_heuristic(loads_instance(text))
 
 
@@ -238,7 +253,8 @@ def test_lookahead_changes_nothing(two_level_plan: Plan, fabric: str, mode: str)
     fast = simulate_plan(two_level_plan, spec, options)
     slow = simulate_plan(two_level_plan, spec, replace(options, lookahead=False))
     assert [(d.simulated_s, d.credit_stall_s) for d in fast.demands] == [
-        (d.simulated_s, d.credit_stall_s) for d in slow.demands]
+        (d.simulated_s, d.credit_stall_s) for d in slow.demands
+    ]
 
 
 @pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "nvl576-all-ocs", "eps-single"])
