@@ -16,7 +16,7 @@ from ocsplan.cayley import Topology
 from ocsplan.errors import OcsplanError
 from ocsplan.fabrics import FabricSpec, load_fabric
 from ocsplan.instance import load_instance, loads_instance
-from ocsplan.plan import Plan
+from ocsplan.plan import Decision, DemandChoice, Plan, assemble
 from ocsplan.schedules import SCHEDULES
 from ocsplan.search import plan_heuristic
 from ocsplan.simlette import (
@@ -240,7 +240,16 @@ def two_level_plan() -> Plan:
         '[[mesh]]\nname = "m"\nshape = [16, 8]\naxes = [{ collective = "all-reduce", payload = "16KiB" },'
         ' { collective = "all-gather", payload = "64KiB" }]\n'
     )
-    return plan_heuristic(loads_instance(text))
+    # a fixed plan (not the planner's current choice): coset-factored parallel on the
+    # cube Q4 and the parallel gather on K4 x K2, every generator once
+    decision = Decision(
+        partitions=(((6, 5, 4, 3), (2, 1, 0)),),
+        choices=((
+            (DemandChoice("coset-factored-parallel", ((6,), (5,), (4,), (3,))),),
+            (DemandChoice("layered-parallel", ((2, 1), (0,))),),
+        ),),
+    )
+    return assemble(loads_instance(text), decision, method="manual", status="manual")
 
 
 @pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "nvl576-all-ocs"])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import combinations
 
-from .cayley import Topology, fold_masks, profile_folds, sub_masks
+from .cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
 from .errors import InfeasibleError
 from .instance import Demand, Fabric, Instance
 from .plan import Decision, DemandChoice, Plan, assemble
@@ -38,6 +38,9 @@ FINALISTS = 4  # partitions that get descents to convergence after one screening
 FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
 MAX_FINALISTS = 32  # up to this many
 SCREEN_EFFORT = 0  # allocation effort while screening partitions (see allocate)
+FINAL_EFFORT = 1  # and while descending on the finalists (each beam state is polished at the end)
+BEAM = 3  # states kept per axis step when descending on the finalists
+EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements
 MAX_PASSES = 4
 
 
@@ -279,8 +282,10 @@ class _Eval:
     ports: int
     choices: list[int]  # per demand (flattened): index of its chosen option
     levels: dict[object, int]
-    profiles: list[Groups]  # the profiles evaluated, after free alignment
+    profiles: list[Groups]  # the profiles the axes chose (they pay for their folds)
     shapes: list[Shape]
+    effective: list[Groups]  # what runs: chosen profiles, or free alignments to others' folds
+    effective_shapes: list[Shape]
 
 
 class _Search:
@@ -294,40 +299,73 @@ class _Search:
             [j for j, other in enumerate(ctx.axes) if other.mesh != ax.mesh] for ax in ctx.axes
         ]
         self.profiles: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
+        self._placed: dict[tuple[int, Shape, bool, frozenset[int]], Groups] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
-    def place(self, j: int, shape: Shape) -> Groups:
+    def place(
+        self, j: int, shape: Shape, profiles: list[Groups] | None = None,
+        shapes: list[Shape] | None = None, exact: bool = False,
+    ) -> Groups:
+        """Sub-blocks for axis j of ``shape`` where its folds coincide most with folds
+        the other axes already pay for (then where other meshes' axes could reuse
+        them). Greedy part by part, or over every placement (``exact``) when few."""
+        profiles = self.profiles if profiles is None else profiles
+        shapes = self.shapes if shapes is None else shapes
         block = self.blocks[j]
         if shape == RING:
             return tuple((b,) for b in block)
         taken: set[int] = set()
-        for k, profile in enumerate(self.profiles):
-            if k != j and self.shapes[k] != RING:
+        for k, profile in enumerate(profiles):
+            if k != j and shapes[k] != RING:
                 for g in profile:
                     if len(g) >= 2:
                         taken.update(fold_masks(g))
+        inside = mask_of(block)
+        memo_key = (j, shape, exact, frozenset(m for m in taken if m & ~inside == 0))
+        if memo_key in self._placed:
+            return self._placed[memo_key]
+        self._placed[memo_key] = placed = self._place(j, shape, taken, exact)
+        return placed
+
+    def _place(self, j: int, shape: Shape, taken: set[int], exact: bool) -> Groups:
+        block = self.blocks[j]
         other_blocks = [set(self.blocks[k]) for k in self.others[j]]
-        remaining = list(block)
-        groups: list[tuple[int, ...]] = []
-        for size in shape:
-            if size == 1:
-                break
-            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
-            for subset in combinations(remaining, size):
+        scores: dict[tuple[int, ...], tuple[int, int]] = {}
+
+        def score(subset: tuple[int, ...]) -> tuple[int, int]:
+            if subset not in scores:
                 shared = sum(1 for m in fold_masks(subset) if m in taken)
                 reuse = sum(1 for ob in other_blocks if ob.issuperset(subset))
-                key = (shared, reuse)
+                scores[subset] = (shared, reuse)
+            return scores[subset]
+
+        parts = [k for k in shape if k >= 2]
+        if exact and _placements(len(block), parts) <= EXACT_PLACEMENTS:
+            best_total: tuple[int, int] | None = None
+            best_groups: list[tuple[int, ...]] = []
+            for groups in _partitions_into(list(block), parts):
+                total = (sum(score(g)[0] for g in groups), sum(score(g)[1] for g in groups))
+                if best_total is None or total > best_total:
+                    best_total, best_groups = total, groups
+            used = {b for g in best_groups for b in g}
+            return tuple(best_groups) + tuple((b,) for b in block if b not in used)
+        remaining = list(block)
+        chosen: list[tuple[int, ...]] = []
+        for size in parts:
+            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
+            for subset in combinations(remaining, size):
+                key = score(subset)
                 if best is None or key > best[0]:
                     best = (key, subset)
             assert best is not None
-            groups.append(best[1])
+            chosen.append(best[1])
             remaining = [b for b in remaining if b not in best[1]]
-        groups.extend((b,) for b in remaining)
-        return tuple(groups)
+        chosen.extend((b,) for b in remaining)
+        return tuple(chosen)
 
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
-        """Let every axis take the coarsest block fold the installed folds already give it.
+        """Let every axis still on its cube take the coarsest block fold the installed folds give it.
 
         A complete sub-block B is installed exactly when some chosen layer contains B
         (its all-ones mask needs one), so the free sub-blocks of an axis are the
@@ -340,8 +378,8 @@ class _Search:
             return profiles, shapes
         out_p, out_s = list(profiles), list(shapes)
         for k, ax in enumerate(self.ctx.axes):
-            if shapes[k] == RING:
-                continue
+            if shapes[k] == RING or any(part > 1 for part in shapes[k]):
+                continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
             remaining = set(self.blocks[k])
             groups: list[tuple[int, ...]] = []
             while True:
@@ -362,6 +400,7 @@ class _Search:
     def evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int = 1) -> _Eval | None:
         ctx = self.ctx
         fabric = ctx.fabric
+        chosen, chosen_shapes = profiles, shapes
         profiles, shapes = self.aligned(profiles, shapes)
         folds: set[int] = set()
         ring_axes = [j for j, s in enumerate(shapes) if s == RING]
@@ -421,7 +460,38 @@ class _Search:
             costs = [lat + vol / eff[s] for lat, vol, s in entry]
             choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
         used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
-        return _Eval(objective, used, choices, {key: levels[i] for i, key in enumerate(keys)}, profiles, shapes)
+        levels_by_key = {key: levels[i] for i, key in enumerate(keys)}
+        return _Eval(objective, used, choices, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
+
+    def beam(self, start: _Eval, width: int, max_passes: int, effort: int) -> list[_Eval]:
+        """Coordinate descent that keeps the ``width`` best states after every axis
+        step (a beam), with exhaustive placements; near ties between shapes (one
+        cheaper in folds, one slightly faster) both survive until later axes decide."""
+        ctx = self.ctx
+        order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
+
+        def key(e: _Eval) -> tuple[float, int, str]:
+            return (e.objective, e.ports, repr((e.profiles, e.shapes)))
+
+        states = [start]
+        for _ in range(max_passes):
+            before = key(states[0])
+            for j in order:
+                pool = {key(st)[2]: st for st in states}
+                for st in states:
+                    for shape in ctx.axes[j].shapes:
+                        groups = self.place(j, shape, st.profiles, st.shapes, exact=True)
+                        if groups == st.profiles[j] and shape == st.shapes[j]:
+                            continue
+                        profiles, shapes = list(st.profiles), list(st.shapes)
+                        profiles[j], shapes[j] = groups, shape
+                        result = self.evaluate(profiles, shapes, effort)
+                        if result is not None:
+                            pool.setdefault(key(result)[2], result)
+                states = sorted(pool.values(), key=key)[:width]
+            if key(states[0])[:2] >= before[:2] and not key(states[0])[0] < before[0] * (1 - 1e-12):
+                break
+        return states
 
     def descend(
         self, max_passes: int, current: _Eval | None = None, effort: int = 1
@@ -462,6 +532,37 @@ class _Search:
             if not improved:
                 return current, True
         return current, False
+
+
+def _placements(bits: int, parts: list[int]) -> int:
+    """How many ways to place sub-blocks of these sizes (largest first) on ``bits`` bits."""
+    count, left = 1, bits
+    for size in parts:
+        count *= math.comb(left, size)
+        left -= size
+    for size in set(parts):
+        count //= math.factorial(parts.count(size))
+    return count
+
+
+def _partitions_into(
+    bits: list[int], parts: list[int], floor: int = -1
+) -> Iterator[list[tuple[int, ...]]]:
+    """Disjoint subsets of ``bits`` with the given sizes (non-increasing). A subset
+    that follows one of the same size starts later in ``bits`` (index > ``floor``),
+    so each placement appears once."""
+    if not parts:
+        yield []
+        return
+    size, rest = parts[0], parts[1:]
+    for first in range(floor + 1, len(bits) - size + 1):
+        for others in combinations(bits[first + 1 :], size - 1):
+            subset = (bits[first], *others)
+            remaining = [b for b in bits if b not in subset]
+            # bits[:first] stay at the front of remaining: an equal-size successor
+            # must start at index >= first there
+            below = first - 1 if rest and rest[0] == size else -1
+            yield from ([subset, *tail] for tail in _partitions_into(remaining, rest, below))
 
 
 def _total(demand_opts: Sequence[Sequence[tuple[float, float, int]]], eff: Sequence[int]) -> float:
@@ -636,7 +737,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     rings = set()
     flat = 0
     for j, ax in enumerate(ctx.axes):
-        shape = search.shapes[j]
+        shape = result.effective_shapes[j]
         block = search.blocks[j]
         if shape == RING:
             rings.add((ax.mesh, ax.index))
@@ -649,7 +750,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
                 )
                 continue
             opt = shape_options(d.collective, d.schedule, shape)[k]
-            groups = search.profiles[j] if opt.on_profile else tuple((b,) for b in block)
+            groups = result.effective[j] if opt.on_profile else tuple((b,) for b in block)
             members = [m for g in groups for m in sub_masks(g)]
             if not opt.on_profile or SCHEDULES[opt.schedule].cube_only:
                 members = [1 << b for b in block]
@@ -684,12 +785,13 @@ def plan_heuristic(instance: Instance) -> Plan:
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
     for objective, ports, idx, search, result, _done in finalists[:MAX_FINALISTS]:
         # re-price the screened state with both greedy allocations, then descend on
-        result = search.evaluate(result.profiles, result.shapes, 1) or result
-        result, _ = search.descend(MAX_PASSES - 1, result)
-        assert result is not None
-        polished = search.evaluate(result.profiles, result.shapes, effort=2)
-        if polished is not None and polished.objective < result.objective:
-            result = polished
+        result = search.evaluate(result.profiles, result.shapes, FINAL_EFFORT) or result
+        for state in search.beam(result, BEAM, MAX_PASSES, FINAL_EFFORT):
+            polished = search.evaluate(state.profiles, state.shapes, effort=2) or state
+            if polished.objective < result.objective * (1 - 1e-12) or (
+                math.isclose(polished.objective, result.objective, rel_tol=1e-12) and polished.ports < result.ports
+            ):
+                result = polished
         key = (result.objective, result.ports, idx)
         if best is None or key[0] < best[0] * (1 - 1e-12) or (
             math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]
