@@ -299,7 +299,7 @@ class _Search:
             [j for j, other in enumerate(ctx.axes) if other.mesh != ax.mesh] for ax in ctx.axes
         ]
         self.profiles: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
-        self._placed: dict[tuple[int, Shape, bool, frozenset[int]], Groups] = {}
+        self._placed: dict[tuple[int, Shape, bool, frozenset[int], tuple[int, ...]], tuple[Groups, ...]] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
@@ -307,14 +307,24 @@ class _Search:
         self, j: int, shape: Shape, profiles: list[Groups] | None = None,
         shapes: list[Shape] | None = None, exact: bool = False,
     ) -> Groups:
+        """The first of :meth:`placements`."""
+        return self.placements(j, shape, profiles, shapes, exact)[0]
+
+    def placements(
+        self, j: int, shape: Shape, profiles: list[Groups] | None = None,
+        shapes: list[Shape] | None = None, exact: bool = False,
+    ) -> tuple[Groups, ...]:
         """Sub-blocks for axis j of ``shape`` where its folds coincide most with folds
         the other axes already pay for (then where other meshes' axes could reuse
-        them). Greedy part by part, or over every placement (``exact``) when few."""
+        them): greedy part by part, or over every placement (``exact``) when few.
+        Exact placement also proposes the placement whose pieces give the axes still
+        on their cube the best free folds (a K8 x K8 that cuts a 4-bit axis into
+        K4 x K4 rather than K8 x K2)."""
         profiles = self.profiles if profiles is None else profiles
         shapes = self.shapes if shapes is None else shapes
         block = self.blocks[j]
         if shape == RING:
-            return tuple((b,) for b in block)
+            return (tuple((b,) for b in block),)
         taken: set[int] = set()
         for k, profile in enumerate(profiles):
             if k != j and shapes[k] != RING:
@@ -322,13 +332,18 @@ class _Search:
                     if len(g) >= 2:
                         taken.update(fold_masks(g))
         inside = mask_of(block)
-        memo_key = (j, shape, exact, frozenset(m for m in taken if m & ~inside == 0))
-        if memo_key in self._placed:
-            return self._placed[memo_key]
-        self._placed[memo_key] = placed = self._place(j, shape, taken, exact)
-        return placed
+        cubes = tuple(
+            k for k in self.others[j]
+            if shapes[k] != RING and all(part == 1 for part in shapes[k]) and set(self.blocks[k]) & set(block)
+        )
+        memo_key = (j, shape, exact, frozenset(m for m in taken if m & ~inside == 0), cubes if exact else ())
+        if memo_key not in self._placed:
+            self._placed[memo_key] = self._place(j, shape, taken, exact, cubes)
+        return self._placed[memo_key]
 
-    def _place(self, j: int, shape: Shape, taken: set[int], exact: bool) -> Groups:
+    def _place(
+        self, j: int, shape: Shape, taken: set[int], exact: bool, cubes: tuple[int, ...]
+    ) -> tuple[Groups, ...]:
         block = self.blocks[j]
         other_blocks = [set(self.blocks[k]) for k in self.others[j]]
         scores: dict[tuple[int, ...], tuple[int, int]] = {}
@@ -340,16 +355,39 @@ class _Search:
                 scores[subset] = (shared, reuse)
             return scores[subset]
 
+        def induced(groups: list[tuple[int, ...]]) -> float:
+            """Cost at p = 1 of the cube axes on the folds these sub-blocks give them."""
+            total = 0.0
+            for k in cubes:
+                bits = set(self.blocks[k])
+                pieces = sorted((len(bits.intersection(g)) for g in groups), reverse=True)
+                sizes = [x for x in pieces if x >= 2]
+                free = (*sizes, *([1] * (len(bits) - sum(sizes))))
+                ax = self.ctx.axes[k]
+                total += self.ctx.axis_cost(ax, free) if free in ax.shapes else self.ctx.axis_cost(ax, (1,) * len(bits))
+            return total
+
+        def complete(groups: list[tuple[int, ...]]) -> Groups:
+            used = {b for g in groups for b in g}
+            return tuple(groups) + tuple((b,) for b in block if b not in used)
+
         parts = [k for k in shape if k >= 2]
         if exact and _placements(len(block), parts) <= EXACT_PLACEMENTS:
-            best_total: tuple[int, int] | None = None
-            best_groups: list[tuple[int, ...]] = []
+            first: tuple[tuple[int, int], list[tuple[int, ...]]] | None = None
+            second: tuple[tuple[float, int, int], list[tuple[int, ...]]] | None = None
             for groups in _partitions_into(list(block), parts):
                 total = (sum(score(g)[0] for g in groups), sum(score(g)[1] for g in groups))
-                if best_total is None or total > best_total:
-                    best_total, best_groups = total, groups
-            used = {b for g in best_groups for b in g}
-            return tuple(best_groups) + tuple((b,) for b in block if b not in used)
+                if first is None or total > first[0]:
+                    first = (total, groups)
+                if cubes:
+                    alt = (-induced(groups), *total)
+                    if second is None or alt > second[0]:
+                        second = (alt, groups)
+            assert first is not None
+            out = [complete(first[1])]
+            if second is not None and complete(second[1]) != out[0]:
+                out.append(complete(second[1]))
+            return tuple(out)
         remaining = list(block)
         chosen: list[tuple[int, ...]] = []
         for size in parts:
@@ -361,8 +399,7 @@ class _Search:
             assert best is not None
             chosen.append(best[1])
             remaining = [b for b in remaining if b not in best[1]]
-        chosen.extend((b,) for b in remaining)
-        return tuple(chosen)
+        return (complete(chosen),)
 
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
         """Let every axis still on its cube take the coarsest block fold the installed folds give it.
@@ -480,14 +517,14 @@ class _Search:
                 pool = {key(st)[2]: st for st in states}
                 for st in states:
                     for shape in ctx.axes[j].shapes:
-                        groups = self.place(j, shape, st.profiles, st.shapes, exact=True)
-                        if groups == st.profiles[j] and shape == st.shapes[j]:
-                            continue
-                        profiles, shapes = list(st.profiles), list(st.shapes)
-                        profiles[j], shapes[j] = groups, shape
-                        result = self.evaluate(profiles, shapes, effort)
-                        if result is not None:
-                            pool.setdefault(key(result)[2], result)
+                        for groups in self.placements(j, shape, st.profiles, st.shapes, exact=True):
+                            if groups == st.profiles[j] and shape == st.shapes[j]:
+                                continue
+                            profiles, shapes = list(st.profiles), list(st.shapes)
+                            profiles[j], shapes[j] = groups, shape
+                            result = self.evaluate(profiles, shapes, effort)
+                            if result is not None:
+                                pool.setdefault(key(result)[2], result)
                 states = sorted(pool.values(), key=key)[:width]
             if key(states[0])[:2] >= before[:2] and not key(states[0])[0] < before[0] * (1 - 1e-12):
                 break
