@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import combinations
 
+from .allocate import allocate
 from .cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
 from .errors import InfeasibleError
 from .instance import Demand, Fabric, Instance
@@ -40,6 +41,8 @@ MAX_FINALISTS = 32  # up to this many
 SCREEN_EFFORT = 0  # allocation effort while screening partitions (see allocate)
 FINAL_EFFORT = 1  # and while descending on the finalists (each beam state is polished at the end)
 BEAM = 3  # states kept per axis step when descending on the finalists
+POLISHED = 4  # final states whose multiplicities get the local search
+LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
 EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements
 MAX_PASSES = 4
 
@@ -145,6 +148,17 @@ class _Context:
                 axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight))
         self.axes = axes
         self._axis_cost: dict[tuple[int, int, Shape], float] = {}
+
+    def bandwidth_share(self) -> float:
+        """Share of the bandwidth terms in the objective of the plain cube at p = 1."""
+        latency = volume = 0.0
+        for ax in self.axes:
+            for opts in self.options(ax, (1,) * ax.bits if ax.bits else ()):
+                lat, vol, _ = min(opts, key=lambda o: o[0] + o[1])
+                latency += lat
+                volume += vol
+        total = latency + volume
+        return volume / total if total > 0 else 0.0
 
     def axis_cost(self, axis: _Axis, shape: Shape) -> float:
         """Sum of the axis's demand costs at multiplicity 1 on ``shape``."""
@@ -602,170 +616,6 @@ def _partitions_into(
             yield from ([subset, *tail] for tail in _partitions_into(remaining, rest, below))
 
 
-def _total(demand_opts: Sequence[Sequence[tuple[float, float, int]]], eff: Sequence[int]) -> float:
-    return sum(min(lat + vol / eff[s] for lat, vol, s in opts) for opts in demand_opts)
-
-
-def allocate(
-    sets: list[list[int]],
-    weights: list[int],
-    demand_opts: list[list[tuple[float, float, int]]],
-    spare: int,
-    effort: int = 1,
-) -> tuple[float, list[int], list[int]]:
-    """Multiplicities for the generators: the better of two greedy allocations.
-
-    ``sets[s]`` are generator indices; ``weights[g]`` ports per unit of generator g;
-    each demand's options are (latency seconds, volume seconds at p = 1, set).
-    A demand runs at its set's effective multiplicity, the smallest level among
-    the set's generators. One greedy raises the set with the most time saved per
-    port; the other (``effort`` >= 1) the set with the most time saved within the
-    ports left (it does not let cheap small gains crowd out one large
-    investment). ``effort`` -1 prices everything at multiplicity 1 (screening),
-    0 runs only the first greedy, 2 adds a local search: lower one set by some levels,
-    refill greedily, keep what helps (the budget is a knapsack the greedy can
-    fill badly at its end).
-    Returns the objective, the level of every generator and of every set.
-    """
-    alloc = _Allocator(sets, weights, demand_opts)
-    start = [1] * len(weights)
-    if spare <= 0 or effort < 0:
-        return alloc.greedy(start, 0, True)
-    budget = spare + sum(weights)
-    modes = (True, False) if effort >= 1 else (True,)
-    best = min((alloc.greedy(start, spare, per_port) for per_port in modes), key=lambda r: r[0])
-    while effort >= 2:
-        improved = False
-        current = best[1]
-        for members in sets:
-            top = max(current[g] for g in members)
-            for lower in range(1, top):
-                levels = [min(lv, lower) if g in members else lv for g, lv in enumerate(current)]
-                left = budget - sum(w * lv for w, lv in zip(weights, levels, strict=True))
-                for per_port in (True, False):
-                    result = alloc.greedy(levels, left, per_port)
-                    if result[0] < best[0] * (1 - 1e-12):
-                        best, improved = result, True
-        if not improved:
-            break
-    return best
-
-
-class _Allocator:
-    """The structure of one allocation problem (which sets nest or overlap, which
-    demands use which set), shared by the greedy runs over it."""
-
-    def __init__(
-        self, sets: list[list[int]], weights: list[int], demand_opts: list[list[tuple[float, float, int]]]
-    ) -> None:
-        count = len(sets)
-        member = [set(ms) for ms in sets]
-        self.sets = sets
-        self.weights = weights
-        self.demand_opts = demand_opts
-        self.inside = [[t for t in range(count) if member[t] <= member[s]] for s in range(count)]
-        # sets t partly inside s: t's generators outside s and inside s
-        self.partial = [
-            [
-                (t, [g for g in sets[t] if g not in member[s]], [g for g in sets[t] if g in member[s]])
-                for t in range(count)
-                if member[t] & member[s] and not member[t] <= member[s]
-            ]
-            for s in range(count)
-        ]
-        self.users: list[list[int]] = [[] for _ in range(count)]
-        for d, opts in enumerate(demand_opts):
-            for _, _, t in opts:
-                if d not in self.users[t]:
-                    self.users[t].append(d)
-
-    def greedy(self, start: list[int], spare: int, per_port: bool) -> tuple[float, list[int], list[int]]:
-        """From generator levels ``start``, raise one set at a time by the best move:
-        +1 level moves by time saved per port (larger jumps only when none helps),
-        or the largest saving within the ports left."""
-        sets, weights, demand_opts = self.sets, self.weights, self.demand_opts
-        count = len(sets)
-        level = list(start)
-        eff = [min(level[g] for g in ms) for ms in sets]
-        cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
-        total = sum(cost)
-
-        def trial(s: int, target: int) -> tuple[float, int] | None:
-            extra = sum(weights[g] * (target - level[g]) for g in sets[s] if level[g] < target)
-            if extra > spare or extra == 0:
-                return None
-            changed: dict[int, int] = {}
-            for t in self.inside[s]:
-                if eff[t] < target:
-                    changed[t] = target
-            for t, outside, within in self.partial[s]:
-                new = min(min(level[g] for g in outside), max(min(level[g] for g in within), target))
-                if new != eff[t]:
-                    changed[t] = new
-            gain = 0.0
-            seen: set[int] = set()
-            for t in changed:
-                for d in self.users[t]:
-                    if d not in seen:
-                        seen.add(d)
-                        gain += cost[d] - min(lat + vol / changed.get(u, eff[u]) for lat, vol, u in demand_opts[d])
-            return gain, extra
-
-        def affordable(s: int) -> int:
-            """The highest level the ports left can lift set s to."""
-            lo, hi = eff[s], eff[s] + spare
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if sum(weights[g] * (mid - level[g]) for g in sets[s] if level[g] < mid) <= spare:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-
-        while spare > 0:
-            best: tuple[float, int, int, int] | None = None  # score, -extra, -set, -target
-            if per_port:
-                for jumps in (False, True):
-                    for s in range(count):
-                        top = affordable(s)
-                        for target in range(eff[s] + (2 if jumps else 1), (top if jumps else eff[s] + 1) + 1):
-                            result = trial(s, target)
-                            if result is None or result[0] <= total * 1e-12:
-                                continue
-                            key = (result[0] / result[1], -result[1], -s, -target)
-                            if best is None or key > best:
-                                best = key
-                    if best is not None:
-                        break
-            else:
-                # the saving grows with the level: the most a set can give is at the
-                # highest affordable level; take the lowest level that gives as much
-                for s in range(count):
-                    target = affordable(s)
-                    result = trial(s, target)
-                    if result is None or result[0] <= total * 1e-12:
-                        continue
-                    gain, extra = result
-                    while target - 1 > eff[s]:
-                        lower = trial(s, target - 1)
-                        if lower is None or lower[0] < gain * (1 - 1e-12):
-                            break
-                        target, extra = target - 1, lower[1]
-                    key = (gain, -extra, -s, -target)
-                    if best is None or key > best:
-                        best = key
-            if best is None:
-                break
-            s, target = -best[2], -best[3]
-            spare += best[1]
-            for g in sets[s]:
-                level[g] = max(level[g], target)
-            eff = [min(level[g] for g in ms) for ms in sets]
-            cost = [min(lat + vol / eff[t] for lat, vol, t in opts) for opts in demand_opts]
-            total = sum(cost)
-        return total, level, eff
-
-
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     instance = ctx.instance
     choices: list[list[list[DemandChoice]]] = [
@@ -792,7 +642,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
             if not opt.on_profile or SCHEDULES[opt.schedule].cube_only:
                 members = [1 << b for b in block]
                 groups = tuple((b,) for b in block)
-            p = min(result.levels[m] for m in members)
+            p = min((result.levels[m] for m in members), default=1)
             choices[ax.mesh][ax.index].append(DemandChoice(opt.schedule, groups, p))
     return Decision(
         partitions=search.partition,
@@ -801,48 +651,52 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     )
 
 
+def _better(a: tuple[float, int, int], b: tuple[float, int, int] | None) -> bool:
+    """Lower objective (relative 1e-12), then fewer ports, then the earlier partition."""
+    if b is None or a[0] < b[0] * (1 - 1e-12):
+        return True
+    return math.isclose(a[0], b[0], rel_tol=1e-12) and a[1:] < b[1:]
+
+
 def plan_heuristic(instance: Instance) -> Plan:
     """Plan ``instance`` with the staged heuristic search. Deterministic."""
     start = time.perf_counter()
     ctx = _Context(instance)
     # one descent pass on every partition, then the most promising ones to convergence
-    screened: list[tuple[float, int, int, _Search, _Eval, bool]] = []
+    # where bandwidth hardly matters, cheaper multiplicity pricing ranks as well
+    latency_bound = ctx.bandwidth_share() < LATENCY_BOUND
+    screen_effort = SCREEN_EFFORT - latency_bound
+    final_effort = FINAL_EFFORT - latency_bound
+    screened: list[tuple[float, int, int, _Search, _Eval]] = []
     for idx, partition in enumerate(candidate_partitions(instance)):
         search = _Search(ctx, partition)
-        result, done = search.descend(1, effort=SCREEN_EFFORT)
+        result, _ = search.descend(1, effort=screen_effort)
         if result is not None:
-            screened.append((result.objective, result.ports, idx, search, result, done))
-    screened.sort(key=lambda item: item[:3])
-    best: tuple[float, int, int] | None = None
-    best_state: tuple[_Search, _Eval] | None = None
+            screened.append((result.objective, result.ports, idx, search, result))
     if not screened:
         raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports")
+    screened.sort(key=lambda item: item[:3])
     # finalists: the best few, plus every partition whose first pass came close
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
-    for objective, ports, idx, search, result, _done in finalists[:MAX_FINALISTS]:
-        # re-price the screened state with both greedy allocations, then descend on
-        result = search.evaluate(result.profiles, result.shapes, FINAL_EFFORT) or result
-        for state in search.beam(result, BEAM, MAX_PASSES, FINAL_EFFORT):
-            polished = search.evaluate(state.profiles, state.shapes, effort=2) or state
-            if polished.objective < result.objective * (1 - 1e-12) or (
-                math.isclose(polished.objective, result.objective, rel_tol=1e-12) and polished.ports < result.ports
-            ):
-                result = polished
-        key = (result.objective, result.ports, idx)
-        if best is None or key[0] < best[0] * (1 - 1e-12) or (
-            math.isclose(key[0], best[0], rel_tol=1e-12) and key[1:] < best[1:]
-        ):
-            best = key
-            best_state = (search, result)
-        del objective, ports
-    if best_state is None:
-        raise InfeasibleError(
-            f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports"
-        )
+    finals: list[tuple[float, int, int, _Search, _Eval]] = []
+    for _, _, idx, search, result in finalists[:MAX_FINALISTS]:
+        # re-price the screened state with both greedy allocations, then a beam descent
+        result = search.evaluate(result.profiles, result.shapes, final_effort) or result
+        states = search.beam(result, BEAM, MAX_PASSES, final_effort)
+        finals.extend((st.objective, st.ports, idx, search, st) for st in states)
+    finals.sort(key=lambda item: item[:3])
+    # the few best states get the multiplicity local search
+    best: tuple[float, int, int] | None = None
+    best_state: tuple[_Search, _Eval] | None = None
+    for _, _, idx, search, state in finals[:POLISHED]:
+        polished = search.evaluate(state.profiles, state.shapes, effort=2) or state
+        if polished.objective > state.objective:
+            polished = state
+        key = (polished.objective, polished.ports, idx)
+        if _better(key, best):
+            best, best_state = key, (search, polished)
+    assert best_state is not None
     decision = _decision(ctx, *best_state)
     elapsed = time.perf_counter() - start
     return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed)
-
-
-

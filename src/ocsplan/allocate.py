@@ -1,0 +1,203 @@
+"""Multiplicity allocation: how many parallel circuits each generator gets.
+
+Given the generators a configuration installs (each with a port cost per unit,
+1 for a circuit, 2 for a ring), the generator sets the demands' options run on,
+and the ports left over, raise generator levels to minimise the objective
+sum over demands of min over options (latency + volume / effective multiplicity),
+a set's effective multiplicity being the lowest level among its generators.
+
+This is a small knapsack over overlapping sets; the planner calls it thousands
+of times per instance, so candidate moves are priced in batches with numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["NEGLIGIBLE", "Allocator", "allocate"]
+
+Options = list[list[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
+Result = tuple[float, list[int], list[int]]  # objective, level per generator, level per set
+
+NEGLIGIBLE = 1e-7  # a move must save this share of the objective to be made
+_BIG = 1 << 30
+
+
+def allocate(sets: list[list[int]], weights: list[int], options: Options, spare: int, effort: int = 1) -> Result:
+    """Levels for the generators: the better of two greedy allocations.
+
+    One greedy raises the set with the most time saved per port (effort >= 0),
+    the other (effort >= 1) the set with the most time saved within the ports
+    left, so that cheap small gains do not crowd out one large investment.
+    Effort 2 adds a local search: lower one set, refill greedily, keep what helps
+    (a greedy fills a knapsack badly at its end). Effort -1 prices everything at
+    multiplicity 1.
+    """
+    alloc = Allocator(sets, weights, options)
+    start = [1] * len(weights)
+    if spare <= 0 or effort < 0:
+        return alloc.greedy(start, 0, True)
+    budget = spare + sum(weights)
+    modes = (True, False) if effort >= 1 else (True,)
+    best = min((alloc.greedy(start, spare, per_port) for per_port in modes), key=lambda r: r[0])
+    while effort >= 2:
+        improved = False
+        current = best[1]
+        for members in sets:
+            top = max((current[g] for g in members), default=1)
+            for lower in range(1, top):
+                levels = [min(lv, lower) if g in members else lv for g, lv in enumerate(current)]
+                left = budget - sum(w * lv for w, lv in zip(weights, levels, strict=True))
+                for per_port in (True, False):
+                    result = alloc.greedy(levels, left, per_port)
+                    if result[0] < best[0] * (1 - 1e-12):
+                        best, improved = result, True
+        if not improved:
+            break
+    return best
+
+
+class Allocator:
+    """One allocation problem as arrays: set membership, port weights, options."""
+
+    def __init__(self, sets: list[list[int]], weights: list[int], options: Options) -> None:
+        count, gens = len(sets), len(weights)
+        self.sets = sets
+        self.member = np.zeros((count, gens), dtype=bool)
+        for s, members in enumerate(sets):
+            self.member[s, members] = True
+        self.weights = np.asarray(weights, dtype=np.int64)
+        width = max((len(o) for o in options), default=1)
+        self.lat = np.full((len(options), width), np.inf)
+        self.vol = np.zeros((len(options), width))
+        self.on = np.zeros((len(options), width), dtype=np.int64)
+        self.users: list[set[int]] = [set() for _ in range(count)]
+        for d, opts in enumerate(options):
+            for k, (lat, vol, s) in enumerate(opts):
+                self.lat[d, k], self.vol[d, k], self.on[d, k] = lat, vol, s
+                self.users[s].add(d)
+
+    def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """For rows of generator levels: every set's level and the objective."""
+        eff = np.where(self.member[None, :, :], levels[:, None, :], _BIG).min(axis=2)
+        costs = (self.lat[None] + self.vol[None] / eff[:, self.on]).min(axis=2)
+        return eff, costs.sum(axis=1)
+
+    def moves(
+        self, level: npt.NDArray[np.int64], sets: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Generator levels after raising each listed set to its target, and the ports it costs."""
+        raised = np.where(self.member[sets], np.maximum(level[None, :], targets[:, None]), level[None, :])
+        extra = ((raised - level[None, :]) * self.weights[None, :]).sum(axis=1)
+        return raised, extra
+
+    def affordable(self, level: npt.NDArray[np.int64], eff: npt.NDArray[np.int64], spare: int) -> list[int]:
+        """Per set, the highest level the ports left can lift it to."""
+        out = []
+        for s, members in enumerate(self.sets):
+            lv = level[members]
+            w = self.weights[members]
+            top = int(eff[s])
+            while members:
+                cost = int((w * np.maximum(0, top + 1 - lv)).sum())
+                if cost > spare:
+                    break
+                top += 1
+            out.append(top)
+        return out
+
+    def greedy(self, start: list[int], spare: int, per_port: bool) -> Result:
+        """From generator levels ``start``, raise one set at a time by the best move:
+        one level, by time saved per port (larger jumps only when none helps), or
+        the largest saving within the ports left."""
+        count = len(self.sets)
+        level = np.asarray(start, dtype=np.int64)
+        eff_rows, totals = self.price(level[None, :])
+        eff, total = eff_rows[0], float(totals[0])
+        every = np.arange(count)
+        while spare > 0:
+            choice: tuple[tuple[float, int, int, int], npt.NDArray[np.int64]] | None = None
+            if per_port:
+                raised, extra = self.moves(level, every, eff + 1)
+                choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
+                if choice is None:
+                    tops = self.affordable(level, eff, spare)
+                    best_now = self._running_sets(eff)
+                    pairs = [
+                        (s, t) for s in range(count) if s not in best_now or self.users[s] - best_now[s]
+                        for t in range(int(eff[s]) + 2, tops[s] + 1)
+                    ]
+                    if pairs:
+                        sets = np.array([p[0] for p in pairs], dtype=np.int64)
+                        targets = np.array([p[1] for p in pairs], dtype=np.int64)
+                        raised, extra = self.moves(level, sets, targets)
+                        choice = self._pick(raised, extra, sets, targets, total, spare, True)
+            else:
+                targets = np.array(self.affordable(level, eff, spare), dtype=np.int64)
+                raised, extra = self.moves(level, every, targets)
+                choice = self._pick(raised, extra, every, targets, total, spare, False)
+                if choice is not None:
+                    choice = self._lowest_equal(level, choice, total, spare)
+            if choice is None:
+                break
+            (_, neg_extra, _, _), new_level = choice
+            spare += neg_extra
+            level = new_level
+            eff_rows, totals = self.price(level[None, :])
+            eff, total = eff_rows[0], float(totals[0])
+        return total, [int(x) for x in level], [int(x) for x in eff]
+
+    def _running_sets(self, eff: npt.NDArray[np.int64]) -> dict[int, set[int]]:
+        """Per set, the demands whose cheapest option runs on it now."""
+        costs = self.lat + self.vol / eff[self.on]
+        best = self.on[np.arange(len(self.lat)), costs.argmin(axis=1)]
+        out: dict[int, set[int]] = {}
+        for d, s in enumerate(best):
+            out.setdefault(int(s), set()).add(d)
+        return out
+
+    def _pick(
+        self,
+        raised: npt.NDArray[np.int64],
+        extra: npt.NDArray[np.int64],
+        sets: npt.NDArray[np.int64],
+        targets: npt.NDArray[np.int64],
+        total: float,
+        spare: int,
+        per_port: bool,
+    ) -> tuple[tuple[float, int, int, int], npt.NDArray[np.int64]] | None:
+        """The best admissible move: key (score, -ports, -set, -target), largest wins."""
+        ok = (extra > 0) & (extra <= spare)
+        if not ok.any():
+            return None
+        idx = np.flatnonzero(ok)
+        _, new_totals = self.price(raised[idx])
+        best: tuple[tuple[float, int, int, int], int] | None = None
+        for row, i in enumerate(idx):
+            gain = total - float(new_totals[row])
+            if gain <= total * NEGLIGIBLE:
+                continue
+            score = gain / int(extra[i]) if per_port else gain
+            key = (score, -int(extra[i]), -int(sets[i]), -int(targets[i]))
+            if best is None or key > best[0]:
+                best = (key, int(i))
+        return None if best is None else (best[0], raised[best[1]])
+
+    def _lowest_equal(
+        self, level: npt.NDArray[np.int64], choice: tuple[tuple[float, int, int, int], npt.NDArray[np.int64]],
+        total: float, spare: int,
+    ) -> tuple[tuple[float, int, int, int], npt.NDArray[np.int64]]:
+        """The saving grows with the level; take the lowest level that saves as much."""
+        (gain, _, neg_set, neg_target), _ = choice
+        s, target = -neg_set, -neg_target
+        eff_s = int(self.price(level[None, :])[0][0, s])
+        lowest = choice
+        while target - 1 > eff_s:
+            raised, extra = self.moves(level, np.array([s]), np.array([target - 1]))
+            _, totals = self.price(raised)
+            if total - float(totals[0]) < gain * (1 - 1e-12):
+                break
+            target -= 1
+            lowest = ((gain, -int(extra[0]), -s, -target), raised[0])
+        return lowest
