@@ -6,7 +6,7 @@ import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
 from ocsplan.plan import check_plan, dumps_plan, plan_to_dict
-from ocsplan.search import plan_heuristic
+from ocsplan.search import candidate_partitions, plan_heuristic
 
 from .bruteforce import brute_force
 from .conftest import instance_path
@@ -174,3 +174,15 @@ def test_heuristic_against_brute_force(name: str) -> None:
     optimum = brute_force(inst)
     assert plan.objective_s >= optimum * (1 - 1e-12)
     assert plan.objective_s == pytest.approx(optimum, rel=1e-9)
+
+
+def test_candidate_partitions_are_distinct() -> None:
+    # a single 1-D mesh has one partition; (4, 64) with (16, 16) has three symmetry
+    # classes: 0, 1 or 2 of the size-4 axis's bits inside the first size-16 axis
+    single = load_instance(instance_path("paper-table7-rsag-single"))
+    assert len(candidate_partitions(single)) == 1
+    multimesh = load_instance(instance_path("paper-multimesh-n256"))
+    parts = candidate_partitions(multimesh)
+    assert len(parts) == len(set(parts)) == 3
+    overlaps = sorted(len(set(p[0][0]) & set(p[1][0])) for p in parts)
+    assert overlaps == [0, 1, 2]

@@ -283,7 +283,8 @@ def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...]
                         axis_bits[i] = bits_left[: mesh.axes[i].bits]
                         bits_left = bits_left[mesh.axes[i].bits :]
             parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
-        out.append(tuple(parts))
+        if tuple(parts) not in out:
+            out.append(tuple(parts))
     return out
 
 
