@@ -13,11 +13,10 @@ from .base import (
     ClosedForm,
     Item,
     Program,
-    Schedule,
     Transfer,
     partial_sums,
     radix,
-    register,
+    register_pair,
     rotations,
     translate,
 )
@@ -93,41 +92,14 @@ def _build(topo: Topology, payload: int, parallel: bool) -> Program:
     )
 
 
-def _uses(topo: Topology, parallel: bool) -> frozenset[int]:
-    return frozenset(g for layer in _layers(topo, parallel) for g in layer)
-
-
-def _register(parallel: bool) -> None:
-    def valid(topo: Topology) -> bool:
-        return topo.connected
-
-    def cost(topo: Topology) -> ClosedForm:
-        return _cost(topo, parallel)
-
-    def uses(topo: Topology) -> frozenset[int]:
-        return _uses(topo, parallel)
-
-    def build(topo: Topology, payload: int) -> Program:
-        return _build(topo, payload, parallel)
-
-    def layers(topo: Topology) -> tuple[tuple[int, ...], ...]:
-        return tuple(_layers(topo, parallel))
-
-    register(Schedule(
-        name="layered-parallel" if parallel else "layered",
-        collective="all-gather",
-        description=(
-            "l chunks of the layered gather in rotated layer orders; every layer busy"
-            if parallel
-            else "gather over one tiling layer per phase, smaller radix first"
-        ),
-        valid=valid,
-        cost=cost,
-        uses=uses,
-        build=build,
-        layers=layers,
-    ))
-
-
-for _parallel in (False, True):
-    _register(_parallel)
+register_pair(
+    "all-gather",
+    ("layered", "layered-parallel"),
+    (
+        "gather over one tiling layer per phase, smaller radix first",
+        "l chunks of the layered gather in rotated layer orders; every layer busy",
+    ),
+    _cost,
+    _layers,
+    _build,
+)

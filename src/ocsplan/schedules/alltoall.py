@@ -14,11 +14,10 @@ from .base import (
     ClosedForm,
     Item,
     Program,
-    Schedule,
     Transfer,
     partial_sums,
     radix,
-    register,
+    register_pair,
     rotations,
     suffix_sums,
     translate,
@@ -78,41 +77,14 @@ def _build(topo: Topology, payload: int, parallel: bool) -> Program:
     )
 
 
-def _uses(topo: Topology, parallel: bool) -> frozenset[int]:
-    return frozenset(g for layer in _layers(topo, parallel) for g in layer)
-
-
-def _register(parallel: bool) -> None:
-    def valid(topo: Topology) -> bool:
-        return topo.connected
-
-    def cost(topo: Topology) -> ClosedForm:
-        return _cost(topo, parallel)
-
-    def uses(topo: Topology) -> frozenset[int]:
-        return _uses(topo, parallel)
-
-    def build(topo: Topology, payload: int) -> Program:
-        return _build(topo, payload, parallel)
-
-    def layers(topo: Topology) -> tuple[tuple[int, ...], ...]:
-        return tuple(_layers(topo, parallel))
-
-    register(Schedule(
-        name="bruck-parallel" if parallel else "bruck",
-        collective="all-to-all",
-        description=(
-            "l chunks of Bruck in rotated layer orders; priced by the narrowest layer"
-            if parallel
-            else "radix-r Bruck: one tiling layer per phase"
-        ),
-        valid=valid,
-        cost=cost,
-        uses=uses,
-        build=build,
-        layers=layers,
-    ))
-
-
-for _parallel in (False, True):
-    _register(_parallel)
+register_pair(
+    "all-to-all",
+    ("bruck", "bruck-parallel"),
+    (
+        "radix-r Bruck: one tiling layer per phase",
+        "l chunks of Bruck in rotated layer orders; priced by the narrowest layer",
+    ),
+    _cost,
+    _layers,
+    _build,
+)

@@ -25,6 +25,7 @@ __all__ = [
     "Transfer",
     "closed_form",
     "register",
+    "register_pair",
     "schedules_for",
 ]
 
@@ -121,6 +122,56 @@ AUTO_EXCLUDED = frozenset({"ring"})
 def register(schedule: Schedule) -> Schedule:
     SCHEDULES[schedule.name] = schedule
     return schedule
+
+
+LayersOf = Callable[[Topology, bool], list[tuple[int, ...]]]
+
+
+def register_pair(
+    collective: str,
+    names: tuple[str, str],
+    descriptions: tuple[str, str],
+    cost: Callable[[Topology, bool], ClosedForm],
+    layers: LayersOf,
+    build: Callable[[Topology, int, bool], Program],
+) -> None:
+    """Register a layered schedule and its parallel variant (``names[1]``), both
+    valid on every connected topology and driving the generators of their layers."""
+    for parallel in (False, True):
+        _register_variant(collective, names[parallel], descriptions[parallel], cost, layers, build, parallel)
+
+
+def _register_variant(
+    collective: str,
+    name: str,
+    description: str,
+    cost: Callable[[Topology, bool], ClosedForm],
+    layers: LayersOf,
+    build: Callable[[Topology, int, bool], Program],
+    parallel: bool,
+) -> None:
+    def cost_of(topo: Topology) -> ClosedForm:
+        return cost(topo, parallel)
+
+    def uses(topo: Topology) -> frozenset[int]:
+        return frozenset(g for layer in layers(topo, parallel) for g in layer)
+
+    def program(topo: Topology, payload: int) -> Program:
+        return build(topo, payload, parallel)
+
+    def layers_of(topo: Topology) -> tuple[tuple[int, ...], ...]:
+        return tuple(layers(topo, parallel))
+
+    register(Schedule(
+        name=name,
+        collective=collective,
+        description=description,
+        valid=lambda topo: topo.connected,
+        cost=cost_of,
+        uses=uses,
+        build=program,
+        layers=layers_of,
+    ))
 
 
 def schedules_for(collective: str) -> list[Schedule]:
