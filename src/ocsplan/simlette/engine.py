@@ -205,18 +205,7 @@ class Port:
             ret = up.ret
             for k in range(count):
                 up.release(start + k * tf + ret)
-        arrive = start + tf + self.wire
-        if count == piece.flits:
-            piece.ready = arrive
-            piece.up = None
-            self.far.accept(piece, self)
-            return True
-        out = Piece(arrive, count, piece.msg, piece.index)
-        piece.ready += count * tf
-        piece.flits -= count
-        piece.index += count
-        self.far.accept(out, self)
-        return False
+        return self._flush(piece, start, count)
 
     def _send_limited(self, piece: Piece, count: int, start: float) -> bool:
         tf = self.eng.flit_time
