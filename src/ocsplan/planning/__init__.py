@@ -1,0 +1,1 @@
+"""Planning: search spaces, planners and allocations."""
