@@ -1,1 +1,1 @@
-"""Planning: search spaces, planners and allocations."""
+"""Planning: the search space, the heuristic, the exact models and the planner registry."""
