@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -35,7 +36,10 @@ def test_solve_json_to_stdout() -> None:
 @pytest.mark.parametrize(
     ("content", "field"),
     [
-        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n', "fabric.world"),
+        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n', "mesh"),
+        # read fine, refused by the shared-host planner (the world is no power of two)
+        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n[[mesh]]\nshape = [12]\n',
+         "fabric.world"),
         ("[fabric\n", "toml"),
     ],
 )
@@ -80,3 +84,45 @@ def test_frontier_command() -> None:
     assert "exhaustive" in result.stdout
     nine = next(line for line in result.stdout.splitlines() if line.startswith("│      9 "))
     assert nine.split("│")[2].strip() == "2"
+
+
+N576 = """name = "n576"
+[fabric]
+world = 576
+ports = 16
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "mesh"
+shape = [8, 72]
+axes = [{ collective = "all-reduce", payload = "8kB" }, { collective = "all-reduce", payload = "8kB" }]
+"""
+
+
+def test_stacked_solve_and_shared_host_refusal(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    result = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--json", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    assert "C8(1)" in result.stdout and "stacked-link" in result.stdout
+    assert json.loads((tmp_path / "p.json").read_text())["schema"] == "ocsplan.plan/2"
+    refused = runner.invoke(app, ["solve", str(path), "--json", str(tmp_path / "h.json")])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == f"{path}: fabric.world: world 576 is not a power of two: use --method stacked"
+    assert not (tmp_path / "h.json").exists()
+    few = tmp_path / "few.toml"
+    few.write_text(N576.replace("ports = 16", "ports = 3"))
+    result = runner.invoke(app, ["solve", str(few), "--method", "stacked"])
+    assert result.exit_code == 3 and result.stderr.strip().startswith(f"infeasible: {few}: 3 ports cannot connect")
+
+
+def test_compare_better_column(tmp_path: Path) -> None:
+    path = tmp_path / "fig15.toml"
+    path.write_text(N576.replace("576", "512").replace("[8, 72]", "[8, 64]"))
+    target = tmp_path / "cmp.csv"
+    result = runner.invoke(app, ["compare", str(path), "--methods", "heuristic,stacked", "--csv", str(target)])
+    assert result.exit_code == 0, result.output
+    rows = {r["method"]: r for r in csv.DictReader(target.open())}
+    # Figure 15 at L = 16: shared-host ahead
+    assert rows["heuristic"]["better"] == "best" and rows["stacked"]["better"] == ""
+    assert float(rows["heuristic"]["objective_s"]) < float(rows["stacked"]["objective_s"])

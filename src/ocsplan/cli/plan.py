@@ -40,6 +40,7 @@ def solve(
     circuits_out: Annotated[
         str | None, typer.Option("--circuits", help="with --realize: write circuits JSON to PATH, or -")] = None,
     placement: Annotated[str, typer.Option(help="with --realize: contiguous, bits or bits:4,3,2,1,0")] = "contiguous",
+    seed: Annotated[int | None, typer.Option(help="seed of the sampled circulant search (--method stacked)")] = None,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     from .realize import realize_plan, report_realization
@@ -52,6 +53,10 @@ def solve(
         options["workers"] = workers
     if export is not None:
         options["export"] = _export_target(export, method)
+    if seed is not None:
+        if method != "stacked":
+            raise InstanceError("--seed", "", f"only --method stacked samples, not {method!r}")
+        options["seed"] = seed
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)

@@ -6,12 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import OcsplanError
-from ..instance import Instance
+from ..instance import Instance, require_shared_host
 from ..plan import Plan
 from .exact import plan_cpsat, plan_milp
 from .heuristic import plan_heuristic
+from .stacked import plan_stacked
 
-__all__ = ["PLANNERS", "solve"]
+__all__ = ["PLANNERS", "SHAPE_FREE", "solve"]
 
 Planner = Callable[..., Plan]
 
@@ -23,10 +24,18 @@ PLANNERS: dict[str, Planner] = {
 PLANNERS["cpsat"] = lambda instance, **options: plan_cpsat(instance, **options)
 PLANNERS["milp"] = lambda instance, **options: plan_milp(instance, **options)
 
+# -- stacked-link allocation (issue 11): options seed ------------------------------------
+PLANNERS["stacked"] = lambda instance, **options: plan_stacked(instance, **options)
+
+# planners that take any world and axis sizes (the others need powers of two)
+SHAPE_FREE = frozenset({"stacked"})
+
 
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:
     """Plan ``instance`` with the named method (heuristic, and exact backends when present)."""
     planner = PLANNERS.get(method)
     if planner is None:
         raise OcsplanError(f"unknown method {method!r} (known: {', '.join(sorted(PLANNERS))})")
+    if method not in SHAPE_FREE:
+        require_shared_host(instance)
     return planner(instance, **options)

@@ -75,6 +75,7 @@ CSV_COLUMNS = (
     "ports_used",
     "time_limit",
     "flag",
+    "better",
     "hash",
     "code",
     "path",
@@ -187,8 +188,22 @@ def _flag(row: Result, peers: Sequence[Result], optimum: float | None) -> str:
     return "; ".join(flags)
 
 
+def _better(row: Result, peers: Sequence[Result]) -> str:
+    """"best" if no other method of the instance found a smaller objective, "tie" if
+    another found the same (within TOLERANCE), else empty."""
+    if row.objective_s is None:
+        return ""
+    others = [p.objective_s for p in peers if p is not row and p.method != row.method and p.objective_s is not None]
+    if any(o < row.objective_s * (1 - TOLERANCE) for o in others):
+        return ""
+    if any(o <= row.objective_s * (1 + TOLERANCE) for o in others):
+        return "tie"
+    return "best" if others else ""
+
+
 def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag."""
+    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag, better
+    (the method with the smallest objective on the instance)."""
     by_instance: dict[str, list[Result]] = {}
     for r in results:
         by_instance.setdefault(r.digest, []).append(r)
@@ -217,6 +232,7 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "ports_used": r.ports_used,
                 "time_limit": r.time_limit,
                 "flag": _flag(r, peers, optimum),
+                "better": _better(r, peers),
                 "hash": r.digest,
                 "code": r.code,
                 "path": r.path,
