@@ -148,3 +148,19 @@ def test_deterministic() -> None:
     inst = mesh_instance((8, 72), 30)
     a, b = plan_stacked(inst), plan_stacked(inst)
     assert dumps_plan(replace(a, solve_seconds=0)) == dumps_plan(replace(b, solve_seconds=0))
+
+
+def test_realize_and_simulate_refuse_stacked_plans_for_now() -> None:
+    from ocsplan.errors import PlanError
+    from ocsplan.realization.fabrics import load_fabric
+    from ocsplan.realization.realize import realize
+    from ocsplan.simlette.simulate import SimOptions, simulate_plan
+
+    plan = plan_stacked(mesh_instance((8, 64), 16))
+    from pathlib import Path
+
+    spec = load_fabric(Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "ocs-single.toml")
+    with pytest.raises(PlanError, match="stacked plans are not realized yet"):
+        realize(plan, spec)
+    with pytest.raises(PlanError, match="Simlette does not run stacked plans"):
+        simulate_plan(plan, spec, SimOptions())

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from ..cayley import bits_of, compress, coset_bases, expand, mask_of
-from ..errors import InstanceError, RealizationError
+from ..errors import InstanceError, PlanError, RealizationError
 from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES
 from ..schedules.allreduce import gray_cycle
@@ -266,6 +266,9 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Ci
     plan: EPS levels, too few accelerators or ports, circuits between devices
     of a single level, more inter-rack circuits than uplinks.
     """
+    if plan.stacked:
+        raise PlanError(f"{plan.instance}: construction: stacked plans are not realized yet (circulant axes "
+                        "need circuit sets per offset); plan with a shared-host method to realize")
     n, world = plan.n, plan.world
     wire = _check_fabric(plan, fabric)
     place_ = place(plan, fabric, placement)

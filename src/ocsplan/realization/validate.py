@@ -424,6 +424,8 @@ class _Checker:
 
 def validate(circuits: Circuits, plan: Plan | None = None) -> list[Fault]:
     """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage."""
+    if plan is not None and plan.stacked:
+        return [Fault(f"plan {plan.instance}: stacked plans are not realized yet, nothing to validate against")]
     check = _Checker(circuits)
     if not check.header():
         return check.faults

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cost import phase_time
-from ..errors import InstanceError, OcsplanError
+from ..errors import InstanceError, OcsplanError, PlanError
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec, LatencyBudget
 from ..realization.realize import realize
@@ -209,6 +209,8 @@ def simulate_plan(
     payloads (the closed form is re-evaluated for it).
     """
     options.check()
+    if plan.stacked:
+        raise PlanError(f"{plan.instance}: construction: Simlette does not run stacked plans yet")
     tech = technology(spec)
     cmap: CircuitMap | None = None
     routes: RackRoutes | None = None

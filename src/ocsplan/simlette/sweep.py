@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..cayley import expand
 from ..cost import phase_time
-from ..errors import InstanceError
+from ..errors import InstanceError, PlanError
 from ..files import write_atomic
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec
@@ -86,6 +86,8 @@ def sweep(
 ) -> list[SweepRow]:
     """Simulate every selected demand x schedule x payload."""
     options.check()
+    if plan.stacked:
+        raise PlanError(f"{plan.instance}: construction: Simlette does not run stacked plans yet")
     tech = technology(spec)
     cmap = routes = None
     if options.mode != "ideal":
