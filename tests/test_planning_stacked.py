@@ -164,3 +164,17 @@ def test_realize_and_simulate_refuse_stacked_plans_for_now() -> None:
         realize(plan, spec)
     with pytest.raises(PlanError, match="Simlette does not run stacked plans"):
         simulate_plan(plan, spec, SimOptions())
+
+
+@pytest.mark.parametrize("ports", [16, 24, 36, 48, 64, 70, 80])
+def test_figure15_shape(ports: int) -> None:
+    # Paper Figure 15 / App. A.6: shared-host clearly ahead from L = 16 to L = 64; once
+    # L >= (8 - 1) + (64 - 1) = 70 both fully connect both axes and take the same time.
+    from ocsplan.planning.heuristic import plan_heuristic
+
+    inst = mesh_instance((8, 64), ports)
+    shared, stacked = plan_heuristic(inst), plan_stacked(inst)
+    if ports < 70:
+        assert shared.objective_s < stacked.objective_s * 0.9
+    else:
+        assert shared.objective_s == pytest.approx(stacked.objective_s, rel=1e-12)

@@ -254,7 +254,8 @@ def plan_stacked(instance: Instance, *, seed: int = 0, **_: object) -> Plan:
                              result.lower_bound)
         chosen[(m, i)] = (circ, result.graph)
         if result.method == "sampled":
-            proof = "optimal" if result.exact else f"upper bound; Moore-type bound {result.lower_bound}"
+            proof = ("meets the Moore-type bound: minimal" if result.exact
+                     else f"upper bound; Moore-type bound {result.lower_bound}")
             notes.append(
                 f"mesh {instance.meshes[m].name} axis {i}: {result.graph.name} diameter {result.diameter} "
                 f"by sampled search (seed {seed}, {result.candidates} sets; {proof})"
