@@ -150,11 +150,10 @@ def test_deterministic() -> None:
     assert dumps_plan(replace(a, solve_seconds=0)) == dumps_plan(replace(b, solve_seconds=0))
 
 
-def test_realize_and_simulate_refuse_stacked_plans_for_now() -> None:
+def test_realize_refuses_stacked_plans_for_now() -> None:
     from ocsplan.errors import PlanError
     from ocsplan.realization.fabrics import load_fabric
     from ocsplan.realization.realize import realize
-    from ocsplan.simlette.simulate import SimOptions, simulate_plan
 
     plan = plan_stacked(mesh_instance((8, 64), 16))
     from pathlib import Path
@@ -162,8 +161,6 @@ def test_realize_and_simulate_refuse_stacked_plans_for_now() -> None:
     spec = load_fabric(Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "ocs-single.toml")
     with pytest.raises(PlanError, match="stacked plans are not realized yet"):
         realize(plan, spec)
-    with pytest.raises(PlanError, match="Simlette does not run stacked plans"):
-        simulate_plan(plan, spec, SimOptions())
 
 
 @pytest.mark.parametrize("ports", [16, 24, 36, 48, 64, 70, 80])

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cost import phase_time
-from ..errors import InstanceError, OcsplanError, PlanError
+from ..errors import InstanceError, OcsplanError
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec, LatencyBudget
 from ..realization.realize import realize
@@ -206,11 +206,15 @@ def simulate_plan(
     :func:`ocsplan.realize.realize` and ``placement``: ports, and one OCS
     device per circuit in a rack or on one level, three between racks.
     ``only(mesh, axis, demand)`` selects demands; ``payload`` replaces their
-    payloads (the closed form is re-evaluated for it).
+    payloads (the closed form is re-evaluated for it). Stacked plans run through
+    :func:`ocsplan.simlette.stacked.simulate_stacked` (circulant axes, circuits
+    colored from the plan; ``circuits`` and ``placement`` do not apply).
     """
     options.check()
     if plan.stacked:
-        raise PlanError(f"{plan.instance}: construction: Simlette does not run stacked plans yet")
+        from .stacked import simulate_stacked
+
+        return simulate_stacked(plan, spec, options, simulate_workload, network_factory, only=only, payload=payload)
     tech = technology(spec)
     cmap: CircuitMap | None = None
     routes: RackRoutes | None = None
