@@ -120,9 +120,19 @@ def test_compare_better_column(tmp_path: Path) -> None:
     path = tmp_path / "fig15.toml"
     path.write_text(N576.replace("576", "512").replace("[8, 72]", "[8, 64]"))
     target = tmp_path / "cmp.csv"
-    result = runner.invoke(app, ["compare", str(path), "--methods", "heuristic,stacked", "--csv", str(target)])
+    demands = tmp_path / "demands.csv"
+    result = runner.invoke(app, ["compare", str(path), "--methods", "heuristic,stacked", "--csv", str(target),
+                                 "--demands", str(demands)])
     assert result.exit_code == 0, result.output
     rows = {r["method"]: r for r in csv.DictReader(target.open())}
     # Figure 15 at L = 16: shared-host ahead
     assert rows["heuristic"]["better"] == "best" and rows["stacked"]["better"] == ""
     assert float(rows["heuristic"]["objective_s"]) < float(rows["stacked"]["objective_s"])
+    per = list(csv.DictReader(demands.open()))
+    assert [(r["mesh"], r["axis"]) for r in per] == [("mesh", "0"), ("mesh", "1")]
+    # the 8-axis: K8 in one phase (shared-host) against the ring C8(1) in four (stacked, 2 ports)
+    assert (per[0]["heuristic_phases"], per[0]["stacked_phases"], per[0]["better"]) == ("1", "4", "heuristic")
+    for r in per:
+        winner = min(("heuristic", "stacked"), key=lambda m: float(r[f"{m}_time_s"]))
+        assert r["better"] == winner
+    assert "per demand, better: heuristic 2, stacked 0, tie 0 (of 2)" in result.stdout

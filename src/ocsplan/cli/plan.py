@@ -11,7 +11,7 @@ from rich.table import Table
 from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
 from ..errors import InstanceError
 from ..instance import load_instance
-from ..plan import dumps_plan
+from ..plan import Plan, dumps_plan
 from ..planning.frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
@@ -194,22 +194,40 @@ def compare(
     time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write the rows as CSV")] = None,
+    demands_out: Annotated[
+        Path | None, typer.Option("--demands", help="write one CSV row per demand: each method's time, better")
+    ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
-    from ..studies.results import instance_digest, table_rows, write_results
+    from ..files import write_atomic
+    from ..studies.results import demand_rows, dumps_demand_rows, instance_digest, table_rows, write_results
     from ..studies.runner import run_method
 
     chosen = parse_methods(methods)
     loaded = [(str(p), load_instance(p)) for p in instances]
     results = []
+    per_demand: list[dict[str, Any]] = []
     flagged = 0
     for path, inst in loaded:
-        mine = [run_method(inst, path, m, time_limit, workers) for m in chosen]
+        plans: dict[str, Plan] = {}
+        mine = []
+        for m in chosen:
+
+            def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
+                into[method] = plan
+
+            mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
+        per_demand.extend(demand_rows(inst, plans))
         results.extend(mine)
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
         out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
     if csv_out is not None:
         write_results(results, csv_out)
+    if demands_out is not None:
+        write_atomic(demands_out, dumps_demand_rows(per_demand))
+        wins = [row["better"] for row in per_demand]
+        counts = ", ".join(f"{m} {wins.count(m)}" for m in chosen) + f", tie {wins.count('tie')}"
+        out.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
     if flagged:
         err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import InstanceError
 from ..files import write_atomic
 from ..instance import Instance, dumps_instance
+from ..plan import Plan
 
 __all__ = [
     "CSV_COLUMNS",
@@ -22,6 +23,8 @@ __all__ = [
     "TOLERANCE",
     "Result",
     "code_fingerprint",
+    "demand_rows",
+    "dumps_demand_rows",
     "dumps_results",
     "instance_digest",
     "read_results",
@@ -240,3 +243,43 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# -- per-demand comparison (compare --demands) ----------------------------------------------
+
+
+def demand_rows(instance: Instance, plans: Mapping[str, Plan]) -> list[dict[str, Any]]:
+    """One row per demand of ``instance``: each method's schedule, phases and time, and
+    ``better``: the method with the smallest time (``tie`` within TOLERANCE)."""
+    methods = list(plans)
+    rows = []
+    for m, i, k, demand in instance.demands():
+        row: dict[str, Any] = {
+            "instance": instance.name, "mesh": instance.meshes[m].name, "axis": i, "demand": k,
+            "collective": demand.collective, "payload_bytes": demand.payload, "weight": demand.weight,
+        }
+        times: dict[str, float] = {}
+        for method in methods:
+            d = plans[method].meshes[m].axes[i].demands[k]
+            row[f"{method}_schedule"] = d.schedule
+            row[f"{method}_phases"] = d.phases
+            row[f"{method}_time_s"] = d.time_s
+            times[method] = d.time_s
+        best = min(times.values(), default=0.0)
+        winners = [x for x, t in times.items() if t <= best * (1 + TOLERANCE)]
+        row["better"] = "" if not times else winners[0] if len(winners) == 1 else "tie"
+        rows.append(row)
+    return rows
+
+
+def dumps_demand_rows(rows: Sequence[Mapping[str, Any]]) -> str:
+    """CSV text of :func:`demand_rows` (columns from the first row; methods may differ per instance)."""
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(c for c in row if c not in columns)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _fmt(row.get(c)) for c in columns})
+    return buf.getvalue()
