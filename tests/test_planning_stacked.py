@@ -150,19 +150,6 @@ def test_deterministic() -> None:
     assert dumps_plan(replace(a, solve_seconds=0)) == dumps_plan(replace(b, solve_seconds=0))
 
 
-def test_realize_refuses_stacked_plans_for_now() -> None:
-    from ocsplan.errors import PlanError
-    from ocsplan.realization.fabrics import load_fabric
-    from ocsplan.realization.realize import realize
-
-    plan = plan_stacked(mesh_instance((8, 64), 16))
-    from pathlib import Path
-
-    spec = load_fabric(Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "ocs-single.toml")
-    with pytest.raises(PlanError, match="stacked plans are not realized yet"):
-        realize(plan, spec)
-
-
 @pytest.mark.parametrize("ports", [16, 24, 36, 48, 64, 70, 80])
 def test_figure15_shape(ports: int) -> None:
     # Paper Figure 15 / App. A.6: shared-host clearly ahead from L = 16 to L = 64; once

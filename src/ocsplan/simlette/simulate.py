@@ -208,13 +208,16 @@ def simulate_plan(
     ``only(mesh, axis, demand)`` selects demands; ``payload`` replaces their
     payloads (the closed form is re-evaluated for it). Stacked plans run through
     :func:`ocsplan.simlette.stacked.simulate_stacked` (circulant axes, circuits
-    colored from the plan; ``circuits`` and ``placement`` do not apply).
+    from ``circuits`` or realized now; ``placement`` is contiguous).
     """
     options.check()
     if plan.stacked:
+        from ..realization.circuits import Circuits
         from .stacked import simulate_stacked
 
-        return simulate_stacked(plan, spec, options, simulate_workload, network_factory, only=only, payload=payload)
+        given = circuits if isinstance(circuits, Circuits) else None
+        return simulate_stacked(plan, spec, options, simulate_workload, network_factory, circuits=given,
+                                only=only, payload=payload)
     tech = technology(spec)
     cmap: CircuitMap | None = None
     routes: RackRoutes | None = None

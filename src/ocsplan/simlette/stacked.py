@@ -7,18 +7,16 @@ every offset s. Each demand runs its one-shot program
 group at once. A message's generator key is ``(axis slot + 1) << 16 | s``, so
 the networks tell the directed links of different axes apart.
 
-Circuits (message and flit modes on OCS fabrics) come straight from the plan:
-per axis and circuit copy, the offset pair {s, -s} is a union of cycles (one
-circuit per rank and direction) edge-colored with
-:func:`ocsplan.realization.coloring.edge_coloring`, color = port (two ports when
-the cycles are even, three when they are odd), N/2 a matching on one port. A
-circuit between racks crosses three OCS devices. Limited receive buffers
-(credits) are refused: their responses would need each offset's reverse link.
+Circuits (message and flit modes on OCS fabrics) are a realization of the plan
+(:func:`ocsplan.realization.stacked.realize_stacked`, given or made now): per axis
+and circuit copy, the offset pair {s, -s} is a union of cycles edge-colored,
+color = port, N/2 a matching; a circuit between racks crosses three OCS devices.
+Limited receive buffers (credits) are refused: their responses would need each
+offset's reverse link.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -27,10 +25,11 @@ from ..cost import phase_time
 from ..errors import InstanceError, PlanError, RealizationError
 from ..plan import AxisPlan, Plan
 from ..planning.circulant import Circulant
-from ..realization.coloring import edge_coloring
+from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
+from ..realization.stacked import realize_stacked
 from ..schedules.circulant import circulant_cost, circulant_program
-from .circuitmap import CircuitMap, Link, check_fit, rack_of, technology
+from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import DemandResult, SimReport
 from .timing import dl_flits
 from .workload import ORDERS, Send, Workload
@@ -38,7 +37,7 @@ from .workload import ORDERS, Send, Workload
 if TYPE_CHECKING:
     from .simulate import Factory, SimOptions
 
-__all__ = ["gen_key", "simulate_stacked", "stacked_circuits", "stacked_workload"]
+__all__ = ["circuits_from_stacked", "gen_key", "simulate_stacked", "stacked_circuits", "stacked_workload"]
 
 _SLOT = 16  # offsets stay below 2**16 (axes of at most 4,096 ranks)
 
@@ -122,44 +121,39 @@ def stacked_workload(
     )
 
 
-def stacked_circuits(plan: Plan, spec: FabricSpec) -> tuple[CircuitMap, int]:
-    """Circuits of every circulant axis, colored per offset pair; returns the map and the
-    ports per accelerator it needs (above the plan's count when a pair has odd cycles)."""
-    check_fit(plan, spec)
-    two = spec.two_level
+def circuits_from_stacked(real: Circuits, plan: Plan) -> CircuitMap:
+    """Circuit map of a stacked plan's realization: each node's port of set
+    ``circulant:A:N:S:s`` serves offset +s or -s of axis A, whichever its peer is."""
+    path: dict[tuple[int, int], tuple[int, int]] = {}
+    for c in real.circuits:
+        path[(c.a, c.a_port)] = (c.stages, c.cables)
+        path[(c.b, c.b_port)] = (c.stages, c.cables)
     links: dict[tuple[int, int], list[Link]] = {}
-    crossing: Counter[int] = Counter()
-    port = 0
-    for slot, (m, i, ax) in enumerate(_axes(plan)):
-        assert ax.circulant is not None
-        bases, stride = _groups(plan, m, i)
-        size = ax.size
-        for _ in range(ax.circulant.multiplicity):
-            for s in ax.circulant.offsets:
-                if 2 * s > size:
-                    continue  # the pair {s, -s} is handled at s < N/2
-                edges = [(_rank(b, x, stride), _rank(b, (x + s) % size, stride)) for b in bases for x in range(size)]
-                if 2 * s == size:
-                    edges = [(a, b) for a, b in edges if a < b]
-                colors = edge_coloring(edges)
-                for (a, b), c in zip(edges, colors, strict=True):
-                    inter = two and rack_of(a, spec) != rack_of(b, spec)
-                    link = Link(port + c, 3, 4) if inter else Link(port + c, 1, 2)
-                    links.setdefault((a, gen_key(slot, s)), []).append(link)
-                    links.setdefault((b, gen_key(slot, (size - s) % size or s)), []).append(link)
-                    crossing[port + c] += 2 * inter
-                port += max(colors, default=-1) + 1
-    if port > spec.ports:
-        raise RealizationError(f"the circulant circuits need {port} ports per accelerator, the fabric has {spec.ports}")
-    if two:
-        up = spec.levels[0].up
-        racks = max(1, plan.world // spec.rack_size)
-        for rail, count in sorted(crossing.items()):
-            if count and -(-count // racks) > up:
-                raise RealizationError(
-                    f"rail {rail}: {-(-count // racks)} circuits leave a rack, level 1 has {up} uplinks")
+    for x, ports in enumerate(real.nodes):
+        for e in ports:
+            try:
+                size, stride, s = parse_circulant(e.generator)
+                slot = int(e.generator.split(":")[1])
+            except ValueError:
+                raise RealizationError(f"rank {x} port {e.port}: {e.generator!r} is no circulant set") from None
+            up, down = shift(x, size, stride, s), shift(x, size, stride, -s)
+            if e.peer not in (up, down):
+                raise RealizationError(f"rank {x} port {e.port}: peer {e.peer} is not x +- {s} on {e.generator}")
+            offset = s if e.peer == up else size - s
+            stages, cables = path.get((x, e.port), (1, 2))
+            links.setdefault((x, gen_key(slot, offset)), []).append(Link(e.port, stages, cables))
+    if len(real.nodes) != plan.world:
+        raise RealizationError(f"the realization has {len(real.nodes)} ranks, the plan {plan.world}")
     ordered = {k: tuple(sorted(v, key=lambda link: link.port)) for k, v in links.items()}
-    return CircuitMap(ordered, "plan"), port
+    return CircuitMap(ordered, "realization")
+
+
+def stacked_circuits(plan: Plan, spec: FabricSpec) -> tuple[CircuitMap, int]:
+    """The circuit map of a stacked plan realized now on ``spec``, and the ports per accelerator it
+    takes (above the plan's count when an offset pair has odd cycles)."""
+    check_fit(plan, spec)
+    real = realize_stacked(plan, spec)
+    return circuits_from_stacked(real, plan), real.ports_used
 
 
 def simulate_stacked(
@@ -169,17 +163,24 @@ def simulate_stacked(
     run: Callable[..., DemandResult],
     factory_of: Callable[..., Factory],
     *,
+    circuits: Circuits | None = None,
     only: Callable[[int, int, int], bool] | None = None,
     payload: int | None = None,
 ) -> SimReport:
-    """Simulate every demand of a stacked plan (called by ``simulate_plan``)."""
+    """Simulate every demand of a stacked plan (called by ``simulate_plan``); OCS circuits
+    from ``circuits`` (a realization of the plan) or realized now."""
     mode = options.mode
     if mode != "ideal" and options.buffer is not None:
         raise InstanceError("--buffer", "", "limited buffers are not simulated on stacked plans yet")
     tech = technology(spec)
     if mode != "ideal" and tech != "ocs":
         raise InstanceError("--fabric", "", f"stacked plans are simulated on OCS fabrics only, not {tech}")
-    cmap, needed = stacked_circuits(plan, spec) if mode != "ideal" else (None, plan.ports_used)
+    cmap: CircuitMap | None = None
+    needed = plan.ports_used
+    if mode != "ideal":
+        check_fit(plan, spec)
+        real = circuits if circuits is not None else realize_stacked(plan, spec)
+        cmap, needed = circuits_from_stacked(real, plan), real.ports_used
     notes = []
     if needed > plan.ports_used:
         notes.append(f"circuits need {needed} ports per accelerator (odd cycles take a third color), "
@@ -215,7 +216,7 @@ def simulate_stacked(
         buffer_bytes=None,
         switch_buffer_bytes=options.switch_buffer,
         order=options.order,
-        circuits="plan (circulant coloring)" if cmap is not None else "",
+        circuits=cmap.source if cmap is not None else "",
         demands=tuple(results),
         notes=tuple(notes),
     )
