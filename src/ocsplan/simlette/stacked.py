@@ -141,7 +141,7 @@ def circuits_from_stacked(real: Circuits, plan: Plan) -> CircuitMap:
                 raise RealizationError(f"rank {x} port {e.port}: peer {e.peer} is not x +- {s} on {e.generator}")
             offset = s if e.peer == up else size - s
             stages, cables = path.get((x, e.port), (1, 2))
-            links.setdefault((x, gen_key(slot, offset)), []).append(Link(e.port, stages, cables))
+            links.setdefault((x, gen_key(slot, offset)), []).append(Link(e.port, stages, cables, e.peer))
     if len(real.nodes) != plan.world:
         raise RealizationError(f"the realization has {len(real.nodes)} ranks, the plan {plan.world}")
     ordered = {k: tuple(sorted(v, key=lambda link: link.port)) for k, v in links.items()}
