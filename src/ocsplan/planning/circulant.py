@@ -7,8 +7,9 @@ graph is undirected and |S| is its degree: one port per offset and node. A pair
 an odd degree therefore needs N even and contains N/2.
 
 :func:`least_diameter` picks the connection set of a degree with the smallest
-diameter (then the smallest total distance, then the lexicographically smallest
-offsets): exhaustively while the number of candidate sets is at most
+diameter (then the fewest offset pairs with odd cycles, which need a third port
+when colored onto rails, then the smallest total distance, then the
+lexicographically smallest offsets): exhaustively while the number of candidate sets is at most
 ``exhaustive_limit``, otherwise by seeded sampling plus local search, whose
 result is an upper bound reported with :func:`moore_bound` beside it.
 """
@@ -171,12 +172,18 @@ def _distances(size: int, offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int3
 
 
 def _scores(size: int, offsets: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(diameter, total distance) per row; disconnected rows get a huge diameter."""
+    """(diameter, tie-break key) per row; disconnected rows get a huge diameter.
+
+    The key orders equal diameters by the number of offset pairs whose cycles are
+    odd (N / gcd(N, s) odd: such a pair needs three ports, not two, when its circuits
+    are colored onto rails), then by the total distance from 0.
+    """
     dist = _distances(size, offsets).astype(np.int64)
     unreached = dist == _UNREACHED
     diam = np.where(unreached.any(axis=1), _UNREACHED, dist.max(axis=1))
     total = np.where(unreached, 0, dist).sum(axis=1)
-    return diam, total
+    odd = ((size // np.gcd(size, offsets)) % 2 == 1).sum(axis=1) // 2
+    return diam, odd * (size * size + 1) + total
 
 
 def lattice_ball(pairs: int, radius: int) -> int:
@@ -224,7 +231,7 @@ class CirculantChoice:
 def _best_row(
     size: int, reps: npt.NDArray[np.int64], involution: bool
 ) -> tuple[int, int, tuple[int, ...]]:
-    """(diameter, total, representatives) of the best row (ties: first row)."""
+    """(diameter, tie-break key, representatives) of the best row (ties: first row)."""
     full = _full_sets(size, reps, involution)
     diam, total = _scores(size, full)
     order = np.lexsort((total, diam))
