@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from ocsplan.cayley import Topology
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
 from ocsplan.plan import check_plan, load_plan
@@ -65,6 +67,18 @@ def test_schedules_reproduces_table4() -> None:
     assert rows["one-shot"].split("│")[4].strip() == "2" and "│       7 │" in rows["one-shot"]
     assert rows["coset-factored"].split("│")[4].strip() == "3"
     assert "MISMATCH" not in result.stdout and result.stdout.count(" ok ") >= 8
+
+
+def test_schedules_on_many_folds_finishes() -> None:
+    # issue 10 item 4: 9 bits with 40 folds used to hang in the tiling search
+    rng = random.Random(5)
+    folds = rng.sample([m for m in range(1, 512) if m & (m - 1)], 40)
+    text = ",".join(format(m, "09b") for m in folds)
+    result = runner.invoke(app, ["schedules", "--bits", "9", "--folds", text, "--no-check"])
+    assert result.exit_code == 0, result.output
+    assert "bruck" in result.output and "degree 49" in result.output
+    search = Topology.with_folds(9, folds).tiling_search
+    assert ("no tiling with fewer than" in result.output) == (not search.proven)
 
 
 def test_schedules_rejects_bad_mask() -> None:

@@ -226,6 +226,10 @@ def schedules(
             str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
         )
     out.print(table)
+    search = topo.tiling_search
+    if not search.proven:
+        out.print(f"note: no tiling with fewer than {search.layer_count} layers found within the bound "
+                  f"(TILING_BUDGET); the layered schedules use {search.layer_count} layers", markup=False)
 
 
 @app.command()
