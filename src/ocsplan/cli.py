@@ -21,7 +21,6 @@ from .circuits import Circuits, dumps_circuits, load_circuits
 from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from .fabrics import load_fabric
 from .files import write_atomic
-from .frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
 from .instance import load_instance
 from .plan import Plan, check_plan, dumps_plan, load_plan
 from .planners import PLANNERS
@@ -238,24 +237,24 @@ def frontier(
     bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
     max_degree: Annotated[int | None, typer.Option(help="last degree to print")] = None,
 ) -> None:
-    """Print the diameter frontier and the schedulable frontier of an axis."""
-    if not 1 <= bits <= 8:
-        raise InstanceError("--bits", "", f"must be between 1 and 8, got {bits}")
-    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
-    sched = schedulable_frontier(bits)
-    points = [p for p in diameter_frontier(bits) if p.degree <= top]
-    method = "exhaustive" if bits <= EXHAUSTIVE_BITS else "local search (upper bound) / sphere bound"
-    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); diameter by {method}",
+    """Print the diameter frontier and the schedulable frontier of an axis (m <= 9, issue 10)."""
+    from .planning.covering import COVERING_MAX_BITS, frontier_rows
+
+    if not 1 <= bits <= COVERING_MAX_BITS:
+        raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
+    if max_degree is not None and max_degree < 1:
+        raise InstanceError("--max-degree", "", f"must be at least 1, got {max_degree}")
+    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree",
                   title_justify="left")
-    for col in ("degree", "diameter", "proof", "example folds", "coset layers", "block fold"):
+    for col in ("degree", "diameter", "proof", "source", "example folds", "coset layers", "block fold"):
         table.add_column(col, justify="right" if col in ("degree", "diameter", "coset layers") else "left")
-    for p in points:
-        layers = min((count for count, deg, _ in sched if deg <= p.degree), default=None)
-        shape = next((s for count, deg, s in sched if count == layers), ())
-        folds = [mask_to_str(g, bits) for g in p.generators if g & (g - 1)]
+    for row in frontier_rows(bits, max_degree):
+        folds = [mask_to_str(g, bits) for g in row.generators if g & (g - 1)]
         shown = ",".join(folds[:4]) + (f",... (+{len(folds) - 4})" if len(folds) > 4 else "")
-        proof = "exact" if p.exact else f">= {p.lower_bound}"
-        table.add_row(str(p.degree), str(p.diameter), proof, shown, str(layers), fold_name(shape))
+        degrees = str(row.degree) if row.last_degree == row.degree else f"{row.degree}-{row.last_degree}"
+        proof = row.proof if row.proof != "open" else f"open (>= {row.lower_bound})"
+        table.add_row(degrees, str(row.diameter), proof, row.source, shown, str(row.coset_layers),
+                      fold_name(row.block_shape))
     out.print(table)
 
 

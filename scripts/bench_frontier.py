@@ -1,0 +1,70 @@
+"""Time of the axis frontier per axis size: the table-backed frontier against the old search.
+
+For each m: the time of ``frontier_rows(m)`` (table load included, cache cleared), the
+least degree of diameter 2 and 3, the proof status counts, and, for m <= --baseline-bits,
+the time of the previous frontier (exhaustive up to 5 bits, local search above) in the
+same process with the ratio. Median of --repeat runs.
+
+    PYTHONPATH=src python scripts/bench_frontier.py [--repeat 3] [--baseline-bits 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+
+from ocsplan.frontier import diameter_frontier
+from ocsplan.planning.covering import COVERING_MAX_BITS, covering_sets, covering_table, frontier_rows
+
+
+def _time_rows(bits: int, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        covering_table.cache_clear()
+        start = time.perf_counter()
+        frontier_rows(bits)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _time_old(bits: int) -> float:
+    diameter_frontier.cache_clear()
+    start = time.perf_counter()
+    diameter_frontier(bits)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline-bits", type=int, default=6)
+    args = parser.parse_args()
+    table = Table(title="frontier per axis size (table-backed)", title_justify="left")
+    for col in ("m", "rows", "time", "old search", "ratio", "l(m,2) found", "l(m,3) found", "proofs"):
+        table.add_column(col, justify="left" if col == "proofs" else "right")
+    total = 0.0
+    for bits in range(1, COVERING_MAX_BITS + 1):
+        seconds = _time_rows(bits, args.repeat)
+        total += seconds
+        old = _time_old(bits) if bits <= args.baseline_bits else None
+        sets = covering_sets(bits)
+        least = {r: min((s.degree for s in sets if s.diameter <= r), default=None) for r in (2, 3)}
+        proofs = Counter(s.proof for s in sets)
+        table.add_row(
+            str(bits), str(len(frontier_rows(bits))), f"{seconds * 1e3:.2f} ms",
+            "" if old is None else f"{old * 1e3:.1f} ms",
+            "" if old is None else f"{old / seconds:.0f}x",
+            str(least[2] or ""), str(least[3] or ""),
+            ", ".join(f"{k} {v}" for k, v in sorted(proofs.items())),
+        )
+    Console().print(table)
+    print(f"all m <= {COVERING_MAX_BITS}: {total:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Planning: search space, heuristic, exact models, frontiers (see the package layout)."""
