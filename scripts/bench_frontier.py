@@ -18,8 +18,8 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from ocsplan.frontier import diameter_frontier
-from ocsplan.planning.covering import COVERING_MAX_BITS, covering_sets, covering_table, frontier_rows
+from ocsplan.planning.covering import COVERING_MAX_BITS, covering_sets, covering_table
+from ocsplan.planning.frontier import diameter_frontier, frontier_rows
 
 
 def _time_rows(bits: int, repeat: int) -> float:

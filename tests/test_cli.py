@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from ocsplan.cayley import Topology
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
-from ocsplan.plan import check_plan, load_plan
+from ocsplan.plan import load_plan
+from ocsplan.planning.check import check_plan
 
 from .conftest import instance_path
 

@@ -10,15 +10,13 @@ import pytest
 
 from ocsplan.cayley import Topology
 from ocsplan.errors import OcsplanError
-from ocsplan.frontier import diameter_frontier
 from ocsplan.planning.covering import (
     COVERING_MAX_BITS,
     covering_sets,
     covering_table,
-    frontier_rows,
-    least_block_shape,
     parse_covering_table,
 )
+from ocsplan.planning.frontier import diameter_frontier, frontier_rows, least_block_shape
 from ocsplan.schedules.base import closed_form
 
 TABLE = covering_table()
@@ -93,10 +91,8 @@ def _sphere(bits: int, degree: int, radius: int) -> bool:
 def _unit_fixed_cover_exists(bits: int, degree: int, radius: int) -> bool:
     units = [1 << b for b in range(bits)]
     others = [m for m in range(1, 1 << bits) if m & (m - 1)]
-    for extra in combinations(others, degree - bits):
-        if max(numpy_distances(bits, (*units, *extra))) <= radius:
-            return True
-    return False
+    sets = combinations(others, degree - bits)
+    return any(max(numpy_distances(bits, (*units, *extra))) <= radius for extra in sets)
 
 
 def test_proof_claims() -> None:

@@ -1,1 +1,1 @@
-"""Planning: search space, heuristic, exact models, frontiers (see the package layout)."""
+"""Planning: the search space, the heuristic, the exact models and the planner registry."""

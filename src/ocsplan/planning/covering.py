@@ -23,7 +23,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ..cayley import block_fold, profile_degree
 from ..errors import OcsplanError
 
 __all__ = [
@@ -31,11 +30,8 @@ __all__ = [
     "PROOFS",
     "CoveringSet",
     "CoveringTable",
-    "FrontierRow",
     "covering_sets",
     "covering_table",
-    "frontier_rows",
-    "least_block_shape",
     "parse_covering_table",
 ]
 
@@ -142,67 +138,3 @@ def covering_sets(bits: int) -> tuple[CoveringSet, ...]:
     """The table's sets of one axis size, by degree (empty above :data:`COVERING_MAX_BITS`)."""
     return tuple(sorted((s for s in covering_table().sets if s.bits == bits), key=lambda s: s.degree))
 
-
-@dataclass(frozen=True)
-class FrontierRow:
-    """One degree of an axis's frontier: the least known diameter and how it is known.
-
-    ``degrees`` is a range when a plateau above the table (diameter 2 up to the
-    complete graph) is folded into one row. ``coset_layers`` and ``block_shape``
-    give the schedulable frontier: the fewest tiling layers of a block fold at
-    this degree and a shape attaining it.
-    """
-
-    degree: int
-    last_degree: int
-    diameter: int
-    proof: str
-    lower_bound: int
-    generators: tuple[int, ...]
-    source: str  # "table" or "block fold"
-    coset_layers: int
-    block_shape: tuple[int, ...]
-
-
-def least_block_shape(bits: int, degree: int) -> tuple[int, ...]:
-    """The block fold with the fewest layers (its diameter) whose degree is at most ``degree``."""
-    for count in range(1, bits + 1):
-        base, extra = divmod(bits, count)
-        shape = tuple([base + 1] * extra + [base] * (count - extra))
-        if profile_degree(shape) <= degree:
-            return shape
-    return tuple([1] * bits)
-
-
-def frontier_rows(bits: int, max_degree: int | None = None) -> list[FrontierRow]:
-    """Diameter and schedulable frontier of an axis of ``bits`` bits from the shipped table.
-
-    Per degree the better of the table's set and the best block fold; the work is
-    bounded by ``max_degree`` (degrees above the table are one plateau row).
-    """
-    if not 1 <= bits <= COVERING_MAX_BITS:
-        raise OcsplanError(f"frontier: bits must be between 1 and {COVERING_MAX_BITS}, got {bits}")
-    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
-    table = {s.degree: s for s in covering_sets(bits)}
-    rows: list[FrontierRow] = []
-    degree = bits
-    while degree <= top:
-        shape = least_block_shape(bits, degree)
-        entry = table.get(degree)
-        if entry is not None and entry.diameter <= len(shape):
-            rows.append(FrontierRow(degree, degree, entry.diameter, entry.proof, entry.lower_bound,
-                                    entry.generators, "table", len(shape), shape))
-            degree += 1
-            continue
-        gens = tuple(sorted(g for layer in block_fold(shape) for g in layer))
-        last = degree
-        if len(shape) == 2 and degree < (1 << bits) - 1:
-            # the plateau: 1 + d < 2**bits labels within one hop, so the diameter stays 2
-            last = min(top, (1 << bits) - 2)
-        # diameter 2 below the complete graph and 1 at it are least by the sphere bound;
-        # a deeper block fold only stands in where the table has nothing better (open)
-        proof = "sphere" if len(shape) <= 2 else "open"
-        lower = len(shape) if proof == "sphere" else (entry.lower_bound if entry is not None else 1)
-        rows.append(FrontierRow(degree, last, len(shape), proof, lower, gens, "block fold", len(shape), shape))
-        degree = last + 1
-    return rows
