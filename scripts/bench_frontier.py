@@ -18,8 +18,13 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from ocsplan.planning.covering import COVERING_MAX_BITS, covering_sets, covering_table
+from ocsplan.cayley import profile_degree
+from ocsplan.planning.covering import COVERING_MAX_BITS, CoveringSet, covering_sets, covering_table
 from ocsplan.planning.frontier import diameter_frontier, frontier_rows
+from ocsplan.planning.space import integer_partitions, shape_options
+
+LAMBDA = 0.52e-6  # s per phase (paper Table 6)
+RATE = 50e9  # B/s per circuit (400 Gb/s)
 
 
 def _time_rows(bits: int, repeat: int) -> float:
@@ -37,6 +42,41 @@ def _time_old(bits: int) -> float:
     start = time.perf_counter()
     diameter_frontier(bits)
     return time.perf_counter() - start
+
+
+def _block_time(bits: int, degree: int, payload: float) -> float:
+    """Best all-reduce time (p = 1) on any block fold (or its cube) of at most ``degree``."""
+    best = float("inf")
+    for shape in integer_partitions(bits):
+        if profile_degree(shape) > degree:
+            continue
+        for opt in shape_options("all-reduce", "auto", shape):
+            best = min(best, opt.h * LAMBDA + opt.v_factor * payload / RATE)
+    return best
+
+
+def _irregular_time(entry: CoveringSet, payload: float) -> float:
+    return min(h * LAMBDA + float(v) * payload / RATE
+               for h, v in ((entry.one_shot_h, entry.one_shot_v), (entry.dvo_h, entry.dvo_v)))
+
+
+def _gains(repeat_payloads: tuple[float, ...]) -> Table:
+    table = Table(title="all-reduce on the table's sets (one-shot or one-shot-dvo) against the best block fold "
+                        "of the same degree (p = 1, lambda 0.52 us, 50 GB/s)", title_justify="left")
+    for col in ("m", "degrees better", *(f"best gain at {int(p)} B (degree)" for p in repeat_payloads)):
+        table.add_column(col, justify="right")
+    for bits in range(3, COVERING_MAX_BITS + 1):
+        better = 0
+        best: dict[float, tuple[float, int]] = {p: (0.0, 0) for p in repeat_payloads}
+        for entry in covering_sets(bits):
+            gains = {}
+            for payload in repeat_payloads:
+                block = _block_time(bits, entry.degree, payload)
+                gains[payload] = 1 - _irregular_time(entry, payload) / block
+                best[payload] = max(best[payload], (gains[payload], entry.degree))
+            better += gains[repeat_payloads[0]] > 1e-9
+        table.add_row(str(bits), str(better), *(f"{g:.0%} ({d})" if d else "-" for g, d in best.values()))
+    return table
 
 
 def main() -> None:
@@ -62,8 +102,9 @@ def main() -> None:
             str(least[2] or ""), str(least[3] or ""),
             ", ".join(f"{k} {v}" for k, v in sorted(proofs.items())),
         )
-    Console().print(table)
+    Console(width=160).print(table)
     print(f"all m <= {COVERING_MAX_BITS}: {total:.3f} s")
+    Console(width=160).print(_gains((256.0, 4096.0)))
 
 
 if __name__ == "__main__":

@@ -222,6 +222,45 @@ def exists_unit_fixed(bits: int, degree: int, radius: int, chunk: int = 2048) ->
             return "none", []
 
 
+def radius_two_exists(bits: int, degree: int) -> bool:
+    """Exhaustive: does some set of ``degree`` masks containing the units have diameter <= 2?
+
+    Depth first over the folds in increasing order with 64-bit label masks (bits <= 6):
+    Q[g] holds the labels g and g + s for every s chosen so far (units included); the
+    last two folds are checked together for all pairs at once.
+    """
+    assert bits <= 6
+    n = 1 << bits
+    full = np.uint64((1 << n) - 1)
+    others = [m for m in range(1, n) if m & (m - 1)]
+    k = degree - bits
+    units = [1 << b for b in range(bits)]
+    one = [np.uint64(1) << np.uint64(x) for x in range(n)]
+    cover = np.uint64(1)  # label 0
+    for u in units:
+        cover |= one[u]
+    for a, b in combinations(units, 2):
+        cover |= one[a ^ b]
+    q0 = np.array([int(one[g]) | sum(1 << (g ^ u) for u in units) for g in others], dtype=np.uint64)
+    shift = np.array([[1 << (g ^ f) for g in others] for f in others], dtype=np.uint64)
+    pair = np.array([[1 << (g ^ h) for h in others] for g in others], dtype=np.uint64)
+    upper = np.triu(np.ones((len(others), len(others)), dtype=bool), 1)
+
+    def rec(start: int, left: int, cover: np.uint64, q: np.ndarray) -> bool:
+        if left == 0:
+            return bool(cover == full)
+        if left == 1:
+            return bool(((cover | q[start:]) == full).any())
+        if left == 2:
+            sub = q[start:]
+            both = cover | sub[:, None] | sub[None, :] | pair[start:, start:]
+            return bool(((both == full) & upper[start:, start:]).any())
+        last = len(others) - left + 1
+        return any(rec(i + 1, left - 1, cover | q[i], q | shift[i]) for i in range(start, last))
+
+    return rec(0, k, cover, q0)
+
+
 PRIMITIVE = {2: 0b111, 3: 0b1011, 4: 0b10011, 5: 0b100101, 6: 0b1000011, 7: 0b10000011,
              8: 0b100011101, 9: 0b1000010001}
 
@@ -447,6 +486,8 @@ def _proof(bits: int, degree: int, diam: int) -> tuple[str, int]:
     status, found = exists_unit_fixed(bits, degree, diam - 1)
     if status == "found":
         raise RuntimeError(f"m={bits} d={degree}: exhaustive search beat the search: {found}")
+    if status == "skipped" and diam - 1 == 2 and bits <= 6 and not radius_two_exists(bits, degree):
+        status = "none"
     if status == "none":
         return "exhaustive", diam
     lower = next(r for r in range(1, diam + 1) if lower_length(bits, r)[0] <= degree)

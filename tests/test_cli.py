@@ -88,6 +88,25 @@ def test_schedules_rejects_bad_mask() -> None:
     assert result.stderr.startswith("--folds: ")
 
 
+def test_frontier_nine_bits_from_the_table() -> None:
+    result = runner.invoke(app, ["frontier", "--bits", "9", "--max-degree", "40"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│") for line in result.stdout.splitlines()
+            if line.startswith("│")}
+    # issue 10: diameter 2 at degree 39 (l(9,2) <= 39); degree 32 is open (sphere bound 2)
+    assert rows["39"][2].strip() == "2"
+    assert rows["32"][3].strip().startswith("open")
+    assert "41" not in rows
+
+
+@pytest.mark.parametrize(("args", "option"), [(["--bits", "10"], "--bits"), (["--bits", "4", "--max-degree", "0"],
+                                                                            "--max-degree")])
+def test_frontier_rejects_options(args: list[str], option: str) -> None:
+    result = runner.invoke(app, ["frontier", *args])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{option}: ")
+
+
 def test_frontier_command() -> None:
     result = runner.invoke(app, ["frontier", "--bits", "5", "--max-degree", "10"])
     assert result.exit_code == 0
