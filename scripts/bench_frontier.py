@@ -98,7 +98,7 @@ def main() -> None:
         table.add_row(
             str(bits), str(len(frontier_rows(bits))), f"{seconds * 1e3:.2f} ms",
             "" if old is None else f"{old * 1e3:.1f} ms",
-            "" if old is None else f"{old / seconds:.0f}x",
+            "" if old is None else f"{old / seconds:.3g}x",
             str(least[2] or ""), str(least[3] or ""),
             ", ".join(f"{k} {v}" for k, v in sorted(proofs.items())),
         )
