@@ -7,7 +7,12 @@ i.e. the smallest covering radius of a binary linear code of length d and
 codimension a. Exhaustive for a <= 5 (a basis can be taken to be the unit
 masks, so only the d - a further generators are enumerated); for larger axes a
 deterministic local search gives an upper bound, reported as such together
-with the sphere-covering lower bound.
+with the sphere-covering lower bound (:func:`diameter_frontier`, kept as the
+exhaustive reference for small axes).
+
+:func:`frontier_rows` is what ``ocsplan frontier`` prints: for m <= 9 it reads
+the shipped covering table (:mod:`ocsplan.planning.covering`) and takes, per
+degree, the better of the table's set and the best block fold.
 """
 
 from __future__ import annotations
