@@ -119,6 +119,8 @@ def test_frontier_command() -> None:
     assert nine.split("│")[2].strip() == "2"
 
 
+FABRIC_576 = Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "nvl576-all-ocs-serve576.toml"
+
 N576 = """name = "n576"
 [fabric]
 world = 576
@@ -169,3 +171,28 @@ def test_compare_better_column(tmp_path: Path) -> None:
         winner = min(("heuristic", "stacked"), key=lambda m: float(r[f"{m}_time_s"]))
         assert r["better"] == winner
     assert "per demand, better: heuristic 2, stacked 0, tie 0 (of 2)" in result.stdout
+
+
+def test_seed_only_for_stacked(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    result = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, ["solve", str(path), "--seed", "7"])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == "--seed: only --method stacked samples, not 'heuristic'"
+
+
+def test_stacked_plan_json_errors(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    plan_path = tmp_path / "p.json"
+    assert runner.invoke(app, ["solve", str(path), "--method", "stacked", "--json", str(plan_path)]).exit_code == 0
+    data = json.loads(plan_path.read_text())
+    data["construction"] = "woven"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    result = runner.invoke(app, ["realize", str(bad), "--fabric", str(FABRIC_576), "--out", str(tmp_path / "c.json")])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"{bad}: construction: expected 'shared-host' or 'stacked', got 'woven'"
+    assert not (tmp_path / "c.json").exists()
