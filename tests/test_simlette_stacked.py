@@ -77,3 +77,17 @@ def test_limited_buffers_refused() -> None:
     plan = plan_stacked(instance((8, 8), 10))
     with pytest.raises(InstanceError, match="--buffer"):
         simulate_plan(plan, load_fabric(FABRICS / "ocs-single.toml"), SimOptions(buffer=4096))
+
+
+def test_sweep_on_a_stacked_plan() -> None:
+    from ocsplan.simlette.sweep import sweep
+
+    plan = plan_stacked(instance((6, 10), 7))
+    spec = load_fabric(FABRICS / "ocs-single.toml")
+    rows = sweep(plan, spec, SimOptions(mode="ideal"), [1024, 4096], "all")
+    assert {(r.demand, r.schedule) for r in rows} == {
+        (f"mesh[{i}].0 all-reduce", s) for i in (0, 1) for s in ("one-shot", "one-shot-dvo")}
+    for r in rows:
+        assert r.simulated_s == pytest.approx(r.closed_form_s, rel=1e-12)
+    with pytest.raises(InstanceError, match="does not run on a circulant"):
+        sweep(plan, spec, SimOptions(mode="ideal"), [1024], "coset-factored")

@@ -17,7 +17,7 @@ offset's reverse link.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ from ..planning.circulant import Circulant
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
-from ..schedules.circulant import circulant_cost, circulant_program
+from ..schedules.circulant import CIRCULANT_SCHEDULES, circulant_cost, circulant_program
 from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import DemandResult, SimReport
 from .timing import dl_flits
@@ -36,8 +36,16 @@ from .workload import ORDERS, Send, Workload
 
 if TYPE_CHECKING:
     from .simulate import Factory, SimOptions
+    from .sweep import SweepRow
 
-__all__ = ["circuits_from_stacked", "gen_key", "simulate_stacked", "stacked_circuits", "stacked_workload"]
+__all__ = [
+    "circuits_from_stacked",
+    "gen_key",
+    "simulate_stacked",
+    "stacked_circuits",
+    "stacked_workload",
+    "sweep_stacked",
+]
 
 _SLOT = 16  # offsets stay below 2**16 (axes of at most 4,096 ranks)
 
@@ -74,9 +82,11 @@ def _rank(base: int, local: int, stride: int) -> int:
 
 
 def stacked_workload(
-    plan: Plan, mesh: int, axis: int, demand: int, order: str = "program", payload: int | None = None
+    plan: Plan, mesh: int, axis: int, demand: int, order: str = "program", payload: int | None = None,
+    schedule: str | None = None,
 ) -> Workload:
-    """Every group of one demand of a stacked plan running its circulant program."""
+    """Every group of one demand of a stacked plan running its circulant program
+    (or ``schedule``, another one-shot)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r} (use {', '.join(ORDERS)})")
     slots = {(m, i): s for s, (m, i, _) in enumerate(_axes(plan))}
@@ -85,7 +95,8 @@ def stacked_workload(
     if ax.circulant is None or (mesh, axis) not in slots:
         raise PlanError(f"mesh {plan.meshes[mesh].name} axis {axis}: no circulant to run on")
     graph = Circulant(ax.size, ax.circulant.offsets)
-    program = circulant_program(d.schedule, graph, d.payload_bytes if payload is None else payload)
+    program = circulant_program(d.schedule if schedule is None else schedule, graph,
+                                d.payload_bytes if payload is None else payload)
     bases, stride = _groups(plan, mesh, axis)
     slot = slots[(mesh, axis)]
     h = len(program.phases)
@@ -220,3 +231,65 @@ def simulate_stacked(
         demands=tuple(results),
         notes=tuple(notes),
     )
+
+
+def sweep_stacked(
+    plan: Plan,
+    spec: FabricSpec,
+    options: SimOptions,
+    payloads: Sequence[int],
+    schedules: str,
+    run: Callable[..., DemandResult],
+    factory_of: Callable[..., Factory],
+    only: Callable[[int, int, int], bool] | None = None,
+) -> list[SweepRow]:
+    """``sweep`` on a stacked plan: every selected demand x one-shot schedule x payload."""
+    from .sweep import SweepRow
+
+    mode = options.mode
+    if mode != "ideal" and options.buffer is not None:
+        raise InstanceError("--buffer", "", "limited buffers are not simulated on stacked plans yet")
+    tech = technology(spec)
+    if mode != "ideal" and tech != "ocs":
+        raise InstanceError("--fabric", "", f"stacked plans are simulated on OCS fabrics only, not {tech}")
+    cmap: CircuitMap | None = None
+    if mode != "ideal":
+        check_fit(plan, spec)
+        cmap = circuits_from_stacked(realize_stacked(plan, spec), plan)
+    slots = {(m, i): s for s, (m, i, _) in enumerate(_axes(plan))}
+    rate = plan.link_Bps if mode == "ideal" else spec.link
+    rows = []
+    for m, i, axis in _axes(plan):
+        assert axis.circulant is not None
+        graph = Circulant(axis.size, axis.circulant.offsets)
+        p = axis.circulant.multiplicity
+        mult = {gen_key(slots[(m, i)], s): p for s in axis.circulant.offsets}
+        factory = factory_of(spec, options, ports=plan.ports, circuits=cmap,
+                             ideal=(plan.latency_s, plan.link_Bps, mult))
+        for k, d in enumerate(axis.demands):
+            if only is not None and not only(m, i, k):
+                continue
+            if schedules == "plan":
+                names = [d.schedule]
+            elif schedules == "all":
+                names = list(CIRCULANT_SCHEDULES)
+            else:
+                names = [x.strip() for x in schedules.split(",") if x.strip()]
+                for name in names:
+                    if name not in CIRCULANT_SCHEDULES:
+                        raise InstanceError("--schedules", "", f"{name!r} does not run on a circulant "
+                                            f"(use {', '.join(CIRCULANT_SCHEDULES)})")
+            for name in names:
+                form = circulant_cost(name, graph)
+                for sigma in payloads:
+                    workload = stacked_workload(plan, m, i, k, options.order, sigma, name)
+                    result = run(workload, factory, mode=mode, rate=rate, multiplicity=p, payload=sigma,
+                                 collective=d.collective, lookahead=options.lookahead, barrier=options.barrier)
+                    rows.append(SweepRow(
+                        demand=f"{plan.meshes[m].name}[{i}].{k} {d.collective}", schedule=name,
+                        payload_bytes=sigma, multiplicity=p, phases=workload.phases,
+                        closed_form_s=phase_time(form.h, form.volume(sigma), p, plan.latency_s, plan.link_Bps),
+                        analytical_s=result.analytical_s, simulated_s=result.simulated_s, ratio=result.ratio,
+                        credit_stall_s=result.credit_stall_s,
+                    ))
+    return rows

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..cayley import expand
 from ..cost import phase_time
-from ..errors import InstanceError, PlanError
+from ..errors import InstanceError
 from ..files import write_atomic
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec
@@ -87,7 +87,9 @@ def sweep(
     """Simulate every selected demand x schedule x payload."""
     options.check()
     if plan.stacked:
-        raise PlanError(f"{plan.instance}: construction: Simlette does not run stacked plans yet")
+        from .stacked import sweep_stacked
+
+        return sweep_stacked(plan, spec, options, payloads, schedules, simulate_workload, network_factory, only)
     tech = technology(spec)
     cmap = routes = None
     if options.mode != "ideal":
