@@ -196,3 +196,14 @@ def test_stacked_plan_json_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == f"{bad}: construction: expected 'shared-host' or 'stacked', got 'woven'"
     assert not (tmp_path / "c.json").exists()
+
+
+def test_circulant_command() -> None:
+    result = runner.invoke(app, ["circulant", "--size", "8", "--degree", "3"])
+    assert result.exit_code == 0, result.output
+    # the Wagner graph C8(1,4): diameter 2; one-shot all-reduce moves 1 + 4 = 5 sigma (by hand)
+    assert "C8(1,4): degree 3, diameter 2 (exhaustive" in result.stdout
+    assert result.stdout.count(" ok ") == 5
+    bad = runner.invoke(app, ["circulant", "--size", "9", "--degree", "3"])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == "--degree: odd degree 3 on Z_9: N is odd, so no offset is its own negative"

@@ -114,13 +114,24 @@ def test_non_power_of_two_world_plans_with_stacked_only() -> None:
         solve(inst, "heuristic")
 
 
-def test_only_all_reduce_and_one_shot_schedules() -> None:
-    with pytest.raises(InstanceError, match=r"mesh\[0\]\.axes\[0\]\.collective: all-gather has no schedule"):
-        plan_stacked(mesh_instance((8, 8), 10, "all-gather"))
-    with pytest.raises(InstanceError, match=r"axes\[0\]\.schedule: coset-factored does not run on a circulant"):
+def test_only_one_shot_schedules() -> None:
+    with pytest.raises(InstanceError, match=r"axes\[0\]\.schedule: coset-factored does not run all-reduce on a circ"):
         plan_stacked(mesh_instance((8, 8), 10, schedule="coset-factored"))
+    with pytest.raises(InstanceError, match=r"axes\[0\]\.schedule: bruck does not run all-to-all on a circulant"):
+        plan_stacked(mesh_instance((8, 8), 10, "all-to-all", schedule="bruck"))
     plan = plan_stacked(mesh_instance((8, 8), 10, schedule="one-shot"))
     assert {d.schedule for axis in plan.meshes[0].axes for d in axis.demands} == {"one-shot"}
+
+
+@pytest.mark.parametrize(("collective", "schedule"), [("all-gather", "one-shot-dvo"), ("all-to-all", "one-shot")])
+def test_all_gather_and_all_to_all_on_a_ring_by_hand(collective: str, schedule: str) -> None:
+    # L = 4 on (8, 8): a ring C8(1) per axis, diameter 4, blocks of sigma / 8. All-gather
+    # along the tree: one block per generator per phase, 4 blocks; all-to-all: 4+3+2+1 = 10
+    plan = plan_stacked(mesh_instance((8, 8), 4, collective))
+    d = plan.meshes[0].axes[0].demands[0]
+    blocks = 4 if collective == "all-gather" else 10
+    assert (d.schedule, d.phases, d.volume_bytes) == (schedule, 4, blocks * SIGMA / 8)
+    assert check_plan(plan, mesh_instance((8, 8), 4, collective)) == []
 
 
 def test_json_round_trip_and_checker_catches_tampering() -> None:

@@ -75,3 +75,22 @@ def test_bad_realizations() -> None:
         realize(plan, load_fabric(FABRICS / "nvl576-all-ocs-serve576.toml"), "bits")
     with pytest.raises(RealizationError, match="serves 512"):
         realize(plan, load_fabric(FABRICS / "nvl576-all-ocs.toml"))
+
+
+def test_mixed_collectives_end_to_end() -> None:
+    # all-gather and all-to-all on circulants (odd sizes too): realized, validated, and
+    # simulated in ideal mode at exactly the plan's closed forms
+    axes = (Axis(6, (Demand("all-gather", 6000, 2.0),)), Axis(9, (Demand("all-to-all", 9000, 1.0),
+                                                                 Demand("all-reduce", 4096, 1.0))))
+    inst = Instance("mixed", Budget(54, 8, 0.52e-6, 5e10), (Mesh("m", (6, 9), axes),))
+    plan = plan_stacked(inst)
+    spec = load_fabric(FABRICS / "ocs-single.toml")
+    circuits = realize(plan, spec)
+    assert validate(circuits, plan) == []
+    report = simulate_plan(plan, spec, SimOptions(mode="ideal"), circuits=circuits)
+    assert len(report.demands) == 3
+    for d in report.demands:
+        assert d.simulated_s == pytest.approx(d.closed_form_s, rel=1e-12)
+    message = simulate_plan(plan, spec, SimOptions(), circuits=circuits)
+    for d in message.demands:
+        assert d.simulated_s == pytest.approx(d.analytical_s, rel=0.05)

@@ -10,7 +10,7 @@ import pytest
 
 from ocsplan.planning.circulant import Circulant, least_diameter
 from ocsplan.schedules import ScheduleError, ideal_cost, verify
-from ocsplan.schedules.circulant import CIRCULANT_SCHEDULES, circulant_cost, circulant_program
+from ocsplan.schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
 
 PAYLOAD = 8000
 
@@ -32,17 +32,24 @@ GRAPHS = {
     ]
 }
 
-CASES = [pytest.param(s, name, id=f"{s}@{name}") for name in GRAPHS for s in CIRCULANT_SCHEDULES]
+CASES = [
+    pytest.param(c, s, name, id=f"{c}:{s}@{name}")
+    for name in GRAPHS
+    for c, names in CIRCULANT_CATALOGUE.items()
+    for s in names
+]
 
 
-@pytest.mark.parametrize(("schedule", "graph"), CASES)
-def test_conformance(schedule: str, graph: str) -> None:
+@pytest.mark.parametrize(("collective", "schedule", "graph"), CASES)
+def test_conformance(collective: str, schedule: str, graph: str) -> None:
     topo = GRAPHS[graph]
-    program = circulant_program(schedule, topo, PAYLOAD)
+    payload = PAYLOAD * topo.size  # whole bytes per block
+    program = circulant_program(schedule, topo, payload, collective)
+    assert program.collective == collective
     verify(program, topo)
     ideal = ideal_cost(program)
-    form = circulant_cost(schedule, topo)
-    assert (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * PAYLOAD, form.u)
+    form = circulant_cost(schedule, topo, collective)
+    assert (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * payload, form.u)
     assert form.h == topo.diameter
 
 
@@ -93,5 +100,21 @@ def test_verifier_rejects_wrong_group_and_broken_programs() -> None:
 
 
 def test_only_one_shot_runs_on_a_circulant() -> None:
-    with pytest.raises(ValueError, match="does not run on a circulant"):
+    with pytest.raises(ValueError, match="does not run all-reduce on a circulant"):
         circulant_cost("coset-factored", Circulant.complete(4))
+    with pytest.raises(ValueError, match="does not run all-to-all"):
+        circulant_cost("one-shot-dvo", Circulant.complete(4), "all-to-all")
+
+
+def test_all_gather_and_all_to_all_by_hand() -> None:
+    ring = Circulant.from_representatives(8, [1])
+    # all-gather on C8(1): blocks of sigma/8; flooding moves |Ball(k-1)| blocks in phase k,
+    # 1 + 3 + 5 + 7 = 16 blocks = 2 sigma; the tree sends one block per generator per phase: 4/8
+    assert circulant_cost("one-shot", ring, "all-gather").v_factor == Fraction(16, 8)
+    assert circulant_cost("one-shot-dvo", ring, "all-gather").v_factor == Fraction(4, 8)
+    # all-to-all on C8(1): in phase j the blocks still travelling one way are those for
+    # offsets j..3 plus the antipode 4 (routed the same way): 4 + 3 + 2 + 1 = 10 blocks
+    assert circulant_cost("one-shot", ring, "all-to-all").v_factor == Fraction(10, 8)
+    # K_N: one phase, one block per link
+    form = circulant_cost("one-shot", Circulant.complete(6), "all-to-all")
+    assert (form.h, form.v_factor, form.u) == (1, Fraction(1, 6), 5)

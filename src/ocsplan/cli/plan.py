@@ -22,7 +22,7 @@ from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_ti
 from .app import app, emit_json, err, handle_errors, out, parse_option
 from .render import compare_table, plan_table
 
-__all__ = ["compare", "frontier", "parse_methods", "schedules", "solve"]
+__all__ = ["circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
 
 
 @app.command()
@@ -167,6 +167,54 @@ def frontier(
         table.add_row(degrees, str(row.diameter), proof, row.source, shown, str(row.coset_layers),
                       fold_name(row.block_shape))
     out.print(table)
+
+
+@app.command()
+@handle_errors
+def circulant(
+    size: Annotated[int, typer.Option(help="axis size N (ranks of Z_N)")],
+    degree: Annotated[int, typer.Option(help="ports per rank |S| (odd needs N even)")],
+    payload: Annotated[str, typer.Option(help="buffer size sigma, e.g. 8kB")] = "8kB",
+    latency: Annotated[str, typer.Option(help="lambda per phase")] = "0.52us",
+    link: Annotated[str, typer.Option(help="R per circuit")] = "400Gb/s",
+    seed: Annotated[int, typer.Option(help="seed of the sampled search (large axes)")] = 0,
+) -> None:
+    """The least-diameter circulant of a degree on Z_N and its one-shot schedules (stacked axes)."""
+    from ..planning.circulant import MAX_SIZE, degree_problem, least_diameter
+    from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
+
+    if not 2 <= size <= MAX_SIZE:
+        raise InstanceError("--size", "", f"must be between 2 and {MAX_SIZE}, got {size}")
+    problem = degree_problem(size, degree)
+    if problem is not None:
+        raise InstanceError("--degree", "", problem)
+    sigma = parse_option(parse_bytes, payload, "--payload")
+    lam = parse_option(parse_time, latency, "--latency")
+    rate = parse_option(parse_rate, link, "--link")
+    choice = least_diameter(size, degree, seed=seed)
+    proof = "minimal" if choice.exact else f"upper bound, Moore-type bound {choice.lower_bound}"
+    table = Table(
+        title=f"{choice.graph.name}: degree {degree}, diameter {choice.diameter} ({choice.method} search of "
+              f"{choice.candidates} sets; {proof}), payload {format_bytes(sigma)}",
+        title_justify="left",
+    )
+    for col in ("collective", "schedule", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
+        table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
+    for collective, names in CIRCULANT_CATALOGUE.items():
+        for name in names:
+            form = circulant_cost(name, choice.graph, collective)
+            v = form.volume(sigma)
+            verdict = ""
+            if size <= 128:
+                program = circulant_program(name, choice.graph, sigma, collective)
+                verify(program, choice.graph)
+                ideal = ideal_cost(program)
+                same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
+                verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
+            table.add_row(collective, name, str(form.h), format_bytes(v), str(form.v_factor), str(form.u),
+                          format_time(form.h * lam + v / rate), verdict)
+    out.print(table)
+    out.print(f"offsets: {', '.join(map(str, choice.graph.offsets))}", markup=False)
 
 
 def _export_target(path: Path, method: str) -> Path:

@@ -7,8 +7,10 @@ sum (N_i - 1) <= L every axis is fully connected (K_{N_i}) and the leftover
 ports become parallel circuits: whole copies of an axis graph, each to the axis
 whose next copy saves the most weighted time per port. Each axis is then the
 least-diameter circulant on Z_{N_i} of its degree
-(:func:`ocsplan.planning.circulant.least_diameter`), and runs one-shot or
-one-shot-dvo, priced by Eq. 1 with h = the circulant's diameter.
+(:func:`ocsplan.planning.circulant.least_diameter`), and runs the one-shot
+schedules of :mod:`ocsplan.schedules.circulant` (all-reduce and all-gather:
+one-shot or one-shot-dvo, the faster; all-to-all: one-shot), priced by Eq. 1
+with h = the circulant's diameter.
 
 Where the paper's rule leaves an axis without a connected circulant we repair,
 and say so in the plan's notes: an axis of more than two ranks left with one
@@ -34,7 +36,7 @@ from ..cost import phase_time
 from ..errors import InfeasibleError, InstanceError
 from ..instance import Demand, Instance
 from ..plan import AxisPlan, CirculantPlan, DemandPlan, MeshPlan, Plan
-from ..schedules.circulant import CIRCULANT_SCHEDULES, circulant_cost
+from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost
 from .circulant import MAX_SIZE, Circulant, least_diameter
 
 __all__ = ["Allocation", "allocate_ports", "check_stacked", "plan_stacked"]
@@ -190,24 +192,19 @@ def _check_demands(instance: Instance) -> None:
                 raise InstanceError(source, f"mesh[{m}].shape[{i}]",
                                     f"axis of {axis.size} ranks exceeds the stacked limit {MAX_SIZE}")
             for k, d in enumerate(axis.demands):
-                if d.collective != "all-reduce":
-                    raise InstanceError(
-                        source, _field(instance, m, i, k, "collective"),
-                        f"{d.collective} has no schedule on a circulant (stacked runs all-reduce: "
-                        f"{', '.join(CIRCULANT_SCHEDULES)})",
-                    )
-                if d.schedule not in ("auto", *CIRCULANT_SCHEDULES):
+                known = CIRCULANT_CATALOGUE.get(d.collective, ())
+                if d.schedule not in ("auto", *known):
                     raise InstanceError(
                         source, _field(instance, m, i, k, "schedule"),
-                        f"{d.schedule} does not run on a circulant (stacked runs {', '.join(CIRCULANT_SCHEDULES)})",
+                        f"{d.schedule} does not run {d.collective} on a circulant (stacked runs {', '.join(known)})",
                     )
 
 
 def _demand_plan(d: Demand, graph: Circulant, p: int, latency: float, rate: float) -> DemandPlan:
-    names = CIRCULANT_SCHEDULES if d.schedule == "auto" else (d.schedule,)
+    names = CIRCULANT_CATALOGUE[d.collective] if d.schedule == "auto" else (d.schedule,)
     best: DemandPlan | None = None
     for name in names:
-        form = circulant_cost(name, graph)
+        form = circulant_cost(name, graph, d.collective)
         volume = form.volume(d.payload)
         time = phase_time(form.h, volume, p, latency, rate)
         if best is None or time < best.time_s * (1 - 1e-12):
@@ -363,7 +360,7 @@ def check_stacked(plan: Plan, instance: Instance | None = None) -> list[str]:
             used += circ.ports
             for k, d in enumerate(axis.demands):
                 here = f"{where} demand {k}"
-                if d.schedule not in CIRCULANT_SCHEDULES or d.collective != "all-reduce":
+                if d.schedule not in CIRCULANT_CATALOGUE.get(d.collective, ()):
                     problems.append(f"{here}: {d.schedule} ({d.collective}) does not run on a circulant")
                     continue
                 if tuple(sorted(d.uses)) != graph.offsets:
@@ -371,7 +368,7 @@ def check_stacked(plan: Plan, instance: Instance | None = None) -> list[str]:
                 if not 1 <= d.multiplicity <= circ.multiplicity:
                     problems.append(f"{here}: multiplicity {d.multiplicity} outside 1..{circ.multiplicity}")
                     continue
-                form = circulant_cost(d.schedule, graph)
+                form = circulant_cost(d.schedule, graph, d.collective)
                 volume = form.volume(d.payload_bytes)
                 time = phase_time(form.h, volume, d.multiplicity, plan.latency_s, plan.link_Bps)
                 if form.h != d.phases or not _close(volume, d.volume_bytes):

@@ -115,7 +115,7 @@ def _routes(plan: Plan, edge_ports: dict[tuple[int, int], list[int]]) -> tuple[R
         graph = Circulant(axis.size, axis.circulant.offsets)
         bases = [x for x in range(plan.world) if (x // stride) % axis.size == 0]
         for k, d in enumerate(axis.demands):
-            program = circulant_program(d.schedule, graph, d.payload_bytes)
+            program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
             table: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [
                 [() for _ in program.phases] for _ in range(plan.world)]
             for ph, phase in enumerate(program.phases):

@@ -416,7 +416,7 @@ class _Checker:
             glob = [local * stride for local in range(axis.size)]
             for k, d in enumerate(axis.demands):
                 name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
-                program = circulant_program(d.schedule, graph, d.payload_bytes)
+                program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
                 expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
                 for src, dst in sorted(set().union(*expect)):
                     for base in bases:

@@ -28,7 +28,7 @@ from ..planning.circulant import Circulant
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
-from ..schedules.circulant import CIRCULANT_SCHEDULES, circulant_cost, circulant_program
+from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
 from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import DemandResult, SimReport
 from .timing import dl_flits
@@ -96,7 +96,7 @@ def stacked_workload(
         raise PlanError(f"mesh {plan.meshes[mesh].name} axis {axis}: no circulant to run on")
     graph = Circulant(ax.size, ax.circulant.offsets)
     program = circulant_program(d.schedule if schedule is None else schedule, graph,
-                                d.payload_bytes if payload is None else payload)
+                                d.payload_bytes if payload is None else payload, d.collective)
     bases, stride = _groups(plan, mesh, axis)
     slot = slots[(mesh, axis)]
     h = len(program.phases)
@@ -212,7 +212,7 @@ def simulate_stacked(
                 workload = stacked_workload(plan, m, i, k, options.order, payload)
                 sigma, closed = d.payload_bytes, d.time_s
                 if payload is not None:
-                    form = circulant_cost(d.schedule, Circulant(axis.size, axis.circulant.offsets))
+                    form = circulant_cost(d.schedule, Circulant(axis.size, axis.circulant.offsets), d.collective)
                     sigma = payload
                     closed = phase_time(form.h, form.volume(payload), d.multiplicity, plan.latency_s, plan.link_Bps)
                 result = run(workload, factory, mode=mode, rate=rate, multiplicity=d.multiplicity, payload=sigma,
@@ -272,15 +272,15 @@ def sweep_stacked(
             if schedules == "plan":
                 names = [d.schedule]
             elif schedules == "all":
-                names = list(CIRCULANT_SCHEDULES)
+                names = list(CIRCULANT_CATALOGUE[d.collective])
             else:
                 names = [x.strip() for x in schedules.split(",") if x.strip()]
                 for name in names:
-                    if name not in CIRCULANT_SCHEDULES:
-                        raise InstanceError("--schedules", "", f"{name!r} does not run on a circulant "
-                                            f"(use {', '.join(CIRCULANT_SCHEDULES)})")
+                    if name not in CIRCULANT_CATALOGUE[d.collective]:
+                        raise InstanceError("--schedules", "", f"{name!r} does not run {d.collective} on a "
+                                            f"circulant (use {', '.join(CIRCULANT_CATALOGUE[d.collective])})")
             for name in names:
-                form = circulant_cost(name, graph)
+                form = circulant_cost(name, graph, d.collective)
                 for sigma in payloads:
                     workload = stacked_workload(plan, m, i, k, options.order, sigma, name)
                     result = run(workload, factory, mode=mode, rate=rate, multiplicity=p, payload=sigma,
