@@ -89,5 +89,5 @@ def test_sweep_on_a_stacked_plan() -> None:
         (f"mesh[{i}].0 all-reduce", s) for i in (0, 1) for s in ("one-shot", "one-shot-dvo")}
     for r in rows:
         assert r.simulated_s == pytest.approx(r.closed_form_s, rel=1e-12)
-    with pytest.raises(InstanceError, match="does not run on a circulant"):
+    with pytest.raises(InstanceError, match="does not run all-reduce on a circulant"):
         sweep(plan, spec, SimOptions(mode="ideal"), [1024], "coset-factored")
