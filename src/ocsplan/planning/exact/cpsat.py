@@ -16,17 +16,27 @@ from ...errors import OcsplanError
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 
-__all__ = ["CpSatBackend", "export_cpsat"]
+__all__ = ["CpSatBackend", "cpsat_status", "export_cpsat"]
 
 _UNITS = 1e9
 
-_STATUS = {
-    cp_model.OPTIMAL: "optimal",
-    cp_model.FEASIBLE: "feasible",
-    cp_model.INFEASIBLE: "infeasible",
-    cp_model.UNKNOWN: "unknown",
-    cp_model.MODEL_INVALID: "unknown",
+_STATUS: dict[int, str] = {
+    int(cp_model.OPTIMAL): "optimal",
+    int(cp_model.FEASIBLE): "feasible",
+    int(cp_model.INFEASIBLE): "infeasible",
+    int(cp_model.UNKNOWN): "unknown",
 }
+
+
+def cpsat_status(code: int, detail: str = "") -> str:
+    """The status of a CP-SAT answer; MODEL_INVALID (a bug in the model we built)
+    and codes this version does not know are errors, never a silent ``unknown``."""
+    if code == cp_model.MODEL_INVALID:
+        reason = detail.strip().splitlines()[0] if detail.strip() else "no reason given"
+        raise OcsplanError(f"CP-SAT rejected the model (MODEL_INVALID): {reason}")
+    if code not in _STATUS:
+        raise OcsplanError(f"CP-SAT returned status code {code}, which ocsplan does not know")
+    return _STATUS[code]
 
 
 def _translate(form: Formulation) -> tuple[cp_model.CpModel, list[cp_model.IntVar], float]:
@@ -85,7 +95,7 @@ class CpSatBackend:
         if self.time_limit is not None:
             params.max_time_in_seconds = float(self.time_limit)
         code = solver.solve(model)
-        status = _STATUS.get(code, "unknown")
+        status = cpsat_status(int(code), model.validate() if code == cp_model.MODEL_INVALID else "")
         demands = len(form.cand.demands)
         values: Assignment | None = None
         objective = bound = None
