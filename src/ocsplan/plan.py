@@ -34,6 +34,7 @@ from .schedules import SCHEDULES
 
 __all__ = [
     "SCHEMA",
+    "SEED_NOTE",
     "AxisPlan",
     "Decision",
     "DemandChoice",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 SCHEMA = "ocsplan.plan/1"
+# the note an exact run adds when it returns its heuristic seed (see :attr:`Plan.source`)
+SEED_NOTE = "no better plan than the heuristic's seed found"
 Groups = tuple[tuple[int, ...], ...]
 
 
@@ -156,6 +159,12 @@ class Plan:
         if self.bound_s is None or self.bound_s <= 0:
             return None
         return max(0.0, (self.objective_s - self.bound_s) / self.bound_s)
+
+    @property
+    def source(self) -> str:
+        """The planner whose decision this is: ``method``, or ``heuristic`` when an exact
+        run found nothing better than its heuristic seed and returns the seed's plan."""
+        return "heuristic" if SEED_NOTE in self.notes else self.method
 
     def generator(self, mask: int, kind: str | None = None) -> GeneratorPlan | None:
         for g in self.generators:

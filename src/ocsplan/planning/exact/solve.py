@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...errors import InfeasibleError, OcsplanError
 from ...instance import Instance
-from ...plan import Plan, assemble
+from ...plan import SEED_NOTE, Plan, assemble
 from ..check import check_plan
 from ..heuristic import plan_heuristic
 from .backend import Backend, Outcome
@@ -106,7 +106,7 @@ class ExactRun:
                 status=outcome.status,
                 bound_s=bound,
                 solve_seconds=seconds,
-                notes=(*notes, "no better plan than the heuristic's seed found"),
+                notes=(*notes, SEED_NOTE),
             )
         if plan is None:
             raise OcsplanError(f"{name}: {method} found no plan ({outcome.status}); raise the time limit")
