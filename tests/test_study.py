@@ -98,7 +98,7 @@ def test_csv_round_trip(tmp_path: Path) -> None:
     write_results(results, path)
     assert read_results(path) == results
     header = next(csv.reader(path.open()))
-    assert header[:11] == [
+    assert header[:12] == [
         "instance",
         "n",
         "meshes",
@@ -106,6 +106,7 @@ def test_csv_round_trip(tmp_path: Path) -> None:
         "L",
         "method",
         "status",
+        "source",
         "objective_s",
         "bound_s",
         "gap",
