@@ -145,12 +145,13 @@ def test_time_limited_run_is_never_worse_than_its_seed(method: str) -> None:
     run = ExactRun(inst)
     assert run.seed is not None
     plan = run.solve(backend(method, time_limit=0.01), method)
-    assert plan.status in ("optimal", "feasible", "unknown")
+    # proving this optimum takes CP-SAT ~0.6 s and HiGHS ~2.5 s: 0.01 s cannot
+    assert plan.status in ("feasible", "unknown")
     assert plan.objective_s <= run.seed.objective_s
     # at least the sum of every demand's cheapest choice, even before the solver has a bound
     floor = sum(min(c.cost for c in dc.choices) for dc in run.candidates.demands)
     assert plan.bound_s is not None
-    assert floor * (1 - 1e-12) <= plan.bound_s <= plan.objective_s
+    assert floor * (1 - 1e-12) <= plan.bound_s < plan.objective_s
     assert check_plan(plan, inst) == []
 
 

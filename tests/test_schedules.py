@@ -8,6 +8,7 @@ ideal cost (per-link accounting, p = 1) must equal the closed form exactly.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from fractions import Fraction
 
@@ -48,11 +49,50 @@ def test_conformance(schedule: str, topology: str) -> None:
     assert used <= sched.uses(topo)
 
 
+def _profiles_by_brute_force(bits: int) -> set[tuple[int, ...]]:
+    """Every way to split ``bits`` into sub-block sizes (multisets), from all compositions."""
+    out = set()
+    for cuts in itertools.product((False, True), repeat=bits - 1):
+        parts, run = [], 1
+        for cut in cuts:
+            if cut:
+                parts.append(run)
+                run = 1
+            else:
+                run += 1
+        parts.append(run)
+        out.add(tuple(sorted(parts, reverse=True)))
+    return out
+
+
 def test_matrix_is_complete() -> None:
-    # 29 block folds of 1..6 bits (p(1) + ... + p(6)) plus FQ3, Q4+1100 (the block fold
-    # Q4[2,1,1] with its tiling searched rather than given) and Q4+1111
+    # 29 block folds of 1..6 bits (p(1) + ... + p(6) = 1 + 2 + 3 + 5 + 7 + 11) plus FQ3,
+    # Q4+1100 (the block fold Q4[2,1,1] with its tiling searched rather than given), Q4+1111
     assert len(MATRIX) == 32
-    assert len(CASES) > 300
+    folds = [t for name, t in MATRIX.items() if name not in ("FQ3", "Q4+1100", "Q4+1111")]
+    want = {(a, s) for a in range(1, 7) for s in _profiles_by_brute_force(a)}
+    assert len(want) == 29
+    seen = set()
+    for topo in folds:
+        # a block fold of sub-blocks of k bits is a product of complete graphs K_{2^k}:
+        # 2^a nodes, degree sum(2^k - 1); the generators are the non-zero masks inside a block
+        # the sub-blocks: the bits that some generator's mask joins (connected components)
+        blocks = [{b} for b in range(topo.bits)]
+        for g in topo.gens:
+            touched = [blk for blk in blocks if any(g >> b & 1 for b in blk)]
+            blocks = [blk for blk in blocks if blk not in touched] + [set().union(*touched)]
+        profile = tuple(sorted((len(blk) for blk in blocks), reverse=True))
+        assert topo.degree == sum((1 << k) - 1 for k in profile)
+        assert topo.size == 1 << topo.bits
+        seen.add((topo.bits, profile))
+    assert seen == want
+    # FQ3: Q3 plus the all-ones mask; Q4 plus one 2-bit fold; Q4 plus the all-ones mask
+    assert [MATRIX[x].degree for x in ("FQ3", "Q4+1100", "Q4+1111")] == [4, 5, 5]
+    # every schedule is exercised, and every schedule valid on a cube is valid on all six
+    assert {name for name, sched in SCHEDULES.items()} == {c.values[0] for c in CASES}
+    for name, sched in SCHEDULES.items():
+        if sched.valid(Topology.cube(1)):
+            assert all(sched.valid(Topology.cube(a)) for a in range(1, 7)), name
 
 
 # Paper Table 4: h / v (in units of sigma) of the all-reduce schedules.

@@ -71,7 +71,16 @@ def test_ideal_mode_is_the_closed_form(schedule: str, topology: str, payload: in
 
 
 def test_ideal_matrix_is_large() -> None:
-    assert len(IDEAL_CASES) > 150
+    cases = {tuple(c.values) for c in IDEAL_CASES}
+    # every topology of up to 5 bits and every schedule but the ring takes part
+    assert {t for _, t in cases} == {name for name, topo in MATRIX.items() if topo.bits <= 5}
+    assert {s for s, _ in cases} == set(SCHEDULES) - {"ring"}
+    # one-shot runs on any connected topology; recursive doubling only where the unit masks are
+    for name, topo in MATRIX.items():
+        if topo.bits <= 5:
+            assert ("one-shot", name) in cases
+            assert (("recursive-doubling", name) in cases) == all(1 << b in topo.gens for b in range(topo.bits))
+    assert len(cases) * 2 == 462  # x 2 payloads: the README's 462 conformance cases
 
 
 @pytest.mark.parametrize("name", ["paper-multimesh-n256", "megatron-5t-n512-b1", "paper-table7-rsag-single"])

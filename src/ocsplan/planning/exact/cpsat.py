@@ -7,12 +7,12 @@ rounding error (half a unit per demand), so it stays a proven bound in seconds.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ortools.sat.python import cp_model
 
 from ...errors import OcsplanError
+from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 
@@ -118,10 +118,11 @@ def _version() -> str:
 
 
 def export_cpsat(form: Formulation, path: str | Path) -> None:
-    """Write the CP-SAT model proto (``.pb.txt`` text, ``.pb`` binary)."""
+    """Write the CP-SAT model proto (``.pb.txt`` text, ``.pb`` binary), atomically."""
     model, _, _ = _translate(form)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
-    if not model.export_to_file(str(tmp)):
-        raise OcsplanError(f"{path}: CP-SAT could not write the model")
-    os.replace(tmp, target)
+
+    def write(tmp: Path) -> None:
+        if not model.export_to_file(str(tmp)):
+            raise OcsplanError(f"{path}: CP-SAT could not write the model")
+
+    write_atomic_with(path, write)

@@ -19,6 +19,7 @@ from typing import Any
 import pulp
 
 from ...errors import OcsplanError, SolverUnavailable
+from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 
@@ -243,17 +244,8 @@ class MilpBackend:
 
 def export_lp(form: Formulation, path: str | Path) -> None:
     """Write the model as MPS (``.mps``) or CPLEX LP (``.lp``), atomically."""
-    target = Path(path)
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".mps", ".lp"):
+        raise OcsplanError(f"{path}: unknown model format (use .mps or .lp)")
     prob, _, _ = to_pulp(form)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
-    try:
-        if target.suffix.lower() == ".mps":
-            prob.writeMPS(str(tmp))
-        elif target.suffix.lower() == ".lp":
-            prob.writeLP(str(tmp))
-        else:
-            raise OcsplanError(f"{path}: unknown model format (use .mps or .lp)")
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic_with(path, lambda tmp: prob.writeMPS(str(tmp)) if suffix == ".mps" else prob.writeLP(str(tmp)))
