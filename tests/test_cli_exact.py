@@ -1,4 +1,4 @@
-"""CLI of issue 3: solve --method cpsat|milp --export, compare, generate, study."""
+"""CLI of the exact methods: solve --method cpsat|milp --export, compare, generate, study."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
+from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
 from ..plan import dumps_plan
@@ -129,7 +130,7 @@ def schedules(
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         table.add_row(
             sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
+            str(form.v_factor), str(form.u), format_time(phase_time(form.h, v, 1, lam, rate)), verdict,
         )
     out.print(table)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from ...cayley import Topology, fold_masks, profile_degree, profile_folds
+from ...cost import phase_time
 from ...errors import InfeasibleError
 from ...instance import Demand, Instance
 from ...schedules import closed_form
@@ -106,10 +107,6 @@ class Candidates:
     demands: tuple[DemandCandidates, ...]
     upper_bound: float | None
 
-    @property
-    def single_mesh(self) -> bool:
-        return len(self.instance.meshes) == 1
-
     def folds(self) -> tuple[int, ...]:
         """Every fold mask any axis may install, ascending."""
         return tuple(sorted({g for ax in self.axes for g in ax.folds}))
@@ -141,7 +138,7 @@ def _prune(
 
 
 def _cost(demand: Demand, h: int, v_factor: float, p: int, latency: float, rate: float) -> float:
-    return demand.weight * (h * latency + v_factor * demand.payload / (p * rate))
+    return demand.weight * phase_time(h, v_factor * demand.payload, p, latency, rate)
 
 
 def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -> Candidates:

@@ -165,7 +165,7 @@ class MilpBackend:
         start = {xs[v].name: float(x) for v, x in hint.items()} if hint else None
         if self.solver == "highs":
             return self._highs(form, prob, xs, scale, start)
-        return self._cbc(form, prob, xs, scale, start)
+        return self._cbc(form, prob, xs, start)
 
     def _highs(
         self,
@@ -207,7 +207,6 @@ class MilpBackend:
         form: Formulation,
         prob: pulp.LpProblem,
         xs: list[pulp.LpVariable],
-        scale: float,
         start: dict[str, float] | None,
     ) -> Outcome:
         if start:

@@ -58,10 +58,6 @@ class LinearModel:
             merged[var] = merged.get(var, 0) + coef
         self.rows.append(Row(name, tuple((v, c) for v, c in merged.items() if c), sense, rhs))
 
-    @property
-    def binaries(self) -> int:
-        return sum(1 for lo, hi in zip(self.lower, self.upper, strict=True) if (lo, hi) == (0, 1))
-
     def value(self, assignment: Mapping[int, int]) -> float:
         return sum(c * assignment.get(v, 0) for v, c in self.objective.items())
 

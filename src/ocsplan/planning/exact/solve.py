@@ -22,7 +22,7 @@ from .backend import Backend, Outcome
 from .candidates import enumerate_candidates
 from .model import Formulation, build_formulation
 
-__all__ = ["ExactRun", "plan_exact", "prepare"]
+__all__ = ["ExactRun", "plan_exact"]
 
 # relative difference below which a proven optimum and the heuristic's plan tie
 # (CP-SAT optimises costs rounded to 1e-9 of the reference objective)
@@ -113,11 +113,6 @@ class ExactRun:
         if plan.bound_s is not None and plan.bound_s > plan.objective_s:
             plan = replace(plan, bound_s=plan.objective_s)
         return plan
-
-
-def prepare(instance: Instance) -> ExactRun:
-    """Heuristic seed, candidates and model of ``instance``."""
-    return ExactRun(instance)
 
 
 def plan_exact(
