@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from ocsplan import cli
 from ocsplan.cli import plan as cli_plan
 from ocsplan.instance import Instance, load_instance
-from ocsplan.plan import Decision, DemandChoice, Plan, assemble, loads_plan
+from ocsplan.plan import Decision, DemandDecision, Plan, assemble, loads_plan
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.registry import PLANNERS
 from ocsplan.planning.space import candidate_partitions
@@ -117,7 +117,7 @@ def _cube_plan(instance: Instance, **_: object) -> Plan:
     first = {"all-reduce": "recursive-doubling", "all-gather": "layered", "all-to-all": "bruck"}
     choices = tuple(
         tuple(
-            tuple(DemandChoice(first[d.collective], tuple((b,) for b in block), 1) for d in axis.demands)
+            tuple(DemandDecision(first[d.collective], tuple((b,) for b in block), 1) for d in axis.demands)
             for axis, block in zip(mesh.axes, part, strict=True)
         )
         for mesh, part in zip(instance.meshes, partition, strict=True)

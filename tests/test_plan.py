@@ -9,7 +9,7 @@ from ocsplan.errors import PlanError
 from ocsplan.instance import load_instance
 from ocsplan.plan import (
     Decision,
-    DemandChoice,
+    DemandDecision,
     assemble,
     check_plan,
     dumps_plan,
@@ -48,8 +48,8 @@ def test_assemble_by_hand() -> None:
     decision = Decision(
         partitions=(attention, ffn),
         choices=(
-            ((DemandChoice("one-shot-dvo", ((7, 6),)),), (DemandChoice(cfp, ((5, 4, 3), (2, 1, 0))),)),
-            ((DemandChoice(cfp, ((7, 6), (5, 4))),), (DemandChoice(cfp, ((2, 1, 0), (3,))),)),
+            ((DemandDecision("one-shot-dvo", ((7, 6),)),), (DemandDecision(cfp, ((5, 4, 3), (2, 1, 0))),)),
+            ((DemandDecision(cfp, ((7, 6), (5, 4))),), (DemandDecision(cfp, ((2, 1, 0), (3,))),)),
         ),
     )
     plan = assemble(inst, decision, method="manual", status="manual")

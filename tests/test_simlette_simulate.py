@@ -15,7 +15,7 @@ import pytest
 from ocsplan.cayley import Topology
 from ocsplan.errors import OcsplanError
 from ocsplan.instance import load_instance, loads_instance
-from ocsplan.plan import Decision, DemandChoice, Plan, assemble
+from ocsplan.plan import Decision, DemandDecision, Plan, assemble
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES
@@ -256,8 +256,8 @@ def two_level_plan() -> Plan:
     decision = Decision(
         partitions=(((6, 5, 4, 3), (2, 1, 0)),),
         choices=((
-            (DemandChoice("coset-factored-parallel", ((6,), (5,), (4,), (3,))),),
-            (DemandChoice("layered-parallel", ((2, 1), (0,))),),
+            (DemandDecision("coset-factored-parallel", ((6,), (5,), (4,), (3,))),),
+            (DemandDecision("layered-parallel", ((2, 1), (0,))),),
         ),),
     )
     return assemble(loads_instance(text), decision, method="manual", status="manual")

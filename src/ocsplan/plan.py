@@ -37,7 +37,7 @@ __all__ = [
     "SEED_NOTE",
     "AxisPlan",
     "Decision",
-    "DemandChoice",
+    "DemandDecision",
     "DemandPlan",
     "GeneratorPlan",
     "MeshPlan",
@@ -64,13 +64,18 @@ Groups = tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
-class DemandChoice:
-    """A demand's schedule, the bit groups of the block fold it runs on, and the
-    multiplicity it asks for (its generators get at least this many circuits)."""
+class DemandDecision:
+    """What a planner decided for one demand: its schedule, the bit groups of the block
+    fold it runs on, and the multiplicity it asks for (its generators get at least this
+    many circuits). Planners pick it among the search space's
+    :class:`~ocsplan.planning.space.Choice` objects."""
 
     schedule: str
     groups: Groups
     multiplicity: int = 1
+
+
+DemandChoice = DemandDecision  # the name before the layout change (kept for old imports)
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class Decision:
     """
 
     partitions: tuple[tuple[tuple[int, ...], ...], ...]
-    choices: tuple[tuple[tuple[DemandChoice, ...], ...], ...]
+    choices: tuple[tuple[tuple[DemandDecision, ...], ...], ...]
     rings: frozenset[tuple[int, int]] = frozenset()
 
 

@@ -29,8 +29,8 @@ from ..space import RING, Shape, candidate_partitions, integer_partitions, shape
 
 __all__ = [
     "ActiveAxis",
+    "Candidate",
     "Candidates",
-    "Choice",
     "DemandCandidates",
     "enumerate_candidates",
 ]
@@ -42,9 +42,10 @@ _UB_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
-class Choice:
-    """One way to run a demand: on ``shape``'s profile (``shape`` not None) or on the
-    axis's unit masks (``shape`` None), or as a ring (``shape`` == RING)."""
+class Candidate:
+    """A search-space choice priced for the exact models, at one multiplicity p: on
+    ``shape``'s profile (``shape`` not None) or on the axis's unit masks (``shape``
+    None), or as a ring (``shape`` == RING)."""
 
     shape: Shape | None
     schedule: str
@@ -92,7 +93,7 @@ class DemandCandidates:
     axis_index: int
     index: int  # demand index on its axis
     demand: Demand
-    choices: tuple[Choice, ...]
+    choices: tuple[Candidate, ...]
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
     base_min = n - sum(max(0, instance.meshes[m].axes[i].bits - 2) for m, i in ring_axes)
 
     axes: list[ActiveAxis] = []
-    raw: list[list[tuple[Demand, int, list[Choice]]]] = []
+    raw: list[list[tuple[Demand, int, list[Candidate]]]] = []
     for m, mesh in enumerate(instance.meshes):
         for i, axis in enumerate(mesh.axes):
             if not axis.demands:
@@ -171,10 +172,10 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
             a = axis.bits
             cube: Shape = (1,) * a
             shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
-            per_demand: list[tuple[Demand, int, list[Choice]]] = []
+            per_demand: list[tuple[Demand, int, list[Candidate]]] = []
             useful: set[Shape] = {cube}
             for k, d in enumerate(axis.demands):
-                choices: list[Choice] = []
+                choices: list[Candidate] = []
                 cube_opts = [
                     (o.h, o.v_factor, o.schedule)
                     for o in shape_options(d.collective, d.schedule, cube)
@@ -185,7 +186,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                 for h, v, name in cube_kept:
                     top = p_cube if v > 0 else 1
                     choices.extend(
-                        Choice(None, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                        Candidate(None, name, h, v, p, _cost(d, h, v, p, lam, rate))
                         for p in range(1, top + 1)
                     )
                 for shape in shapes:
@@ -204,7 +205,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                     for h, v, name in kept:
                         top = p_top if v > 0 else 1
                         choices.extend(
-                            Choice(shape, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                            Candidate(shape, name, h, v, p, _cost(d, h, v, p, lam, rate))
                             for p in range(1, top + 1)
                         )
                 if (m, i) in ring_axes:
@@ -212,7 +213,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                     h, v = form.h, float(form.v_factor)
                     top = (ports - (n - a)) // 2
                     choices.extend(
-                        Choice(RING, "ring", h, v, p, _cost(d, h, v, p, lam, rate))
+                        Candidate(RING, "ring", h, v, p, _cost(d, h, v, p, lam, rate))
                         for p in range(1, top + 1)
                     )
                 per_demand.append((d, k, choices))

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...cayley import fold_masks, mask_of, profile_degree, profile_folds
-from ...plan import Decision, DemandChoice, Plan
+from ...plan import Decision, DemandDecision, Plan
 from ..space import RING, Shape
-from .candidates import Candidates, Choice
+from .candidates import Candidate, Candidates
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
 
@@ -371,7 +371,7 @@ class Formulation:
 
     # -- solutions ---------------------------------------------------------------------
 
-    def decode(self, values: Mapping[int, int]) -> tuple[Decision, list[Choice]]:
+    def decode(self, values: Mapping[int, int]) -> tuple[Decision, list[Candidate]]:
         """The decision a (feasible) assignment describes, and each demand's choice."""
         cand = self.cand
         instance = cand.instance
@@ -385,11 +385,11 @@ class Formulation:
             found = [tuple(sorted(layer, reverse=True)) for layer in chosen]
             found += [(b,) for b in sorted(block, reverse=True) if b not in covered]
             profiles.append(tuple(sorted(found, key=lambda g: (-len(g), [-b for b in g]))))
-        choices: list[list[list[DemandChoice]]] = [
+        choices: list[list[list[DemandDecision]]] = [
             [[] for _ in mesh.axes] for mesh in instance.meshes
         ]
         rings = set()
-        picked: list[Choice] = []
+        picked: list[Candidate] = []
         for d, dc in enumerate(cand.demands):
             ax = cand.axes[dc.axis]
             c = next(i for i, v in enumerate(self.pick[d]) if values.get(v, 0) > 0)
@@ -400,7 +400,7 @@ class Formulation:
             if ch.ring:
                 rings.add((ax.mesh, ax.index))
             groups = profiles[dc.axis] if ch.on_profile else units
-            choices[ax.mesh][ax.index].append(DemandChoice(ch.schedule, groups, ch.p))
+            choices[ax.mesh][ax.index].append(DemandDecision(ch.schedule, groups, ch.p))
         decision = Decision(
             partitions=partition,
             choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),
