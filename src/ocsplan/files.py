@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +60,8 @@ def read_json(text: str, source: str) -> dict[str, Any]:
 def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None:
     """Let ``write`` create the file at a temporary path next to ``path`` (with the same
     suffixes, for writers that choose the format by them), then rename it into place."""
+    import tempfile  # imported on use: it is slow to import
+
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes), dir=directory)

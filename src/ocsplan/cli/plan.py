@@ -17,7 +17,6 @@ from ..planning.frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
-from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import app, emit_json, err, handle_errors, out, parse_option
 from .render import compare_table, plan_table
@@ -164,6 +163,7 @@ def frontier(
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
+    from ..studies.results import EXACT_METHODS
 
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from ..plan import Plan
-from ..realization.circuits import Circuits
 from ..units import format_bytes, format_time
+
+if TYPE_CHECKING:
+    from ..realization.circuits import Circuits
 
 __all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
 

@@ -8,12 +8,17 @@ from typing import Any
 from ..errors import OcsplanError
 from ..instance import Instance
 from ..plan import Plan
-from .heuristic import plan_heuristic
 
 __all__ = ["PLANNERS", "solve"]
 
 Planner = Callable[..., Plan]
 
+
+
+def _heuristic(instance: Instance, **_: Any) -> Plan:
+    from .heuristic import plan_heuristic  # numpy too is imported only when a planner runs
+
+    return plan_heuristic(instance)
 
 
 def _cpsat(instance: Instance, **options: Any) -> Plan:
@@ -30,7 +35,7 @@ def _milp(instance: Instance, **options: Any) -> Plan:
 
 # the exact planners take the options time_limit, workers and export
 PLANNERS: dict[str, Planner] = {
-    "heuristic": lambda instance, **_: plan_heuristic(instance),
+    "heuristic": _heuristic,
     "cpsat": _cpsat,
     "milp": _milp,
 }
