@@ -60,7 +60,7 @@ def test_export_model(suffix: str, tmp_path: Path) -> None:
     else:
         import highspy
 
-        highs = highspy.Highs()
+        highs = highspy.Highs()  # type: ignore[no-untyped-call]
         highs.setOptionValue("output_flag", False)
         highs.readModel(str(target))
         highs.run()
@@ -220,7 +220,7 @@ def test_study_is_deterministic(tmp_path: Path) -> None:
     second = runner.invoke(cli.app, ["solve", RING, "--method", "cpsat", "--json", "-"])
 
     def strip(text: str) -> dict[str, object]:
-        data = json.loads(text[text.index("{") :])
+        data: dict[str, object] = json.loads(text[text.index("{") :])
         data.pop("solve_seconds")
         return data
 

@@ -216,7 +216,7 @@ class _Fixed:
         picks = [
             max(
                 (c for c, ch in enumerate(dc.choices) if ch.shape is None and ch.p == 1),
-                key=lambda c, dc=dc: dc.choices[c].cost,
+                key=lambda c, dc=dc: dc.choices[c].cost,  # type: ignore[misc]
             )
             for dc in cand.demands
         ]

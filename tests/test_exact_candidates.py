@@ -14,8 +14,7 @@ from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
 from ocsplan.instance import Instance, load_instance
 from ocsplan.planning.exact import enumerate_candidates
-from ocsplan.planning.exact.candidates import RING
-from ocsplan.planning.space import candidate_partitions
+from ocsplan.planning.space import RING, candidate_partitions
 
 from .exact_bruteforce import brute_force
 from .tiny import TINY, tiny

@@ -12,8 +12,8 @@ from ocsplan.instance import load_instance
 from ocsplan.plan import assemble
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.exact import build_formulation, enumerate_candidates
-from ocsplan.planning.exact.candidates import RING
 from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.space import RING
 
 from .tiny import TINY, tiny
 

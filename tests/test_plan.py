@@ -10,6 +10,8 @@ from ocsplan.instance import load_instance
 from ocsplan.plan import (
     Decision,
     DemandDecision,
+    DemandPlan,
+    Plan,
     assemble,
     check_plan,
     dumps_plan,
@@ -60,7 +62,7 @@ def test_assemble_by_hand() -> None:
     assert plan.objective_s == pytest.approx(expected, rel=1e-12)
 
 
-def _with_demand(plan, demand):  # type: ignore[no-untyped-def]
+def _with_demand(plan: Plan, demand: DemandPlan) -> Plan:
     """The plan with the demand of attention axis 1 replaced."""
     mesh = plan.meshes[0]
     axis = replace(mesh.axes[1], demands=(demand,))

@@ -96,7 +96,7 @@ def test_matrix_is_complete() -> None:
 
 
 # Paper Table 4: h / v (in units of sigma) of the all-reduce schedules.
-TABLE4 = {
+TABLE4: dict[str, dict[str, tuple[int, int | Fraction]]] = {
     "Q3": {
         "recursive-doubling": (3, 3),
         "one-shot": (3, 12),
@@ -168,24 +168,24 @@ def _design_formula(schedule: str, shape: tuple[int, ...]) -> tuple[int, Fractio
         return ell, Fraction(1)
     if schedule == "rs-ag":
         desc = sorted(r, reverse=True)
-        return 2 * ell, 2 * sum(Fraction(1, _prod(desc[: j + 1])) for j in range(ell))
+        return 2 * ell, 2 * sum((Fraction(1, _prod(desc[: j + 1])) for j in range(ell)), Fraction(0))
     if schedule == "ring":
         return 2 * (size - 1), Fraction(2 * (size - 1), size)
     if schedule == "layered":
         asc = sorted(r)
-        return ell, sum(Fraction(_prod(asc[:j]), size) for j in range(ell))
+        return ell, sum((Fraction(_prod(asc[:j]), size) for j in range(ell)), Fraction(0))
     if schedule == "bruck":
-        return ell, sum(Fraction(1, x) for x in r)
+        return ell, sum((Fraction(1, x) for x in r), Fraction(0))
     if schedule == "bruck-parallel":
         return ell, Fraction(1, min(r))
     if schedule == "rs-ag-parallel" and len(set(r)) == 1:
-        return 2 * ell, Fraction(2, ell) * sum(Fraction(1, r[0] ** t) for t in range(1, ell + 1))
+        return 2 * ell, Fraction(2, ell) * sum((Fraction(1, r[0] ** t) for t in range(1, ell + 1)), Fraction(0))
     if schedule == "one-shot":
         # ball sizes of a product of complete graphs: elementary symmetric sums of (r_j - 1)
         e = [Fraction(1)]
         for x in r:
             e = [e[k] + (e[k - 1] * (x - 1) if k else 0) for k in range(len(e))] + [e[-1] * (x - 1)]
-        balls = [sum(e[: k + 1]) for k in range(ell + 1)]
+        balls = [sum(e[: k + 1], Fraction(0)) for k in range(ell + 1)]
         return ell, sum(balls[:ell], Fraction(0))
     raise KeyError(schedule)
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
-from ocsplan.plan import dumps_plan, plan_to_dict
+from ocsplan.plan import AxisPlan, Plan, dumps_plan, plan_to_dict
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.space import candidate_partitions
@@ -15,7 +15,7 @@ from .bruteforce import brute_force
 from .conftest import ROOT, instance_path
 
 
-def _axes(plan):  # type: ignore[no-untyped-def]
+def _axes(plan: Plan) -> list[tuple[str, int, AxisPlan]]:
     return [(mesh.name, i, axis) for mesh in plan.meshes for i, axis in enumerate(mesh.axes)]
 
 

@@ -326,6 +326,7 @@ def test_message_mode_on_a_huge_payload() -> None:
     # the run from the closed form (730.8 us).
     d = simulate_plan(_plan("paper-table7-rsag-single"), _fabric("ocs-single"), SimOptions()).demands[0]
     assert d.closed_form_s == pytest.approx(730.777e-6, rel=1e-5)
+    assert d.closed_form_s is not None
     assert 1.0 <= d.simulated_s / d.closed_form_s < 1.001
 
 

@@ -459,7 +459,7 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     write_atomic(path, dumps_plan(plan))
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # ``ocsplan.plan.check_plan`` moved to :mod:`ocsplan.planning.check`; the old
     # import path keeps working (imported lazily: the checker imports this module).
     if name == "check_plan":
