@@ -69,6 +69,10 @@ def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None
     tmp = Path(name)
     try:
         write(tmp)
+        # mkstemp creates the file 0600: give it the mode a plain open() would (umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         if tmp.exists():
