@@ -82,7 +82,8 @@ def fwht(a: np.ndarray) -> np.ndarray:
 
 def xor_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     n = a.shape[-1]
-    return fwht(fwht(a.astype(np.int64)) * fwht(b.astype(np.int64))) // n
+    out: np.ndarray = fwht(fwht(a.astype(np.int64)) * fwht(b.astype(np.int64))) // n
+    return out
 
 
 def removal_balls(gens: list[int], bits: int, radius: int) -> tuple[np.ndarray, np.ndarray]:
@@ -357,7 +358,7 @@ def frobenius_search(bits: int, degree: int, radius: int, limit: int = 2_000_000
         if total > limit:
             continue
         parts = [list(combinations(range(len(by_size[s])), c)) for s, c in zip(sizes, counts, strict=True)]
-        sets = [[]]
+        sets: list[list[int]] = [[]]
         for size, choice in zip(sizes, parts, strict=True):
             sets = [s + [x for j in ch for x in by_size[size][j]] for s in sets for ch in choice]
         for start in range(0, len(sets), 2048):

@@ -69,7 +69,7 @@ def test_ring_by_hand(size: int) -> None:
 def test_complete_graph_by_hand(size: int) -> None:
     # K_N: one phase, every rank sends its own input once over every link
     form = circulant_cost("one-shot-dvo", Circulant.complete(size))
-    assert (form.h, form.v_factor, form.u) == (1, 1, size - 1)
+    assert (form.h, form.v_factor, form.u) == (1, Fraction(1), size - 1)
     assert circulant_cost("one-shot", Circulant.complete(size)).v_factor == 1
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "block_fold",
     "block_fold_groups",
     "block_fold_profile",
+    "cayley_distances",
     "compress",
     "coset_bases",
     "expand",
@@ -38,6 +39,25 @@ __all__ = [
     "sumset",
     "topology_name",
 ]
+
+
+def cayley_distances(gens: Iterable[int], bits: int) -> tuple[int, ...]:
+    """Breadth-first search of the Cayley graph of Z_2^bits with generators ``gens``:
+    the distance from label 0 to every label (-1 if unreachable). The one BFS."""
+    order = list(gens)
+    dist = [-1] * (1 << bits)
+    dist[0] = 0
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for x in frontier:
+            for g in order:
+                y = x ^ g
+                if dist[y] < 0:
+                    dist[y] = dist[x] + 1
+                    nxt.append(y)
+        frontier = nxt
+    return tuple(dist)
 
 
 def popcount(mask: int) -> int:
@@ -303,20 +323,7 @@ class Topology:
     @cached_property
     def distances(self) -> tuple[int, ...]:
         """Graph distance from label 0 to every label (-1 if unreachable)."""
-        dist = [-1] * self.size
-        dist[0] = 0
-        frontier = [0]
-        gens = sorted(self.gens)
-        while frontier:
-            nxt = []
-            for x in frontier:
-                for g in gens:
-                    y = x ^ g
-                    if dist[y] < 0:
-                        dist[y] = dist[x] + 1
-                        nxt.append(y)
-            frontier = nxt
-        return tuple(dist)
+        return cayley_distances(sorted(self.gens), self.bits)
 
     @cached_property
     def connected(self) -> bool:

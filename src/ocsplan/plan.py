@@ -37,10 +37,11 @@ __all__ = [
     "RANKS",
     "SCHEMA",
     "SCHEMA_STACKED",
+    "SEED_NOTE",
     "AxisPlan",
     "CirculantPlan",
     "Decision",
-    "DemandChoice",
+    "DemandDecision",
     "DemandPlan",
     "GeneratorPlan",
     "MeshPlan",
@@ -60,6 +61,8 @@ __all__ = [
 SCHEMA = "ocsplan.plan/1"
 SCHEMA_STACKED = "ocsplan.plan/2"  # stacked-link plans (construction "stacked")
 RANKS = "row-major"  # stacked plans: rank = mixed-radix number of the coordinates, last axis fastest
+# the note an exact run adds when it returns its heuristic seed (see :attr:`Plan.source`)
+SEED_NOTE = "no better plan than the heuristic's seed found"
 Groups = tuple[tuple[int, ...], ...]
 
 
@@ -67,13 +70,18 @@ Groups = tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
-class DemandChoice:
-    """A demand's schedule, the bit groups of the block fold it runs on, and the
-    multiplicity it asks for (its generators get at least this many circuits)."""
+class DemandDecision:
+    """What a planner decided for one demand: its schedule, the bit groups of the block
+    fold it runs on, and the multiplicity it asks for (its generators get at least this
+    many circuits). Planners pick it among the search space's
+    :class:`~ocsplan.planning.space.Choice` objects."""
 
     schedule: str
     groups: Groups
     multiplicity: int = 1
+
+
+DemandChoice = DemandDecision  # the name before the layout change (kept for old imports)
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ class Decision:
     """
 
     partitions: tuple[tuple[tuple[int, ...], ...], ...]
-    choices: tuple[tuple[tuple[DemandChoice, ...], ...], ...]
+    choices: tuple[tuple[tuple[DemandDecision, ...], ...], ...]
     rings: frozenset[tuple[int, int]] = frozenset()
 
 
@@ -188,6 +196,12 @@ class Plan:
         if self.bound_s is None or self.bound_s <= 0:
             return None
         return max(0.0, (self.objective_s - self.bound_s) / self.bound_s)
+
+    @property
+    def source(self) -> str:
+        """The planner whose decision this is: ``method``, or ``heuristic`` when an exact
+        run found nothing better than its heuristic seed and returns the seed's plan."""
+        return "heuristic" if SEED_NOTE in self.notes else self.method
 
     def generator(self, mask: int, kind: str | None = None) -> GeneratorPlan | None:
         for g in self.generators:
@@ -606,7 +620,7 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     write_atomic(path, dumps_plan(plan))
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # ``ocsplan.plan.check_plan`` moved to :mod:`ocsplan.planning.check`; the old
     # import path keeps working (imported lazily: the checker imports this module).
     if name == "check_plan":

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
+from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
 from ..plan import Plan, dumps_plan
@@ -17,7 +18,6 @@ from ..planning.frontier import frontier_rows
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
-from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import app, emit_json, err, handle_errors, out, parse_option
 from .render import compare_table, plan_table
@@ -135,7 +135,7 @@ def schedules(
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         table.add_row(
             sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
+            str(form.v_factor), str(form.u), format_time(phase_time(form.h, v, 1, lam, rate)), verdict,
         )
     out.print(table)
     search = topo.tiling_search
@@ -219,6 +219,7 @@ def circulant(
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
+    from ..studies.results import EXACT_METHODS
 
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")

@@ -23,7 +23,7 @@ from functools import lru_cache
 from itertools import combinations
 from math import comb
 
-from ..cayley import block_fold, profile_degree
+from ..cayley import block_fold, cayley_distances, profile_degree
 from ..errors import OcsplanError
 from .covering import COVERING_MAX_BITS, covering_sets
 
@@ -62,24 +62,8 @@ class DiameterPoint:
 
 
 def _diameter(gens: tuple[int, ...], bits: int) -> int:
-    size = 1 << bits
-    seen = 1  # bitset of reached labels
-    frontier = [0]
-    depth = 0
-    full = (1 << size) - 1
-    while seen != full:
-        nxt = []
-        for x in frontier:
-            for g in gens:
-                y = x ^ g
-                if not seen >> y & 1:
-                    seen |= 1 << y
-                    nxt.append(y)
-        if not nxt:
-            return 1 << 30
-        frontier = nxt
-        depth += 1
-    return depth
+    dist = cayley_distances(gens, bits)
+    return max(dist) if min(dist) >= 0 else 1 << 30
 
 
 def sphere_bound(bits: int, degree: int) -> int:
@@ -94,19 +78,7 @@ def sphere_bound(bits: int, degree: int) -> int:
 
 def _score(gens: list[int], bits: int) -> tuple[int, int]:
     """(diameter, labels at that distance): the local search's objective."""
-    size = 1 << bits
-    dist = [-1] * size
-    dist[0] = 0
-    frontier = [0]
-    while frontier:
-        nxt = []
-        for x in frontier:
-            for g in gens:
-                y = x ^ g
-                if dist[y] < 0:
-                    dist[y] = dist[x] + 1
-                    nxt.append(y)
-        frontier = nxt
+    dist = cayley_distances(gens, bits)
     if min(dist) < 0:
         return (1 << 30, 0)
     worst = max(dist)
