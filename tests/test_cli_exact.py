@@ -88,15 +88,16 @@ def test_bad_options_are_one_line(args: list[str], message: str, tmp_path: Path)
     assert "Traceback" not in result.output
 
 
-def test_infeasible_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Instance files with L < n are rejected by the reader (exit 2); built in code
-    # such an instance reaches the planner, which must say "infeasible" (exit 3).
+def test_too_few_ports_for_the_cube_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    # L < n: the shared-host methods refuse before planning, naming the field (the
+    # reader accepts it, since --method stacked needs no cube); the backends' own
+    # infeasibility is tested in test_exact_backends.
     few = tiny("few-ports", 4, 3, [((16,), [[("all-reduce", 4096, 1.0, "auto")]])])
     monkeypatch.setattr(cli_plan, "load_instance", lambda path: few)
     result = runner.invoke(cli.app, ["solve", "few.toml", "--method", "milp"])
-    assert result.exit_code == 3
+    assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines == ["infeasible: few-ports: the base cube needs 4 ports, the fabric has 3"]
+    assert lines == ["few-ports: fabric.ports: 3 ports cannot hold the base cube of 4 generators"]
 
 
 def test_compare_tables_and_csv(tmp_path: Path) -> None:

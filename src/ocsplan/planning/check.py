@@ -28,6 +28,10 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
     Re-derives partitions, generator kinds, the port budget, each demand's
     generators, multiplicity, closed form and time, and the objective.
     """
+    if plan.stacked:
+        from .stacked import check_stacked
+
+        return check_stacked(plan, instance)
     n = plan.n
     if plan.world < 2 or plan.world & (plan.world - 1):
         return [f"world {plan.world} is not a power of two"]

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import OcsplanError
-from ..instance import Instance
+from ..instance import Instance, require_shared_host
 from ..plan import Plan
 
-__all__ = ["PLANNERS", "solve"]
+__all__ = ["PLANNERS", "SHAPE_FREE", "solve"]
 
 Planner = Callable[..., Plan]
 
@@ -41,9 +41,23 @@ PLANNERS: dict[str, Planner] = {
 }
 
 
+def _stacked(instance: Instance, **options: Any) -> Plan:
+    from .stacked import plan_stacked  # stacked-link allocation (issue 11): option seed
+
+    return plan_stacked(instance, **options)
+
+
+PLANNERS["stacked"] = _stacked
+
+# planners that take any world and axis sizes (the others need powers of two)
+SHAPE_FREE = frozenset({"stacked"})
+
+
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:
     """Plan ``instance`` with the named method (heuristic, and exact backends when present)."""
     planner = PLANNERS.get(method)
     if planner is None:
         raise OcsplanError(f"unknown method {method!r} (known: {', '.join(sorted(PLANNERS))})")
+    if method not in SHAPE_FREE:
+        require_shared_host(instance)
     return planner(instance, **options)

@@ -158,7 +158,7 @@ class CircuitNetwork(Network):
             ports = []
             for link in self.cmap.of(src, gen):
                 wire = self.stages.wire(link.cables, link.ocs)
-                name = f"acc {src} port {link.port} -> acc {src ^ gen}"
+                name = f"acc {src} port {link.port} -> acc {src ^ gen if link.peer is None else link.peer}"
                 port = self._new_port((src, link.port), name, wire, self.sink, self.buffer_flits,
                                       single=True)
                 ports.append(port)

@@ -86,6 +86,10 @@ def sweep(
 ) -> list[SweepRow]:
     """Simulate every selected demand x schedule x payload."""
     options.check()
+    if plan.stacked:
+        from .stacked import sweep_stacked
+
+        return sweep_stacked(plan, spec, options, payloads, schedules, simulate_workload, network_factory, only)
     tech = technology(spec)
     cmap = routes = None
     if options.mode != "ideal":

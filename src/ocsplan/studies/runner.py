@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import InfeasibleError, OcsplanError
 from ..instance import Instance, load_instance
+from ..plan import Plan
 from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, write_results
 
 __all__ = ["collect_paths", "default_workers", "run_method", "run_study"]
@@ -43,8 +44,11 @@ def run_method(
     method: str,
     time_limit: float | None = None,
     workers: int | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
 ) -> Result:
-    """Plan ``instance`` with ``method``; failures become a row with ``error`` set."""
+    """Plan ``instance`` with ``method``; failures become a row with ``error`` set.
+
+    ``on_plan`` receives the plan when there is one (``compare --demands``)."""
     from ..planning.registry import solve
 
     options: dict[str, Any] = {}
@@ -84,6 +88,8 @@ def run_method(
         return row("infeasible", None, None, None, str(exc))
     except OcsplanError as exc:
         return row("error", None, None, None, str(exc))
+    if on_plan is not None:
+        on_plan(plan)
     return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used, source=plan.source)
 
 
