@@ -30,6 +30,21 @@ from .cost import demand_cost
 from .errors import PlanError
 from .files import read_json, read_text, write_atomic
 from .instance import Instance
+from .limits import (
+    MAX_AXES,
+    MAX_DEMANDS,
+    MAX_LATENCY_S,
+    MAX_LINK_BPS,
+    MAX_MESHES,
+    MAX_PAYLOAD,
+    MAX_PORTS,
+    MAX_WEIGHT,
+    MAX_WORLD,
+    MIN_LATENCY_S,
+    MIN_LINK_BPS,
+    check_float,
+    check_int,
+)
 from .schedules import SCHEDULES
 
 __all__ = [
@@ -373,64 +388,151 @@ def _get(data: Mapping[str, Any], key: str, where: str) -> Any:
     return data[key]
 
 
+class _Fields:
+    """Typed, bounded field access for the plan reader (README "Limits")."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, field: str, message: str) -> PlanError:
+        return PlanError(f"{self.source}: {field}: {message}")
+
+    def get(self, data: object, key: str, where: str) -> Any:
+        if not isinstance(data, Mapping):
+            raise self.fail(where or "plan", f"expected an object, got {type(data).__name__}")
+        if key not in data:
+            raise self.fail(f"{where}.{key}" if where else key, "missing")
+        return data[key]
+
+    def list(self, data: object, key: str, where: str, most: int) -> list[Any]:
+        value = self.get(data, key, where)
+        field = f"{where}.{key}" if where else key
+        if not isinstance(value, list):
+            raise self.fail(field, f"expected a list, got {type(value).__name__}")
+        if len(value) > most:
+            raise self.fail(field, f"{len(value)} entries, the limit is {most}")
+        return value
+
+    def int(self, data: object, key: str, where: str, low: int, high: int) -> int:
+        return check_int(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
+
+    def float(self, data: object, key: str, where: str, low: float, high: float) -> float:
+        return check_float(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
+
+    def str(self, data: object, key: str, where: str) -> str:
+        value = self.get(data, key, where)
+        if not isinstance(value, str):
+            raise self.fail(f"{where}.{key}" if where else key, f"expected a string, got {type(value).__name__}")
+        return value
+
+    def mask(self, text: object, field: str, n: int) -> int:
+        if not isinstance(text, str) or len(text) != n:
+            raise self.fail(field, f"expected a mask of {n} bits, got {str(text)[:40]!r}")
+        try:
+            return str_to_mask(text)
+        except ValueError as exc:
+            raise self.fail(field, str(exc)) from None
+
+
+_BIG = 1e30  # bound of every time and volume field (the limits keep real values far below)
+
+
 def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
-    """Read a plan dict (as written by :func:`plan_to_dict`); raises PlanError."""
-    try:
-        if data.get("schema") != SCHEMA:
-            raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
-        generators = tuple(
-            GeneratorPlan(str_to_mask(g["mask"]), int(g["multiplicity"]), str(g["kind"]))
-            for g in _get(data, "generators", source)
-        )
-        meshes = []
-        for mesh in _get(data, "meshes", source):
-            axes = []
-            for axis, bits in zip(mesh["axes"], mesh["bits"], strict=True):
-                demands = tuple(
-                    DemandPlan(
-                        collective=str(d["collective"]),
-                        payload_bytes=int(d["payload_bytes"]),
-                        weight=float(d["weight"]),
-                        schedule=str(d["schedule"]),
-                        groups=tuple(tuple(int(b) for b in g) for g in d["layers"]),
-                        uses=tuple(str_to_mask(u) for u in d["uses"]),
-                        phases=int(d["phases"]),
-                        volume_bytes=float(d["volume_bytes"]),
-                        multiplicity=int(d["multiplicity"]),
-                        time_s=float(d["time_s"]),
-                    )
-                    for d in axis["demands"]
-                )
-                axes.append(AxisPlan(
-                    size=int(axis["size"]),
-                    bits=tuple(int(b) for b in bits),
-                    topology=str(axis["topology"]),
-                    degree=int(axis["degree"]),
-                    demands=demands,
-                    ring=bool(axis.get("ring", False)),
+    """Read a plan dict (as written by :func:`plan_to_dict`); raises PlanError.
+
+    Every field is type-checked and bounded (world, ports, multiplicities, payloads,
+    finite times), so a hostile plan is refused before any tool works on it."""
+    f = _Fields(source)
+    if data.get("schema") != SCHEMA:
+        raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {str(data.get('schema'))[:40]!r}")
+    world = f.int(data, "world", "", 2, MAX_WORLD)
+    if world & (world - 1):
+        raise f.fail("world", f"{world} is not a power of two")
+    n = world.bit_length() - 1
+    ports = f.int(data, "ports", "", 1, MAX_PORTS)
+    generators = []
+    for j, g in enumerate(f.list(data, "generators", "", 2 * MAX_PORTS)):
+        where = f"generators[{j}]"
+        kind = f.str(g, "kind", where)
+        if kind not in ("cube", "fold", "ring"):
+            raise f.fail(f"{where}.kind", f"expected cube, fold or ring, got {kind[:20]!r}")
+        generators.append(GeneratorPlan(
+            f.mask(f.get(g, "mask", where), f"{where}.mask", n), f.int(g, "multiplicity", where, 1, ports), kind))
+    meshes = []
+    for mi, mesh in enumerate(f.list(data, "meshes", "", MAX_MESHES)):
+        mw = f"meshes[{mi}]"
+        axes_raw = f.list(mesh, "axes", mw, MAX_AXES)
+        bits_raw = f.list(mesh, "bits", mw, MAX_AXES)
+        shape = f.list(mesh, "shape", mw, MAX_AXES)
+        if len(bits_raw) != len(axes_raw):
+            raise f.fail(f"{mw}.bits", f"{len(bits_raw)} bit lists for {len(axes_raw)} axes")
+        axes = []
+        for ai, (axis, bits) in enumerate(zip(axes_raw, bits_raw, strict=True)):
+            aw = f"{mw}.axes[{ai}]"
+            if not isinstance(bits, list) or len(bits) > n:
+                raise f.fail(f"{mw}.bits[{ai}]", f"expected a list of at most {n} bit positions")
+            demands = []
+            for k, d in enumerate(f.list(axis, "demands", aw, MAX_DEMANDS)):
+                dw = f"{aw}.demands[{k}]"
+                layers = f.list(d, "layers", dw, n)
+                uses = f.list(d, "uses", dw, 2 * MAX_PORTS)
+                demands.append(DemandPlan(
+                    collective=f.str(d, "collective", dw),
+                    payload_bytes=f.int(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
+                    weight=f.float(d, "weight", dw, 0.0, MAX_WEIGHT),
+                    schedule=f.str(d, "schedule", dw),
+                    groups=tuple(
+                        tuple(check_int(b, f.fail, f"{dw}.layers[{li}]", 0, n - 1) for b in _items(g, f, dw))
+                        for li, g in enumerate(layers)
+                    ),
+                    uses=tuple(f.mask(u, f"{dw}.uses[{ui}]", n) for ui, u in enumerate(uses)),
+                    phases=f.int(d, "phases", dw, 0, 1 << 30),
+                    volume_bytes=f.float(d, "volume_bytes", dw, 0.0, _BIG),
+                    multiplicity=f.int(d, "multiplicity", dw, 1, ports),
+                    time_s=f.float(d, "time_s", dw, 0.0, _BIG),
                 ))
-            meshes.append(MeshPlan(str(mesh["name"]), tuple(int(s) for s in mesh["shape"]), tuple(axes)))
-        bound = data.get("bound_s")
-        return Plan(
-            instance=str(_get(data, "instance", source)),
-            method=str(_get(data, "method", source)),
-            status=str(_get(data, "status", source)),
-            world=int(_get(data, "world", source)),
-            ports=int(_get(data, "ports", source)),
-            ports_used=int(_get(data, "ports_used", source)),
-            latency_s=float(_get(data, "latency_s", source)),
-            link_Bps=float(_get(data, "link_Bps", source)),
-            generators=generators,
-            meshes=tuple(meshes),
-            objective_s=float(_get(data, "objective_s", source)),
-            bound_s=None if bound is None else float(bound),
-            solve_seconds=float(data.get("solve_seconds", 0.0)),
-            notes=tuple(str(x) for x in data.get("notes", [])),
-        )
-    except PlanError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PlanError(f"{source}: malformed plan: {exc!r}") from None
+            ring = axis.get("ring", False)
+            if not isinstance(ring, bool):
+                raise f.fail(f"{aw}.ring", "expected true or false")
+            axes.append(AxisPlan(
+                size=f.int(axis, "size", aw, 1, world),
+                bits=tuple(check_int(b, f.fail, f"{mw}.bits[{ai}]", 0, n - 1) for b in bits),
+                topology=f.str(axis, "topology", aw),
+                degree=f.int(axis, "degree", aw, 0, 2 * MAX_PORTS),
+                demands=tuple(demands),
+                ring=ring,
+            ))
+        meshes.append(MeshPlan(
+            f.str(mesh, "name", mw),
+            tuple(check_int(s, f.fail, f"{mw}.shape", 1, world) for s in shape),
+            tuple(axes),
+        ))
+    bound = data.get("bound_s")
+    notes = data.get("notes", [])
+    if not isinstance(notes, list):
+        raise f.fail("notes", "expected a list")
+    return Plan(
+        instance=f.str(data, "instance", ""),
+        method=f.str(data, "method", ""),
+        status=f.str(data, "status", ""),
+        world=world,
+        ports=ports,
+        ports_used=f.int(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
+        latency_s=f.float(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
+        link_Bps=f.float(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
+        generators=tuple(generators),
+        meshes=tuple(meshes),
+        objective_s=f.float(data, "objective_s", "", 0.0, _BIG),
+        bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
+        solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
+        notes=tuple(str(x) for x in notes),
+    )
+
+
+def _items(value: object, f: _Fields, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise f.fail(f"{where}.layers", "expected lists of bit positions")
+    return value
 
 
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
