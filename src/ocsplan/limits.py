@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import accumulate
 from collections.abc import Callable
+from itertools import accumulate
 
 from .errors import OcsplanError
 

@@ -404,7 +404,7 @@ class _Fields:
             raise self.fail(f"{where}.{key}" if where else key, "missing")
         return data[key]
 
-    def list(self, data: object, key: str, where: str, most: int) -> list[Any]:
+    def items(self, data: object, key: str, where: str, most: int) -> list[Any]:
         value = self.get(data, key, where)
         field = f"{where}.{key}" if where else key
         if not isinstance(value, list):
@@ -413,13 +413,13 @@ class _Fields:
             raise self.fail(field, f"{len(value)} entries, the limit is {most}")
         return value
 
-    def int(self, data: object, key: str, where: str, low: int, high: int) -> int:
+    def integer(self, data: object, key: str, where: str, low: int, high: int) -> int:
         return check_int(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
 
-    def float(self, data: object, key: str, where: str, low: float, high: float) -> float:
+    def number(self, data: object, key: str, where: str, low: float, high: float) -> float:
         return check_float(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
 
-    def str(self, data: object, key: str, where: str) -> str:
+    def string(self, data: object, key: str, where: str) -> str:
         value = self.get(data, key, where)
         if not isinstance(value, str):
             raise self.fail(f"{where}.{key}" if where else key, f"expected a string, got {type(value).__name__}")
@@ -445,25 +445,25 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
     f = _Fields(source)
     if data.get("schema") != SCHEMA:
         raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {str(data.get('schema'))[:40]!r}")
-    world = f.int(data, "world", "", 2, MAX_WORLD)
+    world = f.integer(data, "world", "", 2, MAX_WORLD)
     if world & (world - 1):
         raise f.fail("world", f"{world} is not a power of two")
     n = world.bit_length() - 1
-    ports = f.int(data, "ports", "", 1, MAX_PORTS)
+    ports = f.integer(data, "ports", "", 1, MAX_PORTS)
     generators = []
-    for j, g in enumerate(f.list(data, "generators", "", 2 * MAX_PORTS)):
+    for j, g in enumerate(f.items(data, "generators", "", 2 * MAX_PORTS)):
         where = f"generators[{j}]"
-        kind = f.str(g, "kind", where)
+        kind = f.string(g, "kind", where)
         if kind not in ("cube", "fold", "ring"):
             raise f.fail(f"{where}.kind", f"expected cube, fold or ring, got {kind[:20]!r}")
         generators.append(GeneratorPlan(
-            f.mask(f.get(g, "mask", where), f"{where}.mask", n), f.int(g, "multiplicity", where, 1, ports), kind))
+            f.mask(f.get(g, "mask", where), f"{where}.mask", n), f.integer(g, "multiplicity", where, 1, ports), kind))
     meshes = []
-    for mi, mesh in enumerate(f.list(data, "meshes", "", MAX_MESHES)):
+    for mi, mesh in enumerate(f.items(data, "meshes", "", MAX_MESHES)):
         mw = f"meshes[{mi}]"
-        axes_raw = f.list(mesh, "axes", mw, MAX_AXES)
-        bits_raw = f.list(mesh, "bits", mw, MAX_AXES)
-        shape = f.list(mesh, "shape", mw, MAX_AXES)
+        axes_raw = f.items(mesh, "axes", mw, MAX_AXES)
+        bits_raw = f.items(mesh, "bits", mw, MAX_AXES)
+        shape = f.items(mesh, "shape", mw, MAX_AXES)
         if len(bits_raw) != len(axes_raw):
             raise f.fail(f"{mw}.bits", f"{len(bits_raw)} bit lists for {len(axes_raw)} axes")
         axes = []
@@ -472,38 +472,38 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
             if not isinstance(bits, list) or len(bits) > n:
                 raise f.fail(f"{mw}.bits[{ai}]", f"expected a list of at most {n} bit positions")
             demands = []
-            for k, d in enumerate(f.list(axis, "demands", aw, MAX_DEMANDS)):
+            for k, d in enumerate(f.items(axis, "demands", aw, MAX_DEMANDS)):
                 dw = f"{aw}.demands[{k}]"
-                layers = f.list(d, "layers", dw, n)
-                uses = f.list(d, "uses", dw, 2 * MAX_PORTS)
+                layers = f.items(d, "layers", dw, n)
+                uses = f.items(d, "uses", dw, 2 * MAX_PORTS)
                 demands.append(DemandPlan(
-                    collective=f.str(d, "collective", dw),
-                    payload_bytes=f.int(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
-                    weight=f.float(d, "weight", dw, 0.0, MAX_WEIGHT),
-                    schedule=f.str(d, "schedule", dw),
+                    collective=f.string(d, "collective", dw),
+                    payload_bytes=f.integer(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
+                    weight=f.number(d, "weight", dw, 0.0, MAX_WEIGHT),
+                    schedule=f.string(d, "schedule", dw),
                     groups=tuple(
                         tuple(check_int(b, f.fail, f"{dw}.layers[{li}]", 0, n - 1) for b in _items(g, f, dw))
                         for li, g in enumerate(layers)
                     ),
                     uses=tuple(f.mask(u, f"{dw}.uses[{ui}]", n) for ui, u in enumerate(uses)),
-                    phases=f.int(d, "phases", dw, 0, 1 << 30),
-                    volume_bytes=f.float(d, "volume_bytes", dw, 0.0, _BIG),
-                    multiplicity=f.int(d, "multiplicity", dw, 1, ports),
-                    time_s=f.float(d, "time_s", dw, 0.0, _BIG),
+                    phases=f.integer(d, "phases", dw, 0, 1 << 30),
+                    volume_bytes=f.number(d, "volume_bytes", dw, 0.0, _BIG),
+                    multiplicity=f.integer(d, "multiplicity", dw, 1, ports),
+                    time_s=f.number(d, "time_s", dw, 0.0, _BIG),
                 ))
             ring = axis.get("ring", False)
             if not isinstance(ring, bool):
                 raise f.fail(f"{aw}.ring", "expected true or false")
             axes.append(AxisPlan(
-                size=f.int(axis, "size", aw, 1, world),
+                size=f.integer(axis, "size", aw, 1, world),
                 bits=tuple(check_int(b, f.fail, f"{mw}.bits[{ai}]", 0, n - 1) for b in bits),
-                topology=f.str(axis, "topology", aw),
-                degree=f.int(axis, "degree", aw, 0, 2 * MAX_PORTS),
+                topology=f.string(axis, "topology", aw),
+                degree=f.integer(axis, "degree", aw, 0, 2 * MAX_PORTS),
                 demands=tuple(demands),
                 ring=ring,
             ))
         meshes.append(MeshPlan(
-            f.str(mesh, "name", mw),
+            f.string(mesh, "name", mw),
             tuple(check_int(s, f.fail, f"{mw}.shape", 1, world) for s in shape),
             tuple(axes),
         ))
@@ -512,17 +512,17 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
     if not isinstance(notes, list):
         raise f.fail("notes", "expected a list")
     return Plan(
-        instance=f.str(data, "instance", ""),
-        method=f.str(data, "method", ""),
-        status=f.str(data, "status", ""),
+        instance=f.string(data, "instance", ""),
+        method=f.string(data, "method", ""),
+        status=f.string(data, "status", ""),
         world=world,
         ports=ports,
-        ports_used=f.int(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
-        latency_s=f.float(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
-        link_Bps=f.float(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
+        ports_used=f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
+        latency_s=f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
+        link_Bps=f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
         generators=tuple(generators),
         meshes=tuple(meshes),
-        objective_s=f.float(data, "objective_s", "", 0.0, _BIG),
+        objective_s=f.number(data, "objective_s", "", 0.0, _BIG),
         bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
         solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
         notes=tuple(str(x) for x in notes),

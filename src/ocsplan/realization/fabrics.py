@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..files import read_toml
+from ..limits import MAX_LATENCY_S, MAX_LINK_BPS, MAX_PORTS, MAX_WORLD, MIN_LINK_BPS, check_int
 from ..units import parse_rate, parse_time
 
 __all__ = [
@@ -111,6 +112,8 @@ class FabricSpec:
         return first.down / first.up if self.two_level and first.up else 1.0
 
 
+MAX_RADIX = 1 << 16  # ports of one switching device
+
 _TOP = {"name", "description", "accelerators", "ports", "link", "latency", "racks", "level"}
 
 
@@ -120,10 +123,8 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
     def fail(field: str, message: str) -> InstanceError:
         return InstanceError(source, field, message)
 
-    def integer(value: object, field: str, low: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise fail(field, f"expected an integer >= {low}, got {value!r}")
-        return value
+    def integer(value: object, field: str, low: int = 1, high: int = MAX_RADIX) -> int:
+        return check_int(value, fail, field, low, high)
 
     for key in data:
         if key not in _TOP:
@@ -132,12 +133,14 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
         if key not in data:
             raise fail(key, "missing")
     name = data.get("name", Path(source).stem)
-    accelerators = integer(data["accelerators"], "accelerators", 2)
-    ports = integer(data["ports"], "ports")
+    accelerators = integer(data["accelerators"], "accelerators", 2, MAX_WORLD)
+    ports = integer(data["ports"], "ports", 1, MAX_PORTS)
     try:
         link = parse_rate(data["link"])
     except ValueError as exc:
         raise fail("link", str(exc)) from None
+    if not MIN_LINK_BPS <= link <= MAX_LINK_BPS:
+        raise fail("link", f"must be between {MIN_LINK_BPS:g} and {MAX_LINK_BPS:g} B/s")
     latency_raw = data.get("latency", "nominal")
     if isinstance(latency_raw, str):
         if latency_raw not in LATENCY_PRESETS:
@@ -155,6 +158,8 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
                     values[key] = parse_time(latency_raw[key])
                 except ValueError as exc:
                     raise fail(f"latency.{key}", str(exc)) from None
+                if values[key] > MAX_LATENCY_S:
+                    raise fail(f"latency.{key}", f"must be at most {MAX_LATENCY_S:g} s")
             else:
                 values[key] = getattr(base, key)
         extra = set(latency_raw) - set(values) - {"preset"}
@@ -191,10 +196,10 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
             raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
         if levels[0].up == 0:
             raise fail("level[0].up", "a two-level fabric needs uplinks on level 1")
-    rack_size = integer(racks.get("size", accelerators), "racks.size")
+    rack_size = integer(racks.get("size", accelerators), "racks.size", 1, accelerators)
     if accelerators % rack_size:
         raise fail("racks.size", f"{rack_size} does not divide {accelerators} accelerators")
-    serving = integer(racks.get("serving", accelerators // rack_size), "racks.serving")
+    serving = integer(racks.get("serving", accelerators // rack_size), "racks.serving", 1, accelerators)
     if serving > accelerators // rack_size:
         raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
     extra = set(racks) - {"size", "serving"}
