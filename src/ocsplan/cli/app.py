@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from ..files import write_atomic
@@ -19,7 +22,35 @@ from ..files import write_atomic
 __all__ = ["app", "emit_json", "err", "fail", "handle_errors", "main", "out", "parse_option"]
 
 
+class _OneLineErrors(TyperGroup):
+    """Usage errors (unknown option, ``--count abc``, an extra argument) as one line, exit 2.
+
+    Typer draws a multi-line box; the contract is one line naming the option."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
+        except NoArgsIsHelpError as exc:
+            if exc.ctx is not None:
+                typer.echo(exc.ctx.get_help())
+            code = 2
+        except ClickException as exc:
+            where = exc.ctx.command_path if isinstance(exc, UsageError) and exc.ctx is not None else "ocsplan"
+            text = " ".join(exc.format_message().split())
+            err.print(f"{where}: {text}", markup=False, soft_wrap=True)
+            code = 2
+        except Abort:
+            code = 130
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
