@@ -6,8 +6,10 @@ named on one line), 3 infeasible."""
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -17,9 +19,24 @@ from typer.core import TyperGroup
 from typer.exceptions import Abort
 
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
-from ..files import write_atomic
+from ..files import check_output, write_atomic
+from ..limits import MAX_TIME_LIMIT_S
 
-__all__ = ["app", "emit_json", "err", "fail", "handle_errors", "main", "out", "parse_option"]
+__all__ = [
+    "app",
+    "check_count",
+    "check_outputs",
+    "check_suffix",
+    "check_time_limit",
+    "emit_json",
+    "err",
+    "fail",
+    "handle_errors",
+    "main",
+    "out",
+    "parse_option",
+    "refuse_unused",
+]
 
 
 class _OneLineErrors(TyperGroup):
@@ -95,6 +112,35 @@ def parse_option(parse: Callable[[str], Any], text: str, option: str) -> Any:
         return parse(text)
     except ValueError as exc:
         raise InstanceError(option, "", str(exc)) from None
+
+
+def check_time_limit(value: float | None, option: str = "--time-limit") -> None:
+    """A time limit is finite, positive and at most :data:`~ocsplan.limits.MAX_TIME_LIMIT_S`."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_TIME_LIMIT_S):
+        raise InstanceError(option, "", f"must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {value}")
+
+
+def check_count(value: int | None, option: str, low: int, high: int) -> None:
+    if value is not None and not low <= value <= high:
+        raise InstanceError(option, "", f"must be between {low} and {high}, got {value}")
+
+
+def check_outputs(*targets: tuple[str | Path | None, str]) -> None:
+    """Every output path (``-`` is stdout) writable, before any work starts."""
+    for path, option in targets:
+        if path is not None and str(path) != "-":
+            check_output(path, option)
+
+
+def check_suffix(path: str | Path | None, option: str, suffixes: tuple[str, ...]) -> None:
+    if path is not None and Path(path).suffix.lower() not in suffixes:
+        raise InstanceError(option, "", f"{path}: unknown format (use {', '.join(suffixes)})")
+
+
+def refuse_unused(option: str, given: bool, needs: str) -> None:
+    """An option that cannot apply is refused, not ignored."""
+    if given:
+        raise InstanceError(option, "", f"has no effect {needs}")
 
 
 def emit_json(text: str, target: str | None) -> None:

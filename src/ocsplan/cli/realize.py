@@ -7,14 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ..errors import PlanError
 from ..plan import Plan, load_plan
-from ..planning.check import check_plan
+from ..planning.check import require_valid
 from ..realization.circuits import Circuits, dumps_circuits, load_circuits
 from ..realization.fabrics import load_fabric
 from ..realization.realize import realize as realize_circuits
 from ..realization.validate import validate as validate_circuits
-from .app import app, emit_json, err, fail, handle_errors, out
+from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
 from .render import realization_tables
 
 __all__ = ["realize_command", "realize_plan", "report_realization", "validate_command"]
@@ -44,10 +43,9 @@ def realize_command(
     ] = "contiguous",
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    check_outputs((out_path, "--out"))
     plan = load_plan(plan_path)
-    problems = check_plan(plan)
-    if problems:
-        raise PlanError(f"{plan_path}: {problems[0]}")
+    require_valid(plan, str(plan_path))
     report_realization(realize_plan(plan, fabric, placement), out_path)
 
 
@@ -61,6 +59,8 @@ def validate_command(
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path) if plan_path is not None else None
+    if plan is not None:
+        require_valid(plan, str(plan_path))
     faults = validate_circuits(circuits, plan)
     for fault in faults:
         out.print(str(fault), markup=False, soft_wrap=True)

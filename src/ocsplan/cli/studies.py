@@ -8,11 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InstanceError
-from .app import app, err, handle_errors, out
-from .plan import parse_methods
+from ..limits import MAX_COUNT
+from ..studies.results import EXACT_METHODS
+from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
+from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
-__all__ = ["generate", "study"]
+__all__ = ["MAX_JOBS", "PLOT_SUFFIXES", "generate", "study"]
+
+MAX_JOBS = 256  # study processes
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 @app.command()
@@ -32,8 +37,11 @@ def generate(
     if family not in FAMILIES:
         known = ", ".join(FAMILIES)
         raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
-    if count < 0:
-        raise InstanceError("--count", "", f"must be >= 0, got {count}")
+    check_count(count, "--count", 0, MAX_COUNT)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InstanceError("--out", "", f"{out_dir} is not a directory")
+    if not out_dir.exists():
+        check_outputs((out_dir, "--out"))
     if not 2 <= min_bits <= max_bits <= 16:
         raise InstanceError(
             "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
@@ -63,11 +71,15 @@ def study(
     from ..studies.summary import plot_gaps, summarize
 
     chosen = parse_methods(methods)
+    check_time_limit(time_limit)
+    check_count(workers, "--workers", 1, MAX_WORKERS)
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
+    refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
+    check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
+    check_outputs((out_csv, "--out"), (plot, "--plot"))
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")
-    if jobs < 1:
-        raise InstanceError("--jobs", "", f"must be >= 1, got {jobs}")
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, transient=False,

@@ -15,7 +15,7 @@ from ..instance import Instance
 from ..plan import Plan, check_groups, local_topology
 from ..schedules import SCHEDULES
 
-__all__ = ["check_plan"]
+__all__ = ["check_plan", "require_valid"]
 
 
 def _close(a: float, b: float, rel: float = 1e-9) -> bool:
@@ -154,3 +154,14 @@ def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
     if plan.bound_s is not None and plan.bound_s > plan.objective_s * (1 + 1e-9):
         problems.append(f"bound {plan.bound_s} above the objective {plan.objective_s}")
     return problems
+
+
+def require_valid(plan: Plan, source: str, instance: Instance | None = None) -> None:
+    """Refuse (PlanError, exit status 2) a plan :func:`check_plan` finds fault with.
+
+    ``realize``, ``simulate``, ``sweep`` and ``validate --plan`` share it, so a plan
+    one command refuses is refused by all."""
+    problems = check_plan(plan, instance)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PlanError(f"{source}: {problems[0]}{more}")

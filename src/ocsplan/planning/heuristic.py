@@ -584,7 +584,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None) -> Plan:
     # the few best states get the multiplicity local search
     best: tuple[float, int, int] | None = None
     best_state: tuple[_Search, _Eval] | None = None
-    for k, (_, _, idx, search, state) in enumerate(finals[:POLISHED]):
+    for _, _, idx, search, state in finals[:POLISHED]:
         polished = state if late() else search.evaluate(state.profiles, state.shapes, effort=2) or state
         if polished.objective > state.objective:
             polished = state
