@@ -55,13 +55,19 @@ def validate_command(
     circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
     plan_path: Annotated[
         Path | None, typer.Option("--plan", help="also check every schedule transfer of this plan")] = None,
+    fabric: Annotated[
+        Path | None, typer.Option(help="also check the fabric fields and hardware counts against this fabric")
+    ] = None,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
+    from ..realization.fabric_check import fabric_faults
+
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path) if plan_path is not None else None
     if plan is not None:
         require_valid(plan, str(plan_path))
-    faults = validate_circuits(circuits, plan)
+    spec = load_fabric(fabric) if fabric is not None else None
+    faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(circuits, plan)
     for fault in faults:
         out.print(str(fault), markup=False, soft_wrap=True)
     if faults:
@@ -69,4 +75,5 @@ def validate_command(
     demands = sum(1 for _ in circuits.routes)
     out.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
               f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
-              + (f", every transfer of {plan_path} has a circuit" if plan is not None else ""), markup=False)
+              + (f", every transfer of {plan_path} has a circuit" if plan is not None else "")
+              + (f", matches {fabric}" if spec is not None else ""), markup=False)
