@@ -9,7 +9,7 @@ import typer
 
 from ..errors import InstanceError
 from ..limits import MAX_COUNT
-from ..studies.results import EXACT_METHODS
+from ..studies.results import EXACT_METHODS, read_study
 from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
@@ -80,6 +80,10 @@ def study(
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")
+    _, dropped = read_study(out_csv)  # a foreign file is refused here, before any solving
+    if dropped:
+        err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
+                  markup=False)
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, transient=False,

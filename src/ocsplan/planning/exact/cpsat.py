@@ -8,7 +8,9 @@ rounding error (half a unit per demand), so it stays a proven bound in seconds.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -84,7 +86,7 @@ class CpSatBackend:
         params.log_search_progress = self.log
         if self.time_limit is not None:
             params.max_time_in_seconds = float(self.time_limit)
-        code = solver.solve(model)
+        code = _solve(solver, model)
         status = _STATUS.get(code, "unknown")
         demands = len(form.cand.demands)
         values: Assignment | None = None
@@ -99,6 +101,29 @@ class CpSatBackend:
                 if objective is not None:
                     bound = min(bound, objective)
         return Outcome(status, values, objective, bound, f"cp-sat {_version()}")
+
+
+def _solve(solver: Any, model: Any) -> Any:
+    """``solver.solve(model)`` with Ctrl-C left to Python (issue 13).
+
+    CP-SAT's own SIGINT handling replaces the process handler and leaves it at the
+    default afterwards, so a later Ctrl-C killed a study without its summary. Here
+    CP-SAT never touches the handler; in the main thread the solve runs in a helper
+    thread (it releases the GIL) so that Ctrl-C stops the search and is re-raised."""
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(solver.solve(model)), daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt:
+        solver.stop_search()
+        worker.join()
+        raise
+    return result[0]
 
 
 def _version() -> str:
