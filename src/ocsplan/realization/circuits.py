@@ -401,8 +401,11 @@ def _bounded(c: Circuits, source: str) -> Circuits:
         raise fail("fabric.levels", f"expected one or two levels, got {len(c.fabric.levels)}")
     for i, level in enumerate(c.fabric.levels):
         check_int(level.radix, fail, f"fabric.levels[{i}].radix", 2, 1 << 16)
+    n = c.plan.world.bit_length() - 1
     for g in c.generators:
-        check_int(g.multiplicity, fail, f"generators[{g.label}].multiplicity", 1, c.fabric.ports)
+        check_int(g.multiplicity, fail, f"generators[{g.label[:20]}].multiplicity", 1, c.fabric.ports)
+        if len(g.label.removeprefix("ring:")) != n:
+            raise fail(f"generators[{g.label[:20]}]", f"not a mask of {n} bits (world {c.plan.world})")
     for r in c.routes:
         check_int(r.multiplicity, fail, f"routes[{r.mesh}:{r.axis}:{r.demand}].multiplicity", 1, c.fabric.ports)
     return c

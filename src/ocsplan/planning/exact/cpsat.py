@@ -8,6 +8,7 @@ rounding error (half a unit per demand), so it stays a proven bound in seconds.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -104,26 +105,25 @@ class CpSatBackend:
 
 
 def _solve(solver: Any, model: Any) -> Any:
-    """``solver.solve(model)`` with Ctrl-C left to Python (issue 13).
+    """``solver.solve(model)``, leaving Ctrl-C to Python afterwards (issue 13).
 
-    CP-SAT's own SIGINT handling replaces the process handler and leaves it at the
-    default afterwards, so a later Ctrl-C killed a study without its summary. Here
-    CP-SAT never touches the handler; in the main thread the solve runs in a helper
-    thread (it releases the GIL) so that Ctrl-C stops the search and is re-raised."""
-    solver.parameters.catch_sigint_signal = False
-    if threading.current_thread() is not threading.main_thread():
-        return solver.solve(model)
-    result: list[Any] = []
-    worker = threading.Thread(target=lambda: result.append(solver.solve(model)), daemon=True)
-    worker.start()
+    CP-SAT stops its search on SIGINT with its own handler and then leaves the
+    process handler at the default, so a later Ctrl-C killed a study without its
+    summary. The Python handler is put back after every solve; a solve that
+    stopped early without a proof and before its time limit was stopped by Ctrl-C,
+    which is re-raised as KeyboardInterrupt."""
+    main = threading.current_thread() is threading.main_thread()
+    saved = signal.getsignal(signal.SIGINT) if main else None
     try:
-        while worker.is_alive():
-            worker.join(0.05)
-    except KeyboardInterrupt:
-        solver.stop_search()
-        worker.join()
-        raise
-    return result[0]
+        code = solver.solve(model)
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGINT, saved)
+    limit = solver.parameters.max_time_in_seconds
+    early = solver.wall_time < 0.99 * limit  # the default limit is infinite
+    if saved is signal.default_int_handler and code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and early:
+        raise KeyboardInterrupt
+    return code
 
 
 def _version() -> str:
