@@ -317,6 +317,8 @@ CASES: tuple[Case, ...] = (
     _c("simulate-objective", "simulate", "{plan_objective_json}", "--fabric", F, "--json", J, names="objective",
        outputs=(J,)),
     _c("simulate-fabric-ports1e6", "simulate", P, "--fabric", "{fab_ports1e6_toml}", names="ports"),
+    _c("simulate-ideal-buffer", "simulate", P, "--fabric", F, "--mode", "ideal", "--buffer", "4KiB",
+       names="--buffer"),
     _c("simulate-fabric-link0", "simulate", P, "--fabric", "{fab_link0_toml}", names="link"),
     # sweep
     _c("sweep-png-xyz", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--png", "{dir}/p.xyz", names="--png",

@@ -26,6 +26,8 @@ def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order
     from ..realization.fabrics import LATENCY_PRESETS
     from ..simlette import SimOptions
 
+    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), ("--latency", latency)):
+        refuse_unused(option, mode == "ideal" and value is not None, "in ideal mode (the plan's lambda and R)")
     if latency is not None and latency not in LATENCY_PRESETS:
         raise InstanceError("--latency", "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
     return SimOptions(
