@@ -38,10 +38,9 @@ def generate(
         known = ", ".join(FAMILIES)
         raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
     check_count(count, "--count", 0, MAX_COUNT)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InstanceError("--out", "", f"{out_dir} is not a directory")
-    if not out_dir.exists():
-        check_outputs((out_dir, "--out"))
+    existing = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
+    if not existing.is_dir():  # the directory (created with its parents) would lie below a file
+        raise InstanceError("--out", "", f"{out_dir}: {existing} is not a directory")
     if not 2 <= min_bits <= max_bits <= 16:
         raise InstanceError(
             "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
