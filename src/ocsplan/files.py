@@ -11,6 +11,7 @@ exports in ``planning/exact``), but none opens the target itself.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 from collections.abc import Callable
@@ -18,26 +19,59 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
+from .limits import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
-__all__ = ["read_json", "read_text", "read_toml", "toml_data", "write_atomic", "write_atomic_with"]
+__all__ = ["check_output", "read_json", "read_text", "read_toml", "toml_data", "write_atomic", "write_atomic_with"]
 
 
 def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
-    """The file's UTF-8 text; ``error(message)`` builds the exception on failure."""
+    """The file's UTF-8 text; ``error(message)`` builds the exception on failure.
+
+    Files above :data:`~ocsplan.limits.MAX_FILE_BYTES` are refused unread."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read file: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise error("not a UTF-8 text file") from None
 
 
 def toml_data(text: str, source: str) -> dict[str, Any]:
-    """Parsed TOML; a syntax error names the file and the field ``toml``."""
+    """Parsed TOML; a syntax error names the file and the field ``toml``.
+
+    Nesting deeper than :data:`~ocsplan.limits.MAX_DEPTH` is refused before parsing."""
+    depth = nesting_depth(text, toml=True)
+    if depth > MAX_DEPTH:
+        raise InstanceError(source, "toml", f"nested {depth} deep, the limit is {MAX_DEPTH}")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InstanceError(source, "toml", f"syntax error: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # e.g. an integer of more than 4300 digits
+        raise InstanceError(source, "toml", f"unreadable value: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()
+    return text[0][:120] if text else type(exc).__name__
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not JSON")
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -48,35 +82,68 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 def read_json(text: str, source: str) -> dict[str, Any]:
     """A JSON object (output files read back: errors are PlanError, exit status 2)."""
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise PlanError(f"{source}: nested {depth} deep, the limit is {MAX_DEPTH}")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: not JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # Infinity, 1e999, an integer of 5000 digits
+        raise PlanError(f"{source}: not JSON: {_first_line(exc)}") from None
     if not isinstance(data, dict):
         raise PlanError(f"{source}: expected a JSON object")
     return data
 
 
+def check_output(path: str | Path, option: str) -> None:
+    """Refuse an output path that cannot be written, before any work starts.
+
+    A directory, a missing parent or a parent that is a file is one line naming
+    the option (an :class:`InstanceError`, exit status 2)."""
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise InstanceError(option, "", f"{path} is a directory")
+    if not parent.exists():
+        raise InstanceError(option, "", f"{path}: directory {parent} does not exist")
+    if not parent.is_dir():
+        raise InstanceError(option, "", f"{path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InstanceError(option, "", f"{path}: directory {parent} is not writable")
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None:
     """Let ``write`` create the file at a temporary path next to ``path`` (with the same
-    suffixes, for writers that choose the format by them), then rename it into place."""
+    suffixes, for writers that choose the format by them), then rename it into place.
+
+    The file gets mode 0666 minus the umask, like any file the user creates; an OS
+    error is one line naming the path."""
     import tempfile  # imported on use: it is slow to import
 
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes), dir=directory)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes), dir=directory)
+    except OSError as exc:
+        raise InstanceError(str(path), "", f"cannot write: {exc.strerror or exc}") from None
     os.close(fd)
     tmp = Path(name)
     try:
         write(tmp)
-        # mkstemp creates the file 0600: give it the mode a plain open() would (umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         if tmp.exists():
             tmp.unlink()
+        if isinstance(exc, OSError):
+            raise InstanceError(str(path), "", f"cannot write: {exc.strerror or exc}") from None
         raise
 
 

@@ -14,6 +14,19 @@ from typing import Any
 
 from .errors import InstanceError
 from .files import read_toml, toml_data
+from .limits import (
+    MAX_AXES,
+    MAX_DEMANDS,
+    MAX_LATENCY_S,
+    MAX_LINK_BPS,
+    MAX_MESHES,
+    MAX_PAYLOAD,
+    MAX_PORTS,
+    MAX_WEIGHT,
+    MAX_WORLD,
+    MIN_LATENCY_S,
+    MIN_LINK_BPS,
+)
 from .schedules import COLLECTIVES, SCHEDULES
 from .units import parse_bytes, parse_rate, parse_time
 
@@ -112,6 +125,11 @@ _DEMAND_KEYS = {"collective", "payload", "weight", "schedule"}
 _AXIS_KEYS = _DEMAND_KEYS | {"demands"}
 
 
+def _big(value: int) -> str:
+    """An integer for a message: huge ones by their size only."""
+    return f"an integer of {value.bit_length()} bits" if value.bit_length() > 64 else str(value)
+
+
 def _is_power_of_two(value: int) -> bool:
     return value >= 1 and value & (value - 1) == 0
 
@@ -154,13 +172,21 @@ class _Reader:
             if key not in table:
                 raise self.fail(f"fabric.{key}", "missing")
         world = self.integer(table["world"], "fabric.world")
-        if world < 2:
-            raise self.fail("fabric.world", f"must be >= 2, got {world}")
+        if world < 2 or world > MAX_WORLD:
+            raise self.fail("fabric.world", f"must be in 2..{MAX_WORLD} (2^20), got {_big(world)}")
         ports = self.integer(table["ports"], "fabric.ports")
-        if ports < 1:
-            raise self.fail("fabric.ports", f"must be >= 1, got {ports}")
+        if not 1 <= ports <= MAX_PORTS:
+            raise self.fail("fabric.ports", f"must be in 1..{MAX_PORTS}, got {_big(ports)}")
         latency = self.convert(parse_time, table["latency"], "fabric.latency")
+        if not MIN_LATENCY_S <= latency <= MAX_LATENCY_S:
+            raise self.fail(
+                "fabric.latency", f"must be between {MIN_LATENCY_S:g} s and {MAX_LATENCY_S:g} s"
+            )
         link = self.convert(parse_rate, table["link"], "fabric.link")
+        if not MIN_LINK_BPS <= link <= MAX_LINK_BPS:
+            raise self.fail(
+                "fabric.link", f"must be between {MIN_LINK_BPS:g} and {MAX_LINK_BPS:g} B/s"
+            )
         return Budget(world=world, ports=ports, latency=latency, link=link)
 
     def demand(self, table: Mapping[str, Any], field: str) -> Demand | None:
@@ -180,11 +206,15 @@ class _Reader:
         if "payload" not in table:
             raise self.fail(f"{field}.payload", "missing")
         payload = self.convert(parse_bytes, table["payload"], f"{field}.payload")
+        if payload > MAX_PAYLOAD:
+            raise self.fail(f"{field}.payload", f"must be at most {MAX_PAYLOAD} bytes (1 PiB)")
         weight_raw = table.get("weight", 1)
         if isinstance(weight_raw, bool) or not isinstance(weight_raw, int | float):
             raise self.fail(f"{field}.weight", f"expected a number, got {weight_raw!r}")
-        if not weight_raw > 0 or weight_raw != weight_raw or weight_raw == float("inf"):
-            raise self.fail(f"{field}.weight", f"must be positive, got {weight_raw!r}")
+        if isinstance(weight_raw, int) and weight_raw > MAX_WEIGHT:
+            raise self.fail(f"{field}.weight", f"must be at most {MAX_WEIGHT:g}, got {_big(weight_raw)}")
+        if not weight_raw > 0 or weight_raw != weight_raw or weight_raw > MAX_WEIGHT:
+            raise self.fail(f"{field}.weight", f"must be positive and at most {MAX_WEIGHT:g}, got {weight_raw!r}")
         schedule = table.get("schedule", "auto")
         if not isinstance(schedule, str):
             raise self.fail(f"{field}.schedule", f"expected a name, got {schedule!r}")
@@ -213,6 +243,8 @@ class _Reader:
             raw = table["demands"]
             if not isinstance(raw, list):
                 raise self.fail(f"{field}.demands", f"expected a list, got {raw!r}")
+            if len(raw) > MAX_DEMANDS:
+                raise self.fail(f"{field}.demands", f"{len(raw)} demands, the limit is {MAX_DEMANDS}")
             for k, item in enumerate(raw):
                 where = f"{field}.demands[{k}]"
                 sub = self.table(item, where)
@@ -238,11 +270,13 @@ class _Reader:
         shape_raw = table["shape"]
         if not isinstance(shape_raw, list) or not shape_raw:
             raise self.fail(f"{field}.shape", f"expected a list of sizes, got {shape_raw!r}")
+        if len(shape_raw) > MAX_AXES:
+            raise self.fail(f"{field}.shape", f"{len(shape_raw)} axes, the limit is {MAX_AXES}")
         shape: list[int] = []
         for j, size in enumerate(shape_raw):
             size = self.integer(size, f"{field}.shape[{j}]")
-            if size < 1:
-                raise self.fail(f"{field}.shape[{j}]", f"must be >= 1, got {size}")
+            if not 1 <= size <= world:
+                raise self.fail(f"{field}.shape[{j}]", f"must be in 1..{world}, got {_big(size)}")
             shape.append(size)
         product = 1
         for size in shape:
@@ -278,6 +312,8 @@ class _Reader:
         meshes_raw = data.get("mesh")
         if not isinstance(meshes_raw, list) or not meshes_raw:
             raise self.fail("mesh", "expected at least one [[mesh]] table")
+        if len(meshes_raw) > MAX_MESHES:
+            raise self.fail("mesh", f"{len(meshes_raw)} meshes, the limit is {MAX_MESHES}")
         meshes = tuple(self.mesh(item, m, fabric.world) for m, item in enumerate(meshes_raw))
         seen: set[str] = set()
         for m, mesh in enumerate(meshes):

@@ -31,6 +31,21 @@ from .cost import demand_cost
 from .errors import PlanError
 from .files import read_json, read_text, write_atomic
 from .instance import Instance
+from .limits import (
+    MAX_AXES,
+    MAX_DEMANDS,
+    MAX_LATENCY_S,
+    MAX_LINK_BPS,
+    MAX_MESHES,
+    MAX_PAYLOAD,
+    MAX_PORTS,
+    MAX_WEIGHT,
+    MAX_WORLD,
+    MIN_LATENCY_S,
+    MIN_LINK_BPS,
+    check_float,
+    check_int,
+)
 from .schedules import SCHEDULES
 
 __all__ = [
@@ -478,132 +493,239 @@ def _get(data: Mapping[str, Any], key: str, where: str) -> Any:
     return data[key]
 
 
+class _Fields:
+    """Typed, bounded field access for the plan reader (README "Limits")."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, field: str, message: str) -> PlanError:
+        return PlanError(f"{self.source}: {field}: {message}")
+
+    def get(self, data: object, key: str, where: str) -> Any:
+        if not isinstance(data, Mapping):
+            raise self.fail(where or "plan", f"expected an object, got {type(data).__name__}")
+        if key not in data:
+            raise self.fail(f"{where}.{key}" if where else key, "missing")
+        return data[key]
+
+    def items(self, data: object, key: str, where: str, most: int) -> list[Any]:
+        value = self.get(data, key, where)
+        field = f"{where}.{key}" if where else key
+        if not isinstance(value, list):
+            raise self.fail(field, f"expected a list, got {type(value).__name__}")
+        if len(value) > most:
+            raise self.fail(field, f"{len(value)} entries, the limit is {most}")
+        return value
+
+    def integer(self, data: object, key: str, where: str, low: int, high: int) -> int:
+        return check_int(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
+
+    def number(self, data: object, key: str, where: str, low: float, high: float) -> float:
+        return check_float(self.get(data, key, where), self.fail, f"{where}.{key}" if where else key, low, high)
+
+    def string(self, data: object, key: str, where: str) -> str:
+        value = self.get(data, key, where)
+        if not isinstance(value, str):
+            raise self.fail(f"{where}.{key}" if where else key, f"expected a string, got {type(value).__name__}")
+        return value
+
+    def mask(self, text: object, field: str, n: int) -> int:
+        if not isinstance(text, str) or len(text) != n:
+            raise self.fail(field, f"expected a mask of {n} bits, got {str(text)[:40]!r}")
+        try:
+            return str_to_mask(text)
+        except ValueError as exc:
+            raise self.fail(field, str(exc)) from None
+
+
+_BIG = 1e30  # bound of every time and volume field (the limits keep real values far below)
+
+
 def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
-    """Read a plan dict (as written by :func:`plan_to_dict`); raises PlanError."""
-    try:
-        if data.get("schema") not in (SCHEMA, SCHEMA_STACKED):
-            raise PlanError(
-                f"{source}: schema: expected {SCHEMA!r} or {SCHEMA_STACKED!r}, got {data.get('schema')!r}"
-            )
-        construction = "shared-host"
-        if data["schema"] == SCHEMA_STACKED:
-            construction = str(data.get("construction", "shared-host"))
-        if construction not in ("shared-host", "stacked"):
-            raise PlanError(f"{source}: construction: expected 'shared-host' or 'stacked', got {construction!r}")
-        if construction == "stacked":
-            return _stacked_from_dict(data, source)
-        generators = tuple(
-            GeneratorPlan(str_to_mask(g["mask"]), int(g["multiplicity"]), str(g["kind"]))
-            for g in _get(data, "generators", source)
-        )
-        meshes = []
-        for mesh in _get(data, "meshes", source):
-            axes = []
-            for axis, bits in zip(mesh["axes"], mesh["bits"], strict=True):
-                demands = tuple(
-                    DemandPlan(
-                        collective=str(d["collective"]),
-                        payload_bytes=int(d["payload_bytes"]),
-                        weight=float(d["weight"]),
-                        schedule=str(d["schedule"]),
-                        groups=tuple(tuple(int(b) for b in g) for g in d["layers"]),
-                        uses=tuple(str_to_mask(u) for u in d["uses"]),
-                        phases=int(d["phases"]),
-                        volume_bytes=float(d["volume_bytes"]),
-                        multiplicity=int(d["multiplicity"]),
-                        time_s=float(d["time_s"]),
-                    )
-                    for d in axis["demands"]
-                )
-                axes.append(AxisPlan(
-                    size=int(axis["size"]),
-                    bits=tuple(int(b) for b in bits),
-                    topology=str(axis["topology"]),
-                    degree=int(axis["degree"]),
-                    demands=demands,
-                    ring=bool(axis.get("ring", False)),
-                ))
-            meshes.append(MeshPlan(str(mesh["name"]), tuple(int(s) for s in mesh["shape"]), tuple(axes)))
-        bound = data.get("bound_s")
-        return Plan(
-            instance=str(_get(data, "instance", source)),
-            method=str(_get(data, "method", source)),
-            status=str(_get(data, "status", source)),
-            world=int(_get(data, "world", source)),
-            ports=int(_get(data, "ports", source)),
-            ports_used=int(_get(data, "ports_used", source)),
-            latency_s=float(_get(data, "latency_s", source)),
-            link_Bps=float(_get(data, "link_Bps", source)),
-            generators=generators,
-            meshes=tuple(meshes),
-            objective_s=float(_get(data, "objective_s", source)),
-            bound_s=None if bound is None else float(bound),
-            solve_seconds=float(data.get("solve_seconds", 0.0)),
-            notes=tuple(str(x) for x in data.get("notes", [])),
-        )
-    except PlanError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PlanError(f"{source}: malformed plan: {exc!r}") from None
+    """Read a plan dict (as written by :func:`plan_to_dict`); raises PlanError.
 
-
-def _stacked_from_dict(data: Mapping[str, Any], source: str) -> Plan:
+    Every field is type-checked and bounded (world, ports, multiplicities, payloads,
+    finite times), so a hostile plan is refused before any tool works on it."""
+    f = _Fields(source)
+    schema = data.get("schema")
+    if schema not in (SCHEMA, SCHEMA_STACKED):
+        raise PlanError(f"{source}: schema: expected {SCHEMA!r} or {SCHEMA_STACKED!r}, got {str(schema)[:40]!r}")
+    construction = data.get("construction", "shared-host") if schema == SCHEMA_STACKED else "shared-host"
+    if construction not in ("shared-host", "stacked"):
+        raise f.fail("construction", f"expected 'shared-host' or 'stacked', got {str(construction)[:40]!r}")
+    if construction == "stacked":
+        return _stacked_from_dict(data, f)
+    world = f.integer(data, "world", "", 2, MAX_WORLD)
+    if world & (world - 1):
+        raise f.fail("world", f"{world} is not a power of two")
+    n = world.bit_length() - 1
+    ports = f.integer(data, "ports", "", 1, MAX_PORTS)
+    generators = []
+    for j, g in enumerate(f.items(data, "generators", "", 2 * MAX_PORTS)):
+        where = f"generators[{j}]"
+        kind = f.string(g, "kind", where)
+        if kind not in ("cube", "fold", "ring"):
+            raise f.fail(f"{where}.kind", f"expected cube, fold or ring, got {kind[:20]!r}")
+        generators.append(GeneratorPlan(
+            f.mask(f.get(g, "mask", where), f"{where}.mask", n), f.integer(g, "multiplicity", where, 1, ports), kind))
     meshes = []
-    for mesh in _get(data, "meshes", source):
-        if mesh.get("ranks", RANKS) != RANKS:
-            raise PlanError(f"{source}: mesh {mesh.get('name')!r}: ranks: only {RANKS!r} is known")
+    for mi, mesh in enumerate(f.items(data, "meshes", "", MAX_MESHES)):
+        mw = f"meshes[{mi}]"
+        axes_raw = f.items(mesh, "axes", mw, MAX_AXES)
+        bits_raw = f.items(mesh, "bits", mw, MAX_AXES)
+        shape = f.items(mesh, "shape", mw, MAX_AXES)
+        if len(bits_raw) != len(axes_raw):
+            raise f.fail(f"{mw}.bits", f"{len(bits_raw)} bit lists for {len(axes_raw)} axes")
         axes = []
-        for axis in mesh["axes"]:
-            raw = axis.get("circulant")
-            circ = None if raw is None else CirculantPlan(
-                offsets=tuple(int(x) for x in raw["offsets"]),
-                multiplicity=int(raw["multiplicity"]),
-                diameter=int(raw["diameter"]),
-                search=str(raw["search"]),
-                lower_bound=int(raw["lower_bound"]),
-            )
-            demands = tuple(
-                DemandPlan(
-                    collective=str(d["collective"]),
-                    payload_bytes=int(d["payload_bytes"]),
-                    weight=float(d["weight"]),
-                    schedule=str(d["schedule"]),
-                    groups=(),
-                    uses=tuple(int(u) for u in d["uses"]),
-                    phases=int(d["phases"]),
-                    volume_bytes=float(d["volume_bytes"]),
-                    multiplicity=int(d["multiplicity"]),
-                    time_s=float(d["time_s"]),
-                )
-                for d in axis["demands"]
-            )
+        for ai, (axis, bits) in enumerate(zip(axes_raw, bits_raw, strict=True)):
+            aw = f"{mw}.axes[{ai}]"
+            if not isinstance(bits, list) or len(bits) > n:
+                raise f.fail(f"{mw}.bits[{ai}]", f"expected a list of at most {n} bit positions")
+            demands = []
+            for k, d in enumerate(f.items(axis, "demands", aw, MAX_DEMANDS)):
+                dw = f"{aw}.demands[{k}]"
+                layers = f.items(d, "layers", dw, n)
+                uses = f.items(d, "uses", dw, 2 * MAX_PORTS)
+                demands.append(DemandPlan(
+                    collective=f.string(d, "collective", dw),
+                    payload_bytes=f.integer(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
+                    weight=f.number(d, "weight", dw, 0.0, MAX_WEIGHT),
+                    schedule=f.string(d, "schedule", dw),
+                    groups=tuple(
+                        tuple(check_int(b, f.fail, f"{dw}.layers[{li}]", 0, n - 1) for b in _items(g, f, dw))
+                        for li, g in enumerate(layers)
+                    ),
+                    uses=tuple(f.mask(u, f"{dw}.uses[{ui}]", n) for ui, u in enumerate(uses)),
+                    phases=f.integer(d, "phases", dw, 0, 1 << 30),
+                    volume_bytes=f.number(d, "volume_bytes", dw, 0.0, _BIG),
+                    multiplicity=f.integer(d, "multiplicity", dw, 1, ports),
+                    time_s=f.number(d, "time_s", dw, 0.0, _BIG),
+                ))
+            ring = axis.get("ring", False)
+            if not isinstance(ring, bool):
+                raise f.fail(f"{aw}.ring", "expected true or false")
             axes.append(AxisPlan(
-                size=int(axis["size"]),
+                size=f.integer(axis, "size", aw, 1, world),
+                bits=tuple(check_int(b, f.fail, f"{mw}.bits[{ai}]", 0, n - 1) for b in bits),
+                topology=f.string(axis, "topology", aw),
+                degree=f.integer(axis, "degree", aw, 0, 2 * MAX_PORTS),
+                demands=tuple(demands),
+                ring=ring,
+            ))
+        meshes.append(MeshPlan(
+            f.string(mesh, "name", mw),
+            tuple(check_int(s, f.fail, f"{mw}.shape", 1, world) for s in shape),
+            tuple(axes),
+        ))
+    bound = data.get("bound_s")
+    notes = data.get("notes", [])
+    if not isinstance(notes, list):
+        raise f.fail("notes", "expected a list")
+    return Plan(
+        instance=f.string(data, "instance", ""),
+        method=f.string(data, "method", ""),
+        status=f.string(data, "status", ""),
+        world=world,
+        ports=ports,
+        ports_used=f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
+        latency_s=f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
+        link_Bps=f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
+        generators=tuple(generators),
+        meshes=tuple(meshes),
+        objective_s=f.number(data, "objective_s", "", 0.0, _BIG),
+        bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
+        solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
+        notes=tuple(str(x) for x in notes),
+    )
+
+
+def _items(value: object, f: _Fields, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise f.fail(f"{where}.layers", "expected lists of bit positions")
+    return value
+
+
+def _stacked_from_dict(data: Mapping[str, Any], f: _Fields) -> Plan:
+    """A stacked plan (schema ``ocsplan.plan/2``): circulant axes, no host generators;
+    every field typed and bounded as in the shared-host reader."""
+    world = f.integer(data, "world", "", 2, MAX_WORLD)
+    ports = f.integer(data, "ports", "", 1, MAX_PORTS)
+    if f.items(data, "generators", "", 2 * MAX_PORTS):
+        raise f.fail("generators", "a stacked plan has no cube or fold generators")
+    meshes = []
+    for mi, mesh in enumerate(f.items(data, "meshes", "", MAX_MESHES)):
+        mw = f"meshes[{mi}]"
+        if not isinstance(mesh, Mapping):
+            raise f.fail(mw, "expected an object")
+        if mesh.get("ranks", RANKS) != RANKS:
+            raise f.fail(f"{mw}.ranks", f"only {RANKS!r} is known")
+        axes = []
+        for ai, axis in enumerate(f.items(mesh, "axes", mw, MAX_AXES)):
+            aw = f"{mw}.axes[{ai}]"
+            size = f.integer(axis, "size", aw, 1, world)
+            raw = axis.get("circulant") if isinstance(axis, Mapping) else None
+            circ = None
+            if raw is not None:
+                cw = f"{aw}.circulant"
+                circ = CirculantPlan(
+                    offsets=tuple(
+                        check_int(x, f.fail, f"{cw}.offsets", 1, max(size - 1, 1))
+                        for x in f.items(raw, "offsets", cw, MAX_PORTS)
+                    ),
+                    multiplicity=f.integer(raw, "multiplicity", cw, 1, ports),
+                    diameter=f.integer(raw, "diameter", cw, 0, size),
+                    search=f.string(raw, "search", cw),
+                    lower_bound=f.integer(raw, "lower_bound", cw, 0, size),
+                )
+            demands = []
+            for k, d in enumerate(f.items(axis, "demands", aw, MAX_DEMANDS)):
+                dw = f"{aw}.demands[{k}]"
+                demands.append(DemandPlan(
+                    collective=f.string(d, "collective", dw),
+                    payload_bytes=f.integer(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
+                    weight=f.number(d, "weight", dw, 0.0, MAX_WEIGHT),
+                    schedule=f.string(d, "schedule", dw),
+                    groups=(),
+                    uses=tuple(
+                        check_int(u, f.fail, f"{dw}.uses", 0, world) for u in f.items(d, "uses", dw, 2 * MAX_PORTS)
+                    ),
+                    phases=f.integer(d, "phases", dw, 0, 1 << 30),
+                    volume_bytes=f.number(d, "volume_bytes", dw, 0.0, _BIG),
+                    multiplicity=f.integer(d, "multiplicity", dw, 1, ports),
+                    time_s=f.number(d, "time_s", dw, 0.0, _BIG),
+                ))
+            axes.append(AxisPlan(
+                size=size,
                 bits=(),
-                topology=str(axis["topology"]),
-                degree=int(axis["degree"]),
-                demands=demands,
+                topology=f.string(axis, "topology", aw),
+                degree=f.integer(axis, "degree", aw, 0, 2 * MAX_PORTS),
+                demands=tuple(demands),
                 circulant=circ,
             ))
-        meshes.append(MeshPlan(str(mesh["name"]), tuple(int(s) for s in mesh["shape"]), tuple(axes)))
+        shape = f.items(mesh, "shape", mw, MAX_AXES)
+        meshes.append(MeshPlan(
+            f.string(mesh, "name", mw), tuple(check_int(x, f.fail, f"{mw}.shape", 1, world) for x in shape), tuple(axes)
+        ))
     bound = data.get("bound_s")
-    if _get(data, "generators", source):
-        raise PlanError(f"{source}: generators: a stacked plan has no cube or fold generators")
+    notes = data.get("notes", [])
+    if not isinstance(notes, list):
+        raise f.fail("notes", "expected a list")
     return Plan(
-        instance=str(_get(data, "instance", source)),
-        method=str(_get(data, "method", source)),
-        status=str(_get(data, "status", source)),
-        world=int(_get(data, "world", source)),
-        ports=int(_get(data, "ports", source)),
-        ports_used=int(_get(data, "ports_used", source)),
-        latency_s=float(_get(data, "latency_s", source)),
-        link_Bps=float(_get(data, "link_Bps", source)),
+        instance=f.string(data, "instance", ""),
+        method=f.string(data, "method", ""),
+        status=f.string(data, "status", ""),
+        world=world,
+        ports=ports,
+        ports_used=f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
+        latency_s=f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
+        link_Bps=f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
         generators=(),
         meshes=tuple(meshes),
-        objective_s=float(_get(data, "objective_s", source)),
-        bound_s=None if bound is None else float(bound),
-        solve_seconds=float(data.get("solve_seconds", 0.0)),
-        notes=tuple(str(x) for x in data.get("notes", [])),
+        objective_s=f.number(data, "objective_s", "", 0.0, _BIG),
+        bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
+        solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
+        notes=tuple(str(x) for x in notes),
         construction="stacked",
     )
 

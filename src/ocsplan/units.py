@@ -24,6 +24,13 @@ _RATE = {
 }
 
 
+def _float(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"number of {int(value).bit_length()} bits is out of range") from None
+
+
 def _split(text: str) -> tuple[float, str]:
     match = _PATTERN.match(text)
     if not match:
@@ -36,7 +43,7 @@ def parse_bytes(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected a size, got {value!r}")
     if isinstance(value, int):
-        number, unit = float(value), ""
+        number, unit = _float(value), ""
     elif isinstance(value, float):
         number, unit = value, ""
     elif isinstance(value, str):
@@ -59,7 +66,7 @@ def parse_time(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected a time, got {value!r}")
     if isinstance(value, int | float):
-        number, unit = float(value), "s"
+        number, unit = _float(value), "s"
     elif isinstance(value, str):
         number, unit = _split(value)
     else:
@@ -78,7 +85,7 @@ def parse_rate(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected a rate, got {value!r}")
     if isinstance(value, int | float):
-        number, unit = float(value), "B/s"
+        number, unit = _float(value), "B/s"
     elif isinstance(value, str):
         number, unit = _split(value)
     else:

@@ -6,20 +6,68 @@ named on one line), 3 infeasible."""
 from __future__ import annotations
 
 import functools
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
-from ..files import write_atomic
+from ..files import check_output, write_atomic
+from ..limits import MAX_TIME_LIMIT_S
 
-__all__ = ["app", "emit_json", "err", "fail", "handle_errors", "main", "out", "parse_option"]
+__all__ = [
+    "app",
+    "check_count",
+    "check_outputs",
+    "check_suffix",
+    "check_time_limit",
+    "emit_json",
+    "err",
+    "fail",
+    "handle_errors",
+    "main",
+    "out",
+    "parse_option",
+    "refuse_unused",
+]
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors (unknown option, ``--count abc``, an extra argument) as one line, exit 2.
+
+    Typer draws a multi-line box; the contract is one line naming the option."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
+        except NoArgsIsHelpError as exc:
+            if exc.ctx is not None:
+                typer.echo(exc.ctx.get_help())
+            code = 2
+        except ClickException as exc:
+            where = exc.ctx.command_path if isinstance(exc, UsageError) and exc.ctx is not None else "ocsplan"
+            text = " ".join(exc.format_message().split())
+            err.print(f"{where}: {text}", markup=False, soft_wrap=True)
+            code = 2
+        except Abort:
+            code = 130
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -65,6 +113,35 @@ def parse_option(parse: Callable[[str], Any], text: str, option: str) -> Any:
         return parse(text)
     except ValueError as exc:
         raise InstanceError(option, "", str(exc)) from None
+
+
+def check_time_limit(value: float | None, option: str = "--time-limit") -> None:
+    """A time limit is finite, positive and at most :data:`~ocsplan.limits.MAX_TIME_LIMIT_S`."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_TIME_LIMIT_S):
+        raise InstanceError(option, "", f"must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {value}")
+
+
+def check_count(value: int | None, option: str, low: int, high: int) -> None:
+    if value is not None and not low <= value <= high:
+        raise InstanceError(option, "", f"must be between {low} and {high}, got {value}")
+
+
+def check_outputs(*targets: tuple[str | Path | None, str]) -> None:
+    """Every output path (``-`` is stdout) writable, before any work starts."""
+    for path, option in targets:
+        if path is not None and str(path) != "-":
+            check_output(path, option)
+
+
+def check_suffix(path: str | Path | None, option: str, suffixes: tuple[str, ...]) -> None:
+    if path is not None and Path(path).suffix.lower() not in suffixes:
+        raise InstanceError(option, "", f"{path}: unknown format (use {', '.join(suffixes)})")
+
+
+def refuse_unused(option: str, given: bool, needs: str) -> None:
+    """An option that cannot apply is refused, not ignored."""
+    if given:
+        raise InstanceError(option, "", f"has no effect {needs}")
 
 
 def emit_json(text: str, target: str | None) -> None:

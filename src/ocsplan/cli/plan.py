@@ -12,17 +12,33 @@ from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
 from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
+from ..limits import MAX_PAYLOAD
 from ..plan import Plan, dumps_plan
 from ..planning.covering import COVERING_MAX_BITS
 from ..planning.frontier import frontier_rows
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
+from ..realization.fabrics import load_fabric
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
+from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
-from .app import app, emit_json, err, handle_errors, out, parse_option
+from .app import (
+    app,
+    check_count,
+    check_outputs,
+    check_time_limit,
+    emit_json,
+    err,
+    handle_errors,
+    out,
+    parse_option,
+    refuse_unused,
+)
 from .render import compare_table, plan_table
 
-__all__ = ["circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
+__all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
+
+MAX_WORKERS = 1024  # solver threads
 
 
 @app.command()
@@ -40,13 +56,26 @@ def solve(
         Path | None, typer.Option("--realize", help="also realize the plan on this fabric file")] = None,
     circuits_out: Annotated[
         str | None, typer.Option("--circuits", help="with --realize: write circuits JSON to PATH, or -")] = None,
-    placement: Annotated[str, typer.Option(help="with --realize: contiguous, bits or bits:4,3,2,1,0")] = "contiguous",
+    placement: Annotated[
+        str | None, typer.Option(help="with --realize: contiguous (default), bits or bits:4,3,2,1,0")] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the sampled circulant search (--method stacked)")] = None,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     from .realize import realize_plan, report_realization
 
+    if method not in PLANNERS:
+        raise InstanceError("--method", "", f"unknown method {method!r} (known: {', '.join(PLANNERS)})")
+    exact = method in EXACT_METHODS
+    refuse_unused("--time-limit", time_limit is not None and not exact, f"with --method {method} (exact methods only)")
+    refuse_unused("--workers", workers is not None and not exact, f"with --method {method} (exact methods only)")
+    refuse_unused("--circuits", circuits_out is not None and realize_fabric is None, "without --realize")
+    refuse_unused("--placement", placement is not None and realize_fabric is None, "without --realize")
+    check_time_limit(time_limit)
+    check_count(workers, "--workers", 1, MAX_WORKERS)
+    check_outputs((json_out, "--json"), (circuits_out, "--circuits"), (export, "--export"))
     inst = load_instance(instance)
+    if realize_fabric is not None:
+        load_fabric(realize_fabric)  # a bad fabric file is refused before the solve
     options: dict[str, Any] = {}
     if time_limit is not None:
         options["time_limit"] = time_limit
@@ -61,7 +90,7 @@ def solve(
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
-    realized = realize_plan(plan, realize_fabric, placement) if realize_fabric is not None else None
+    realized = realize_plan(plan, realize_fabric, placement or "contiguous") if realize_fabric is not None else None
     (err if json_out == "-" else out).print(plan_table(plan))
     for note in plan.notes:
         (err if json_out == "-" else out).print(f"note: {note}", markup=False)
@@ -72,7 +101,10 @@ def solve(
 
 def _topology(bits: int, folds: str | None, profile: str | None) -> Topology:
     if profile:
-        sizes = tuple(int(x) for x in profile.split(",") if x.strip())
+        try:
+            sizes = tuple(int(x) for x in profile.split(",") if x.strip())
+        except ValueError:
+            raise InstanceError("--profile", "", f"expected sizes such as 3,3, got {profile!r}") from None
         if sum(sizes) != bits or any(k < 1 for k in sizes):
             raise InstanceError("--profile", "", f"sizes {profile!r} do not add up to {bits} bits")
         return Topology.from_profile(sizes)
@@ -106,7 +138,12 @@ def schedules(
     """List every schedule's validity, h, v, u and T (p = 1) on one axis topology."""
     if not 0 <= bits <= 12:
         raise InstanceError("--bits", "", f"must be between 0 and 12, got {bits}")
+    if collective is not None and collective not in COLLECTIVES:
+        raise InstanceError("--collective", "", f"unknown collective {collective!r} (use {', '.join(COLLECTIVES)})")
+    refuse_unused("--folds", bool(folds) and bool(profile), "with --profile (give one of them)")
     sigma = parse_option(parse_bytes, payload, "--payload")
+    if sigma > MAX_PAYLOAD:
+        raise InstanceError("--payload", "", f"must be at most {MAX_PAYLOAD} bytes (1 PiB)")
     lam = parse_option(parse_time, latency, "--latency")
     rate = parse_option(parse_rate, link, "--link")
     topo = _topology(bits, folds, profile)
@@ -153,8 +190,7 @@ def frontier(
     """Print the diameter frontier and the schedulable frontier of an axis (m <= 9)."""
     if not 1 <= bits <= COVERING_MAX_BITS:
         raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
-    if max_degree is not None and max_degree < 1:
-        raise InstanceError("--max-degree", "", f"must be at least 1, got {max_degree}")
+    check_count(max_degree, "--max-degree", 1, (1 << bits) - 1)
     table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree",
                   title_justify="left")
     for col in ("degree", "diameter", "proof", "source", "example folds", "coset layers", "block fold"):
@@ -219,8 +255,6 @@ def circulant(
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
-    from ..studies.results import EXACT_METHODS
-
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")
     if not str(path).lower().endswith(EXPORT_FORMATS):
@@ -256,6 +290,12 @@ def compare(
     from ..studies.runner import run_method
 
     chosen = parse_methods(methods)
+    exact = any(m in EXACT_METHODS for m in chosen)
+    refuse_unused("--time-limit", time_limit is not None and not exact, "without an exact method")
+    refuse_unused("--workers", workers is not None and not exact, "without an exact method")
+    check_time_limit(time_limit)
+    check_count(workers, "--workers", 1, MAX_WORKERS)
+    check_outputs((csv_out, "--csv"))
     loaded = [(str(p), load_instance(p)) for p in instances]
     results = []
     per_demand: list[dict[str, Any]] = []

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import PlanError
 from ..plan import Plan, load_plan
-from .app import app, emit_json, err, fail, handle_errors, out
+from ..planning.check import require_valid
+from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
 
 if TYPE_CHECKING:
     from ..realization.circuits import Circuits
@@ -49,12 +49,9 @@ def realize_command(
     ] = "contiguous",
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
-    from ..planning.check import check_plan
-
+    check_outputs((out_path, "--out"))
     plan = load_plan(plan_path)
-    problems = check_plan(plan)
-    if problems:
-        raise PlanError(f"{plan_path}: {problems[0]}")
+    require_valid(plan, str(plan_path))
     report_realization(realize_plan(plan, fabric, placement), out_path)
 
 
@@ -64,14 +61,22 @@ def validate_command(
     circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
     plan_path: Annotated[
         Path | None, typer.Option("--plan", help="also check every schedule transfer of this plan")] = None,
+    fabric: Annotated[
+        Path | None, typer.Option(help="also check the fabric fields and hardware counts against this fabric")
+    ] = None,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
     from ..realization.circuits import load_circuits
+    from ..realization.fabric_check import fabric_faults
+    from ..realization.fabrics import load_fabric
     from ..realization.validate import validate as validate_circuits
 
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path) if plan_path is not None else None
-    faults = validate_circuits(circuits, plan)
+    if plan is not None:
+        require_valid(plan, str(plan_path))
+    spec = load_fabric(fabric) if fabric is not None else None
+    faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(circuits, plan)
     for fault in faults:
         out.print(str(fault), markup=False, soft_wrap=True)
     if faults:
@@ -79,4 +84,5 @@ def validate_command(
     demands = sum(1 for _ in circuits.routes)
     out.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
               f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
-              + (f", every transfer of {plan_path} has a circuit" if plan is not None else ""), markup=False)
+              + (f", every transfer of {plan_path} has a circuit" if plan is not None else "")
+              + (f", matches {fabric}" if spec is not None else ""), markup=False)

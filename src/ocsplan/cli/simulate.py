@@ -10,9 +10,11 @@ import typer
 from rich.table import Table
 
 from ..errors import InstanceError, PlanError
+from ..limits import MAX_PAYLOAD
 from ..plan import Plan, load_plan
+from ..planning.check import require_valid
 from ..units import format_bytes, format_time, parse_bytes
-from .app import app, emit_json, err, handle_errors, out, parse_option
+from .app import app, check_outputs, check_suffix, emit_json, err, handle_errors, out, parse_option, refuse_unused
 
 __all__ = ["simulate", "sweep"]
 
@@ -22,6 +24,8 @@ def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order
     from ..realization.fabrics import LATENCY_PRESETS
     from ..simlette import SimOptions
 
+    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), ("--latency", latency)):
+        refuse_unused(option, mode == "ideal" and value is not None, "in ideal mode (the plan's lambda and R)")
     if latency is not None and latency not in LATENCY_PRESETS:
         raise InstanceError("--latency", "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
     return SimOptions(
@@ -47,6 +51,11 @@ def _select(plan: Plan, demand: str | None) -> Callable[[int, int, int], bool] |
         want = [int(mesh)] + [int(p) for p in parts[1:]]
     except ValueError:
         raise InstanceError("--demand", "", f"no mesh {parts[0]!r} (meshes: {', '.join(names)})") from None
+    every = [(m, i, k) for m, me in enumerate(plan.meshes) for i, ax in enumerate(me.axes)
+             for k in range(len(ax.demands))]
+    if not any(key[: len(want)] == tuple(want) for key in every):
+        raise InstanceError("--demand", "", f"{demand!r} selects no demand of the plan "
+                            f"(meshes: {', '.join(f'{j}={name}' for j, name in enumerate(names))})")
     return lambda m, i, k: (m, i, k)[: len(want)] == tuple(want)
 
 
@@ -66,7 +75,7 @@ def simulate(
     circuits: Annotated[
         Path | None, typer.Option(help="OCS: a realization of the plan (ocsplan realize --out); default: realize now")
     ] = None,
-    placement: Annotated[str, typer.Option(help="OCS: placement when realizing now")] = "contiguous",
+    placement: Annotated[str | None, typer.Option(help="OCS: placement when realizing now (contiguous)")] = None,
     latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
@@ -77,7 +86,10 @@ def simulate(
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
 
+    refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
+    check_outputs((json_out, "--json"))
     plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
     realized = None
     if circuits is not None:
@@ -86,7 +98,7 @@ def simulate(
             raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
                             f"not {plan.instance} ({plan.world})")
     report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
-                           circuits=realized, only=_select(plan, demand), placement=placement)
+                           circuits=realized, only=_select(plan, demand), placement=placement or "contiguous")
     console = err if json_out == "-" else out
     title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
     if report.buffer_bytes is not None:
@@ -134,10 +146,16 @@ def sweep(
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
 
+    check_suffix(png, "--png", (".png",))
+    check_outputs((csv_out, "--csv"), (png, "--png"))
     low, _, high = payloads.partition(":")
     first = parse_option(parse_bytes, low, "--payloads")
-    sizes = payload_range(first, parse_option(parse_bytes, high or low, "--payloads"))
+    last = parse_option(parse_bytes, high or low, "--payloads")
+    if max(first, last) > MAX_PAYLOAD:
+        raise InstanceError("--payloads", "", f"must be at most {MAX_PAYLOAD} bytes (1 PiB)")
+    sizes = payload_range(first, last)
     plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
     rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
                      schedules, only=_select(plan, demand), placement=placement)

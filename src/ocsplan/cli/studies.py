@@ -8,11 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InstanceError
-from .app import app, err, handle_errors, out
-from .plan import parse_methods
+from ..limits import MAX_COUNT
+from ..studies.results import EXACT_METHODS, read_study
+from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
+from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
-__all__ = ["generate", "study"]
+__all__ = ["MAX_JOBS", "PLOT_SUFFIXES", "generate", "study"]
+
+MAX_JOBS = 256  # study processes
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 @app.command()
@@ -32,8 +37,10 @@ def generate(
     if family not in FAMILIES:
         known = ", ".join(FAMILIES)
         raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
-    if count < 0:
-        raise InstanceError("--count", "", f"must be >= 0, got {count}")
+    check_count(count, "--count", 0, MAX_COUNT)
+    existing = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
+    if not existing.is_dir():  # the directory (created with its parents) would lie below a file
+        raise InstanceError("--out", "", f"{out_dir}: {existing} is not a directory")
     if not 2 <= min_bits <= max_bits <= 16:
         raise InstanceError(
             "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
@@ -63,11 +70,19 @@ def study(
     from ..studies.summary import plot_gaps, summarize
 
     chosen = parse_methods(methods)
+    check_time_limit(time_limit)
+    check_count(workers, "--workers", 1, MAX_WORKERS)
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
+    refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
+    check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
+    check_outputs((out_csv, "--out"), (plot, "--plot"))
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")
-    if jobs < 1:
-        raise InstanceError("--jobs", "", f"must be >= 1, got {jobs}")
+    _, dropped = read_study(out_csv)  # a foreign file is refused here, before any solving
+    if dropped:
+        err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
+                  markup=False)
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, transient=False,

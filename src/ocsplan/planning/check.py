@@ -15,7 +15,7 @@ from ..instance import Demand, Instance, Mesh
 from ..plan import AxisPlan, DemandPlan, MeshPlan, Plan, check_groups, local_topology
 from ..schedules import SCHEDULES
 
-__all__ = ["check_plan"]
+__all__ = ["check_plan", "require_valid"]
 
 
 def _close(a: float, b: float, rel: float = 1e-9) -> bool:
@@ -195,3 +195,14 @@ def _check_demand(
     if not _close(time, d.time_s):
         problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
     return d.weight * time
+
+
+def require_valid(plan: Plan, source: str, instance: Instance | None = None) -> None:
+    """Refuse (PlanError, exit status 2) a plan :func:`check_plan` finds fault with.
+
+    ``realize``, ``simulate``, ``sweep`` and ``validate --plan`` share it, so a plan
+    one command refuses is refused by all."""
+    problems = check_plan(plan, instance)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PlanError(f"{source}: {problems[0]}{more}")

@@ -20,17 +20,18 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 
 from ..cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
+from ..cost import demand_cost
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES, closed_form
 from .allocate import allocate
-from .space import RING, Groups, Shape, candidate_partitions, integer_partitions, shape_options
+from .space import RING, Groups, Shape, integer_partitions, iter_partitions, shape_options
 
-__all__ = ["plan_heuristic"]
+__all__ = ["cube_only", "cube_only_bound", "plan_heuristic"]
 
 FINALISTS = 4  # partitions that get descents to convergence after one screening pass,
 FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
@@ -508,17 +509,56 @@ def _better(a: tuple[float, int, int], b: tuple[float, int, int] | None) -> bool
     return math.isclose(a[0], b[0], rel_tol=1e-12) and a[1:] < b[1:]
 
 
-def plan_heuristic(instance: Instance) -> Plan:
-    """Plan ``instance`` with the staged heuristic search. Deterministic."""
+def cube_only(instance: Instance) -> bool:
+    """Whether the base cube is the only installable host (L = n and no ring can free ports).
+
+    Then every axis is a hypercube at multiplicity 1 whatever bits it gets, so every
+    partition is equivalent and each demand simply takes its best schedule on Q_a."""
+    if instance.budget.ports > instance.n:
+        return False
+    single = len(instance.meshes) == 1
+    return not (single and any(axis.bits >= 3 for mesh in instance.meshes for axis in mesh.axes))
+
+
+def cube_only_bound(instance: Instance) -> float:
+    """With :func:`cube_only`: the optimum, every demand at its best valid schedule on Q_a."""
+    total = 0.0
+    for mesh in instance.meshes:
+        for axis in mesh.axes:
+            topo = Topology.cube(axis.bits)
+            for d in axis.demands:
+                names = [d.schedule] if d.schedule != "auto" else [
+                    s.name for s in SCHEDULES.values() if s.collective == d.collective and s.valid(topo)]
+                total += d.weight * min(demand_cost(name, topo, d.payload, 1, instance.budget)[2] for name in names)
+    return total
+
+
+def plan_heuristic(instance: Instance, deadline: float | None = None) -> Plan:
+    """Plan ``instance`` with the staged heuristic search. Deterministic without a deadline.
+
+    ``deadline`` (a :func:`time.perf_counter` value): the search stops between
+    partitions once it passes and returns the best plan found so far, with a note."""
     start = time.perf_counter()
     ctx = _Context(instance)
+    notes: list[str] = []
+
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
     # one descent pass on every partition, then the most promising ones to convergence
     # where bandwidth hardly matters, cheaper multiplicity pricing ranks as well
     latency_bound = ctx.bandwidth_share() < LATENCY_BOUND
     screen_effort = SCREEN_EFFORT - latency_bound
     final_effort = FINAL_EFFORT - latency_bound
     screened: list[tuple[float, int, int, _Search, _Eval]] = []
-    for idx, partition in enumerate(candidate_partitions(instance)):
+    partitions = iter_partitions(instance)
+    if cube_only(instance):  # every partition is equivalent: one suffices
+        partitions = islice(partitions, 1)
+        notes.append("only the base cube fits (L = n): every partition is equivalent")
+    for idx, partition in enumerate(partitions):
+        if screened and late():
+            notes.append(f"time limit: stopped after screening {idx} partitions; best plan so far")
+            break
         search = _Search(ctx, partition)
         result, _ = search.descend(1, effort=screen_effort)
         if result is not None:
@@ -530,17 +570,22 @@ def plan_heuristic(instance: Instance) -> Plan:
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
     finals: list[tuple[float, int, int, _Search, _Eval]] = []
-    for _, _, idx, search, result in finalists[:MAX_FINALISTS]:
+    for k, (_, _, idx, search, result) in enumerate(finalists[:MAX_FINALISTS]):
+        if late():
+            notes.append(f"time limit: {k} finalist partition(s) descended; best plan so far")
+            break
         # re-price the screened state with both greedy allocations, then a beam descent
         result = search.evaluate(result.profiles, result.shapes, final_effort) or result
         states = search.beam(result, BEAM, MAX_PASSES, final_effort)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
+    if not finals:
+        finals = [screened[0]]
     finals.sort(key=lambda item: item[:3])
     # the few best states get the multiplicity local search
     best: tuple[float, int, int] | None = None
     best_state: tuple[_Search, _Eval] | None = None
     for _, _, idx, search, state in finals[:POLISHED]:
-        polished = search.evaluate(state.profiles, state.shapes, effort=2) or state
+        polished = state if late() else search.evaluate(state.profiles, state.shapes, effort=2) or state
         if polished.objective > state.objective:
             polished = state
         key = (polished.objective, polished.ports, idx)
@@ -549,4 +594,5 @@ def plan_heuristic(instance: Instance) -> Plan:
     assert best_state is not None
     decision = _decision(ctx, *best_state)
     elapsed = time.perf_counter() - start
-    return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed)
+    return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed,
+                    notes=notes)

@@ -26,6 +26,7 @@ __all__ = [
     "Shape",
     "candidate_partitions",
     "integer_partitions",
+    "iter_partitions",
     "shape_options",
 ]
 
@@ -166,10 +167,15 @@ def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -
 
 def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
     """Bit partitions of all meshes, one per symmetry class, deterministic order."""
+    return list(iter_partitions(instance))
+
+
+def iter_partitions(instance: Instance) -> Iterator[tuple[tuple[tuple[int, ...], ...], ...]]:
+    """:func:`candidate_partitions` lazily (a deadline can stop the enumeration)."""
     n = instance.n
     classes = _mesh_classes(instance)
     margins = [sizes for _, _, sizes in classes]
-    out = []
+    seen: set[tuple[tuple[tuple[int, ...], ...], ...]] = set()
     for table in _tables(margins, n):
         # hand out bit positions from the top, type by type
         bit = n - 1
@@ -203,6 +209,7 @@ def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...]
                         axis_bits[i] = bits_left[: mesh.axes[i].bits]
                         bits_left = bits_left[mesh.axes[i].bits :]
             parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
-        if tuple(parts) not in out:
-            out.append(tuple(parts))
-    return out
+        key = tuple(parts)
+        if key not in seen:  # a set: the tables of wide instances run to the ten thousands
+            seen.add(key)
+            yield key

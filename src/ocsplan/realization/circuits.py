@@ -15,7 +15,8 @@ file that parses may still be wrong, which is the validator's business.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from ..cayley import mask_to_str, str_to_mask
 from ..errors import PlanError
 from ..files import read_json, read_text, write_atomic
+from ..limits import MAX_PORTS, MAX_WORLD, check_int
 from .fabrics import LatencyBudget, Level
 from .wiring import Inventory, LevelCount
 
@@ -55,6 +57,7 @@ __all__ = [
 ]
 
 SCHEMA = "ocsplan.circuits/1"
+_MAX_INT = 1 << 40  # any integer field; the limits below are tighter where it matters
 
 
 def generator_label(mask: int, kind: str, n: int) -> str:
@@ -378,21 +381,88 @@ def write_circuits(c: Circuits, path: str | Path) -> None:
 # -- reader ---------------------------------------------------------------------------
 
 
-def _ints(values: Sequence[Any]) -> tuple[int, ...]:
-    return tuple(map(int, values))
+def _int(value: object) -> int:
+    """A JSON integer, strictly (no bool, float or string), of a sane size."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {repr(value)[:40]}")
+    if not -1 <= value <= _MAX_INT:
+        raise ValueError(f"integer of {value.bit_length()} bits out of range")
+    return value
+
+
+def _float(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"expected a finite number, got {repr(value)[:40]}")
+    return float(value)
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {repr(value)[:40]}")
+    return value
+
+
+def _first(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"field {exc.args[0]!r} missing"
+    return f"{type(exc).__name__}: {str(exc)[:120]}"
+
+
+def _ints(values: object) -> tuple[int, ...]:
+    if not isinstance(values, list):
+        raise TypeError(f"expected a list, got {repr(values)[:40]}")
+    return tuple(map(_int, values))
+
+
+def _bounded(c: Circuits, source: str) -> Circuits:
+    """The size limits (README "Limits") on the numbers the validator iterates over."""
+
+    def fail(field: str, message: str) -> PlanError:
+        return PlanError(f"{source}: {field}: {message}")
+
+    check_int(c.plan.world, fail, "plan.world", 2, MAX_WORLD)
+    check_int(c.plan.ports, fail, "plan.ports", 1, MAX_PORTS)
+    check_int(c.fabric.ports, fail, "fabric.ports", 1, MAX_PORTS)
+    check_int(c.fabric.accelerators, fail, "fabric.accelerators", 2, MAX_WORLD)
+    check_int(c.fabric.rack_size, fail, "fabric.rack_size", 1, MAX_WORLD)
+    check_int(c.fabric.serving_racks, fail, "fabric.serving_racks", 1, MAX_WORLD)
+    check_int(c.fabric.domain, fail, "fabric.wiring.domain", 1, MAX_WORLD)
+    two = len(c.fabric.levels) == 2
+    check_int(c.fabric.fanout, fail, "fabric.wiring.fanout", 1 if two else 0, MAX_WORLD)
+    for name in ("groups", "down", "up", "spines"):
+        check_int(getattr(c.fabric, name), fail, f"fabric.wiring.{name}", 0, MAX_WORLD)
+    if not 1 <= len(c.fabric.levels) <= 2:
+        raise fail("fabric.levels", f"expected one or two levels, got {len(c.fabric.levels)}")
+    for i, level in enumerate(c.fabric.levels):
+        check_int(level.radix, fail, f"fabric.levels[{i}].radix", 2, 1 << 16)
+    n = c.plan.world.bit_length() - 1
+    for g in c.generators:
+        check_int(g.multiplicity, fail, f"generators[{g.label[:20]}].multiplicity", 1, c.fabric.ports)
+        if g.label.startswith(CIRCULANT):
+            try:
+                size, stride, _ = parse_circulant(g.label)
+            except ValueError as exc:
+                raise fail(f"generators[{g.label[:20]}]", str(exc)) from None
+            if size * stride > c.plan.world:
+                raise fail(f"generators[{g.label[:20]}]", f"axis of {size} x stride {stride} exceeds the world")
+        elif len(g.label.removeprefix("ring:")) != n:
+            raise fail(f"generators[{g.label[:20]}]", f"not a mask of {n} bits (world {c.plan.world})")
+    for r in c.routes:
+        check_int(r.multiplicity, fail, f"routes[{r.mesh}:{r.axis}:{r.demand}].multiplicity", 1, c.fabric.ports)
+    return c
 
 
 def _inventory_from(data: Mapping[str, Any]) -> Inventory:
     return Inventory(
-        accelerators=int(data["accelerators"]),
-        accelerator_ports=int(data["accelerator_ports"]),
+        accelerators=_int(data["accelerators"]),
+        accelerator_ports=_int(data["accelerator_ports"]),
         levels=tuple(
-            LevelCount(int(lv["level"]), str(lv["technology"]), int(lv["devices"]), int(lv["ports"]),
-                       int(lv["logical"]), int(lv["links_below"]), str(lv["medium"]))
+            LevelCount(_int(lv["level"]), _str(lv["technology"]), _int(lv["devices"]), _int(lv["ports"]),
+                       _int(lv["logical"]), _int(lv["links_below"]), _str(lv["medium"]))
             for lv in data["levels"]
         ),
-        converters=int(data["converters"]),
-        converter_kind=str(data["converter_kind"]),
+        converters=_int(data["converters"]),
+        converter_kind=_str(data["converter_kind"]),
     )
 
 
@@ -401,60 +471,64 @@ def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> C
     if data.get("schema") != SCHEMA:
         raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
     try:
-        p, f, w = data["plan"], data["fabric"], data["fabric"]["wiring"]
-        counts = data["counts"]
-        slot_bits = data["placement"]["slot_bits"]
-        return Circuits(
-            plan=PlanRef(str(p["instance"]), str(p["method"]), int(p["world"]), int(p["ports"]),
-                         int(p["ports_used"]), float(p["objective_s"]),
-                         tuple((str(label), int(mult)) for label, mult in p["generators"])),
-            fabric=FabricRef(
-                name=str(f["name"]), source=str(f["source"]), accelerators=int(f["accelerators"]),
-                ports=int(f["ports"]), link_Bps=float(f["link_Bps"]), rack_size=int(f["rack_size"]),
-                serving_racks=int(f["serving_racks"]),
-                levels=tuple(Level(str(lv["technology"]), int(lv["radix"]), int(lv["down"]), int(lv["up"]))
-                             for lv in f["levels"]),
-                domain=int(w["domain"]), groups=int(w["groups"]), down=int(w["down"]), up=int(w["up"]),
-                spines=int(w["spines"]), fanout=int(w["fanout"]),
-            ),
-            placement=Placement(str(data["placement"]["method"]),
-                                None if slot_bits is None else _ints(slot_bits),
-                                _ints(data["placement"]["accelerator"])),
-            ports_used=int(data["ports_used"]),
-            reserved_ports=int(data["reserved_ports"]),
-            generators=tuple(
-                GeneratorUse(str(g["generator"]), *parse_label(str(g["generator"])), int(g["multiplicity"]),
-                             _ints(g["ports"]), int(g["circuits"]), int(g["inter_rack"]), str(g["scope"]))
-                for g in data["generators"]
-            ),
-            nodes=tuple(
-                tuple(NodePort(int(e[0]), int(e[1]), int(e[2]), str(e[3])) for e in node)
-                for node in data["nodes"]
-            ),
-            circuits=tuple(
-                Circuit(int(x["a"][0]), int(x["a"][1]), int(x["b"][0]), int(x["b"][1]), str(x["generator"]),
-                        str(x["scope"]), tuple(Hop(str(h[0]), int(h[1]), int(h[2])) for h in x["path"]))
-                for x in data["circuits"]
-            ),
-            devices=tuple(
-                Device(str(d["id"]), int(d["level"]), int(d["rail"]), int(d["index"]), int(d["radix"]),
-                       tuple((int(a), int(b)) for a, b in d["cross_connects"]))
-                for d in data["devices"]
-            ),
-            routes=tuple(
-                Route(str(r["mesh"]), int(r["axis"]), int(r["demand"]), str(r["collective"]),
-                      str(r["schedule"]), int(r["multiplicity"]), _ints(r["bits"]),
-                      tuple(tuple(tuple((int(peer), _ints(ports)) for peer, ports in phase) for phase in node)
-                            for node in r["table"]))
-                for r in data["routes"]
-            ),
-            counts=Counts(int(counts["nodes"]), int(counts["ports_per_node"]), int(counts["circuits"]),
-                          int(counts["intra_rack"]), int(counts["inter_rack"]),
-                          _inventory_from(counts["installed"]), _inventory_from(counts["used"])),
-            notes=tuple(str(x) for x in data.get("notes", [])),
-        )
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise PlanError(f"{source}: malformed circuits file: {exc!r}") from None
+        return _bounded(_circuits(data), source)
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+        raise PlanError(f"{source}: malformed circuits file: {_first(exc)}") from None
+
+
+def _circuits(data: Mapping[str, Any]) -> Circuits:
+    p, f, w = data["plan"], data["fabric"], data["fabric"]["wiring"]
+    counts = data["counts"]
+    slot_bits = data["placement"]["slot_bits"]
+    return Circuits(
+        plan=PlanRef(_str(p["instance"]), _str(p["method"]), _int(p["world"]), _int(p["ports"]),
+                     _int(p["ports_used"]), _float(p["objective_s"]),
+                     tuple((_str(label), _int(mult)) for label, mult in p["generators"])),
+        fabric=FabricRef(
+            name=_str(f["name"]), source=_str(f["source"]), accelerators=_int(f["accelerators"]),
+            ports=_int(f["ports"]), link_Bps=_float(f["link_Bps"]), rack_size=_int(f["rack_size"]),
+            serving_racks=_int(f["serving_racks"]),
+            levels=tuple(Level(_str(lv["technology"]), _int(lv["radix"]), _int(lv["down"]), _int(lv["up"]))
+                         for lv in f["levels"]),
+            domain=_int(w["domain"]), groups=_int(w["groups"]), down=_int(w["down"]), up=_int(w["up"]),
+            spines=_int(w["spines"]), fanout=_int(w["fanout"]),
+        ),
+        placement=Placement(_str(data["placement"]["method"]),
+                            None if slot_bits is None else _ints(slot_bits),
+                            _ints(data["placement"]["accelerator"])),
+        ports_used=_int(data["ports_used"]),
+        reserved_ports=_int(data["reserved_ports"]),
+        generators=tuple(
+            GeneratorUse(_str(g["generator"]), *parse_label(_str(g["generator"])), _int(g["multiplicity"]),
+                         _ints(g["ports"]), _int(g["circuits"]), _int(g["inter_rack"]), _str(g["scope"]))
+            for g in data["generators"]
+        ),
+        nodes=tuple(
+            tuple(NodePort(_int(e[0]), _int(e[1]), _int(e[2]), _str(e[3])) for e in node)
+            for node in data["nodes"]
+        ),
+        circuits=tuple(
+            Circuit(_int(x["a"][0]), _int(x["a"][1]), _int(x["b"][0]), _int(x["b"][1]), _str(x["generator"]),
+                    _str(x["scope"]), tuple(Hop(_str(h[0]), _int(h[1]), _int(h[2])) for h in x["path"]))
+            for x in data["circuits"]
+        ),
+        devices=tuple(
+            Device(_str(d["id"]), _int(d["level"]), _int(d["rail"]), _int(d["index"]), _int(d["radix"]),
+                   tuple((_int(a), _int(b)) for a, b in d["cross_connects"]))
+            for d in data["devices"]
+        ),
+        routes=tuple(
+            Route(_str(r["mesh"]), _int(r["axis"]), _int(r["demand"]), _str(r["collective"]),
+                  _str(r["schedule"]), _int(r["multiplicity"]), _ints(r["bits"]),
+                  tuple(tuple(tuple((_int(peer), _ints(ports)) for peer, ports in phase) for phase in node)
+                        for node in r["table"]))
+            for r in data["routes"]
+        ),
+        counts=Counts(_int(counts["nodes"]), _int(counts["ports_per_node"]), _int(counts["circuits"]),
+                      _int(counts["intra_rack"]), _int(counts["inter_rack"]),
+                      _inventory_from(counts["installed"]), _inventory_from(counts["used"])),
+        notes=tuple(_str(x) for x in data.get("notes", [])),
+    )
 
 
 def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..files import read_toml
+from ..limits import MAX_LATENCY_S, MAX_LINK_BPS, MAX_PORTS, MAX_WORLD, MIN_LINK_BPS, check_int
 from ..units import parse_rate, parse_time
 
 __all__ = [
@@ -105,6 +106,8 @@ class FabricSpec:
         return self.serving_racks * self.rack_size
 
 
+MAX_RADIX = 1 << 16  # ports of one switching device
+
 _TOP = {"name", "description", "accelerators", "ports", "link", "latency", "racks", "level"}
 
 
@@ -112,10 +115,8 @@ def _fail(source: str) -> Callable[[str, str], InstanceError]:
     return lambda field, message: InstanceError(source, field, message)
 
 
-def _integer(source: str, value: object, field: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InstanceError(source, field, f"expected an integer >= {low}, got {value!r}")
-    return value
+def _integer(source: str, value: object, field: str, low: int = 1, high: int = MAX_RADIX) -> int:
+    return check_int(value, _fail(source), field, low, high)
 
 
 def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpec:
@@ -128,12 +129,14 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
         if key not in data:
             raise fail(key, "missing")
     name = data.get("name", Path(source).stem)
-    accelerators = _integer(source, data["accelerators"], "accelerators", 2)
-    ports = _integer(source, data["ports"], "ports")
+    accelerators = _integer(source, data["accelerators"], "accelerators", 2, MAX_WORLD)
+    ports = _integer(source, data["ports"], "ports", 1, MAX_PORTS)
     try:
         link = parse_rate(data["link"])
     except ValueError as exc:
         raise fail("link", str(exc)) from None
+    if not MIN_LINK_BPS <= link <= MAX_LINK_BPS:
+        raise fail("link", f"must be between {MIN_LINK_BPS:g} and {MAX_LINK_BPS:g} B/s")
     latency = _parse_latency(data.get("latency", "nominal"), source)
     levels = _parse_levels(data["level"], source)
     rack_size, serving = _parse_racks(data.get("racks", {}), levels, accelerators, source)
@@ -171,6 +174,8 @@ def _parse_latency(raw: object, source: str) -> LatencyBudget:
                 values[key] = parse_time(raw[key])
             except ValueError as exc:
                 raise fail(f"latency.{key}", str(exc)) from None
+            if values[key] > MAX_LATENCY_S:
+                raise fail(f"latency.{key}", f"must be at most {MAX_LATENCY_S:g} s")
         else:
             values[key] = getattr(base, key)
     extra = set(raw) - set(values) - {"preset"}
@@ -214,10 +219,10 @@ def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: 
             raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
         if levels[0].up == 0:
             raise fail("level[0].up", "a two-level fabric needs uplinks on level 1")
-    rack_size = _integer(source, racks.get("size", accelerators), "racks.size")
+    rack_size = _integer(source, racks.get("size", accelerators), "racks.size", 1, accelerators)
     if accelerators % rack_size:
         raise fail("racks.size", f"{rack_size} does not divide {accelerators} accelerators")
-    serving = _integer(source, racks.get("serving", accelerators // rack_size), "racks.serving")
+    serving = _integer(source, racks.get("serving", accelerators // rack_size), "racks.serving", 1, accelerators)
     if serving > accelerators // rack_size:
         raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
     extra = set(racks) - {"size", "serving"}

@@ -27,7 +27,16 @@ from ..plan import Plan, demand_topology
 from ..planning.circulant import Circulant
 from ..schedules import SCHEDULES
 from ..schedules.circulant import circulant_program
-from .circuits import CIRCULANT, Circuits, circulant_label, generator_label, parse_circulant, parse_label, shift
+from .circuits import (
+    CIRCULANT,
+    Circuits,
+    Device,
+    circulant_label,
+    generator_label,
+    parse_circulant,
+    parse_label,
+    shift,
+)
 
 __all__ = ["Fault", "validate"]
 
@@ -213,6 +222,59 @@ class _Checker:
             if (x, p) not in table:
                 self.fault(f"circuit to node {y} missing from the node table", x, p)
 
+    def scopes(self) -> None:
+        """Each circuit's scope and each generator's circuit counts and scope, re-derived."""
+        two = len(self.c.fabric.levels) == 2
+        for circ in self.c.circuits:
+            want = "single-level" if not two else "inter-rack" if len(circ.path) == 3 else "intra-rack"
+            if circ.scope != want or len(circ.path) not in ((1, 3) if two else (1,)):
+                self.fault(f"circuit to node {circ.b}: scope {circ.scope} with {len(circ.path)} OCS hop(s)",
+                           circ.a, circ.a_port)
+        total: Counter[str] = Counter(circ.generator for circ in self.c.circuits)
+        crossing: Counter[str] = Counter(circ.generator for circ in self.c.circuits if len(circ.path) == 3)
+        labels = [g.label for g in self.c.generators]
+        for label in sorted({x for x in labels if labels.count(x) > 1}):
+            self.fault(f"generator {label} listed twice")
+        for g in self.c.generators:
+            t, x = total[g.label], crossing[g.label]
+            scope = ("single-level" if not two else "inter-rack" if x == t
+                     else "intra-rack" if x == 0 else "mixed")
+            if (g.circuits, g.inter_rack, g.scope) != (t, x, scope):
+                self.fault(f"generator {g.label}: file says {g.circuits} circuits, {g.inter_rack} inter-rack, "
+                           f"{g.scope}; the circuits give {t}, {x}, {scope}")
+
+    def placement(self) -> None:
+        """The placement method and slot bits re-derive the accelerator list."""
+        pl, f, n = self.c.placement, self.c.fabric, self.n
+        if pl.method == "contiguous" and pl.slot_bits is None:
+            want = tuple(range(self.world))
+        elif pl.method == "bits" and pl.slot_bits is not None and all(0 <= b < n for b in pl.slot_bits) \
+                and len(set(pl.slot_bits)) == len(pl.slot_bits) and tuple(sorted(pl.slot_bits, reverse=True)) \
+                == pl.slot_bits:
+            slot = sorted(pl.slot_bits)
+            inside = mask_of(slot)
+            rest = [b for b in range(n) if not inside >> b & 1]
+            want = tuple(compress(x & ~inside, rest) * f.domain + compress(x & inside, slot)
+                         for x in range(self.world))
+        else:
+            self.fault(f"placement {pl.method!r} with slot bits {pl.slot_bits} is not a placement")
+            return
+        if want != pl.accelerator:
+            self.fault(f"placement {pl.method} does not give the listed accelerators")
+
+    def _dup_devices(self) -> set[str]:
+        ids = Counter(d.id for d in self.c.devices)
+        return {i for i, k in ids.items() if k > 1}
+
+    def _device_fields(self, d: Device) -> None:
+        f = self.c.fabric
+        two = len(f.levels) == 2
+        want_id = f"L{d.level}.k{d.rail:02d}.{'r' if two and d.level == 1 else 'd'}{d.index:02d}"
+        radix = f.levels[d.level - 1].radix if 1 <= d.level <= len(f.levels) else None
+        if d.id != want_id or d.radix != radix or not 0 <= d.rail < f.ports:
+            self.fault(f"level {d.level}, rail {d.rail}, index {d.index}, radix {d.radix} do not match the "
+                       f"device id and fabric (expected {want_id}, radix {radix})", None, None, d.id)
+
     def multiplicities(self) -> None:
         count: Counter[tuple[str, int, int]] = Counter()
         for circ in self.c.circuits:
@@ -248,6 +310,13 @@ class _Checker:
         for d in c.devices:
             radix = f.levels[d.level - 1].radix if 1 <= d.level <= len(f.levels) else 0
             table = self.cross.setdefault(d.id, {})
+            self._device_fields(d)
+            listed = Counter((min(p, q), max(p, q)) for p, q in d.cross_connects)
+            for (p, q), times in sorted(listed.items()):
+                if times > 1:
+                    self._device_fault(d.id, p, f"cross-connect [{p}, {q}] listed {times} times", rank_at)
+            if len({d.id for d in c.devices}) != len(c.devices) and d.id in self._dup_devices():
+                self.fault("device listed twice", None, None, d.id)
             for p, q in d.cross_connects:
                 for port, other in ((p, q), (q, p)):
                     if not 0 <= port < radix:
@@ -342,8 +411,10 @@ class _Checker:
             for x, phases in enumerate(r.table):
                 for ph, sends in enumerate(phases):
                     for peer, ports in sends:
-                        if len(ports) < r.multiplicity:
-                            self.fault(f"{name} phase {ph}: {len(ports)} port(s) to node {peer}, "
+                        if len(set(ports)) != len(ports):
+                            self.fault(f"{name} phase {ph}: a port listed twice to node {peer}", x)
+                        if len(set(ports)) != r.multiplicity:
+                            self.fault(f"{name} phase {ph}: {len(set(ports))} distinct port(s) to node {peer}, "
                                        f"multiplicity {r.multiplicity}", x)
                         for p in ports:
                             got = self.peer_at.get((x, p))
@@ -367,6 +438,15 @@ class _Checker:
             self.fault(f"plan uses {plan.ports_used} ports of {plan.ports}")
         if c.ports_used != plan.ports_used + c.reserved_ports:
             self.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
+        ref = (c.plan.instance, c.plan.method, c.plan.world, c.plan.ports, c.plan.ports_used, c.plan.objective_s)
+        if ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used, plan.objective_s):
+            self.fault("the file's plan reference (instance, method, world, ports, ports used, objective) "
+                       "differs from the plan")
+        listed = [(r.mesh, r.axis, r.demand) for r in c.routes]
+        wanted = [(mesh.name, a, k) for mesh in plan.meshes for a, axis in enumerate(mesh.axes)
+                  for k in range(len(axis.demands))]
+        if sorted(listed) != sorted(wanted):
+            self.fault(f"routing tables for {len(listed)} demands, the plan has {len(wanted)} (or others)")
         pairs: Counter[tuple[int, int]] = Counter()
         for circ in c.circuits:
             pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
@@ -387,6 +467,12 @@ class _Checker:
                     if route is None:
                         self.fault(f"no routing table for {name}")
                         continue
+                    head = (route.collective, route.schedule, route.multiplicity, tuple(sorted(route.bits)))
+                    if head != (d.collective, d.schedule, d.multiplicity, tuple(sorted(axis.bits))):
+                        self.fault(f"routing table of {name} says {route.collective}/{route.schedule}, "
+                                   f"multiplicity {route.multiplicity}, bits {list(route.bits)}; the plan "
+                                   f"{d.collective}/{d.schedule}, multiplicity {d.multiplicity}, "
+                                   f"bits {list(axis.bits)}")
                     self._route_matches(name, route.table, expect, glob, bases)
 
     def _against_stacked(self, plan: Plan) -> None:
@@ -480,12 +566,39 @@ class _Checker:
                                    f"the schedule sends to {sorted(want)}", x)
 
     def counts(self) -> None:
-        k = self.c.counts
-        crossing = sum(1 for circ in self.c.circuits if len(circ.path) == 3)
-        total = len(self.c.circuits)
+        c, k = self.c, self.c.counts
+        crossing = sum(1 for circ in c.circuits if len(circ.path) == 3)
+        total = len(c.circuits)
         if (k.circuits, k.inter_rack, k.intra_rack) != (total, crossing, total - crossing):
             self.fault(f"counts say {k.circuits} circuits ({k.inter_rack} inter-rack), the file has "
-                       f"{len(self.c.circuits)} ({crossing})")
+                       f"{len(c.circuits)} ({crossing})")
+        if (k.nodes, k.ports_per_node) != (self.world, c.ports_used):
+            self.fault(f"counts say {k.nodes} nodes, {k.ports_per_node} ports per node; the file has "
+                       f"{self.world}, {c.ports_used}")
+        if c.plan.ports_used + c.reserved_ports != c.ports_used:
+            self.fault(f"plan ports {c.plan.ports_used} + {c.reserved_ports} reserved != {c.ports_used} ports used")
+        if tuple(c.plan.generators) != tuple((g.label, g.multiplicity) for g in c.generators):
+            self.fault("the plan's generators differ from the generator table")
+        used = k.used
+        want_levels = []
+        for level in range(1, len(c.fabric.levels) + 1):
+            mine = [d for d in c.devices if d.level == level]
+            ports = 2 * sum(len(d.cross_connects) for d in mine)
+            if level == 1:
+                logical, below = len(mine), 2 * total
+            else:
+                rail_of = {d.id: d.rail for d in c.devices}
+                three = [circ for circ in c.circuits if len(circ.path) == 3]
+                logical = len({(rail_of.get(x.path[0].device), x.path[0].leave) for x in three}
+                              | {(rail_of.get(x.path[2].device), x.path[2].enter) for x in three})
+                below = 2 * crossing
+            want_levels.append((level, c.fabric.levels[level - 1].technology, len(mine), ports, logical, below,
+                                "fiber"))
+        got_levels = [(lv.level, lv.technology, lv.devices, lv.ports, lv.logical, lv.links_below, lv.medium)
+                      for lv in used.levels]
+        if (used.accelerators, used.accelerator_ports, got_levels) != (self.world, 2 * total, want_levels):
+            self.fault("counts.used differ from the circuits and devices (accelerators, accelerator ports "
+                       "or per-level devices, ports, logical switches, links)")
 
 
 def _peers(label: str, x: int) -> tuple[int, int]:
@@ -495,12 +608,15 @@ def _peers(label: str, x: int) -> tuple[int, int]:
 
 
 def validate(circuits: Circuits, plan: Plan | None = None) -> list[Fault]:
-    """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage."""
+    """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage
+    and every plan field the file restates (:mod:`.fabric_check` compares the fabric fields)."""
     check = _Checker(circuits)
     if not check.header():
         return check.faults
+    check.placement()
     check.generators()
     check.circuits()
+    check.scopes()
     check.multiplicities()
     check.devices()
     check.routes()

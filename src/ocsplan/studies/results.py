@@ -4,16 +4,19 @@ and a fingerprint of the planner code, so a rerun solves only what changed."""
 from __future__ import annotations
 
 import csv
+import fcntl
 import hashlib
 import io
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
-from ..files import write_atomic
+from ..files import read_text, write_atomic
 from ..instance import Instance, dumps_instance
 from ..plan import Plan
 
@@ -28,7 +31,10 @@ __all__ = [
     "dumps_results",
     "instance_digest",
     "read_results",
+    "read_study",
+    "study_lock",
     "table_rows",
+    "update_results",
     "write_results",
 ]
 
@@ -124,51 +130,110 @@ def dumps_results(results: Sequence[Result]) -> str:
 
 
 def write_results(results: Sequence[Result], path: str | Path) -> None:
+    """Write exactly ``results`` (``compare --csv``); a file that is not a study CSV is refused."""
+    _check_study_file(path)
     write_atomic(path, dumps_results(results))
+
+
+@contextmanager
+def study_lock(path: str | Path) -> Iterator[None]:
+    """Exclusive lock of the CSV's directory (two studies on one ``--out`` take turns;
+    the CSV itself is replaced on every write, so its directory is what stays put)."""
+    directory = Path(path).parent if str(Path(path).parent) else Path(".")
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as exc:
+        raise InstanceError(str(path), "", f"cannot lock: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def update_results(results: Sequence[Result], path: str | Path) -> None:
+    """Merge ``results`` into the study CSV at ``path`` under :func:`study_lock`.
+
+    Rows are keyed by (instance hash, method): this run's rows replace their
+    keys, every other row of every earlier or concurrent run is kept."""
+    with study_lock(path):
+        merged = {(r.digest, r.method): r for r in read_study(path)[0]}
+        for r in results:
+            merged[(r.digest, r.method)] = r
+        write_atomic(path, dumps_results(list(merged.values())))
 
 
 def _num(text: str) -> float | None:
     return float(text) if text not in ("", None) else None
 
 
+def _check_study_file(path: str | Path) -> None:
+    target = Path(path)
+    if target.is_file():
+        try:
+            with target.open(encoding="utf-8", newline="") as handle:
+                first = handle.readline()
+        except (OSError, UnicodeDecodeError):
+            first = ""
+        if first.rstrip("\r\n") != ",".join(CSV_COLUMNS):
+            raise InstanceError(str(path), "header", "not a study CSV; refusing to overwrite it")
+
+
 def read_results(path: str | Path) -> list[Result]:
     """Results from a study CSV (the cache); a missing file gives none."""
+    return read_study(path)[0]
+
+
+def read_study(path: str | Path) -> tuple[list[Result], int]:
+    """(results, incomplete rows dropped) of a study CSV; a missing file gives none.
+
+    A file cut off mid-row (an interrupted write by another tool, a full disk)
+    keeps its complete rows; the cut-off last line is dropped and counted. A file
+    whose header is not a study's is refused (exit status 2): it is not ours."""
     target = Path(path)
     if not target.exists():
-        return []
-    try:
-        with target.open(encoding="utf-8", newline="") as handle:
-            out = []
-            for line, row in enumerate(csv.DictReader(handle), start=2):
-                try:
-                    limit = _num(row["time_limit"])
-                    used = _num(row["ports_used"])
-                    out.append(
-                        Result(
-                            instance=row["instance"],
-                            path=row["path"],
-                            digest=row["hash"],
-                            n=int(row["n"]),
-                            meshes=int(row["meshes"]),
-                            demands=int(row["demands"]),
-                            ports=int(row["L"]),
-                            method=row["method"],
-                            status=row["status"],
-                            objective_s=_num(row["objective_s"]),
-                            bound_s=_num(row["bound_s"]),
-                            seconds=float(row["seconds"]),
-                            ports_used=None if used is None else int(used),
-                            time_limit=limit,
-                            error=row.get("error", "") or "",
-                            code=row.get("code", "") or "",
-                            source=row.get("source", "") or "",
-                        )
-                    )
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise InstanceError(str(path), f"line {line}", f"not a study row: {exc}") from None
-            return out
-    except OSError as exc:
-        raise InstanceError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
+        return [], 0
+    text = read_text(target, lambda msg: InstanceError(str(path), "", msg))
+    if not text:
+        return [], 0
+    header, _, body = text.partition("\n")
+    if header.rstrip("\r") != ",".join(CSV_COLUMNS):
+        raise InstanceError(str(path), "header", "not a study CSV (columns differ); refusing to use or overwrite it")
+    dropped = 0
+    if body and not body.endswith("\n"):
+        body = body[: body.rfind("\n") + 1]
+        dropped = 1
+    out = []
+    for line, row in enumerate(csv.DictReader(io.StringIO(body), fieldnames=CSV_COLUMNS), start=2):
+        try:
+            if None in row or any(row[k] is None for k in CSV_COLUMNS):
+                raise ValueError(f"{len(row)} fields, expected {len(CSV_COLUMNS)}")
+            limit = _num(row["time_limit"])
+            used = _num(row["ports_used"])
+            out.append(
+                Result(
+                    instance=row["instance"],
+                    path=row["path"],
+                    digest=row["hash"],
+                    n=int(row["n"]),
+                    meshes=int(row["meshes"]),
+                    demands=int(row["demands"]),
+                    ports=int(row["L"]),
+                    method=row["method"],
+                    status=row["status"],
+                    objective_s=_num(row["objective_s"]),
+                    bound_s=_num(row["bound_s"]),
+                    seconds=float(row["seconds"]),
+                    ports_used=None if used is None else int(used),
+                    time_limit=limit,
+                    error=row.get("error", "") or "",
+                    code=row.get("code", "") or "",
+                    source=row.get("source", "") or "",
+                )
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InstanceError(str(path), f"line {line}", f"not a study row: {exc}") from None
+    return out, dropped
 
 
 def _optimum(rows: Sequence[Result]) -> float | None:

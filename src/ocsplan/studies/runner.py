@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import InfeasibleError, OcsplanError
 from ..instance import Instance, load_instance
 from ..plan import Plan
-from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, write_results
+from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, update_results
 
 __all__ = ["collect_paths", "default_workers", "run_method", "run_study"]
 
@@ -163,13 +163,13 @@ def run_study(
 
     def record(result: Result) -> None:
         done[(result.digest, result.method)] = result
-        write_results(ordered(), out)
+        update_results(ordered(), out)  # merged under a lock, other runs' rows kept
         if on_result is not None:
             on_result(result, False)
 
     interrupted = False
     if done and not tasks:
-        write_results(ordered(), out)
+        update_results(ordered(), out)  # merged under a lock, other runs' rows kept
     if jobs <= 1:
         try:
             for task in tasks:

@@ -41,7 +41,7 @@ def plan_cpsat(
     """Plan ``instance`` with the CP-SAT model (OR-Tools)."""
     from .cpsat import CpSatBackend
 
-    return plan_exact(instance, CpSatBackend(time_limit, workers), "cpsat", export)
+    return plan_exact(instance, CpSatBackend(time_limit, workers), "cpsat", export, time_limit)
 
 
 def plan_milp(
@@ -54,4 +54,4 @@ def plan_milp(
     """Plan ``instance`` with the MILP (PuLP; HiGHS, or CBC when HiGHS is missing)."""
     from .milp import MilpBackend
 
-    return plan_exact(instance, MilpBackend(time_limit, workers, solver), "milp", export)
+    return plan_exact(instance, MilpBackend(time_limit, workers, solver), "milp", export, time_limit)

@@ -17,20 +17,24 @@ dropped (it cannot be part of a plan at least as good as the bound).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any, TypeVar
 
 from ...cayley import Topology, fold_masks, profile_degree, profile_folds
 from ...cost import phase_time
 from ...errors import InfeasibleError
 from ...instance import Demand, Instance
 from ...schedules import closed_form
-from ..space import RING, Shape, candidate_partitions, integer_partitions, shape_options
+from ..space import RING, Shape, integer_partitions, iter_partitions, shape_options
 
 __all__ = [
     "ActiveAxis",
     "Candidate",
     "Candidates",
+    "DeadlinePassed",
     "DemandCandidates",
     "enumerate_candidates",
 ]
@@ -142,8 +146,28 @@ def _cost(demand: Demand, h: int, v_factor: float, p: int, latency: float, rate:
     return demand.weight * phase_time(h, v_factor * demand.payload, p, latency, rate)
 
 
-def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -> Candidates:
-    """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices."""
+T = TypeVar("T")
+
+
+class DeadlinePassed(Exception):
+    """The time limit ran out while the candidates were enumerated (``seed``: the heuristic's plan)."""
+
+    seed: Any = None
+
+
+def _until(items: Iterable[T], deadline: float | None) -> Iterator[T]:
+    for item in items:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise DeadlinePassed
+        yield item
+
+
+def enumerate_candidates(
+    instance: Instance, upper_bound: float | None = None, deadline: float | None = None
+) -> Candidates:
+    """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices.
+
+    ``deadline`` (:func:`time.perf_counter`): :class:`DeadlinePassed` once it is passed."""
     fabric = instance.budget
     n, ports = instance.n, fabric.ports
     lam, rate = fabric.latency, fabric.link
@@ -152,7 +176,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
         name = instance.source or instance.name
         raise InfeasibleError(f"{name}: the base cube needs {n} ports, the fabric has {ports}")
     # candidate_partitions repeats the one partition when no mesh has two axis classes
-    partitions = tuple(dict.fromkeys(candidate_partitions(instance)))
+    partitions = tuple(dict.fromkeys(_until(iter_partitions(instance), deadline)))
     spare = ports - n
     # smallest possible count of base (unit and ring) ports: bounds every multiplicity
     ring_axes = [

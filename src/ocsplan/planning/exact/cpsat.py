@@ -7,7 +7,12 @@ rounding error (half a unit per demand), so it stays a proven bound in seconds.
 
 from __future__ import annotations
 
+import select
+import signal
+import socket
+import threading
 from pathlib import Path
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -94,7 +99,7 @@ class CpSatBackend:
         params.log_search_progress = self.log
         if self.time_limit is not None:
             params.max_time_in_seconds = float(self.time_limit)
-        code = solver.solve(model)
+        code = _solve(solver, model)
         status = cpsat_status(int(code), model.validate() if code == cp_model.MODEL_INVALID else "")
         demands = len(form.cand.demands)
         values: Assignment | None = None
@@ -109,6 +114,41 @@ class CpSatBackend:
                 if objective is not None:
                     bound = min(bound, objective)
         return Outcome(status, values, objective, bound, f"cp-sat {_version()}")
+
+
+def _solve(solver: Any, model: Any) -> Any:
+    """``solver.solve(model)`` with Ctrl-C left to Python.
+
+    CP-SAT's own SIGINT handler would replace Python's and leave the default
+    handler behind (a later Ctrl-C then killed a study without its summary). So
+    CP-SAT is told not to catch SIGINT; Python's handler stays installed, and a
+    watcher thread woken through :func:`signal.set_wakeup_fd` (written by the C
+    handler at once, even while the solver runs) stops the search. When the
+    solve returns, Python runs its own handler: KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    solver.parameters.catch_sigint_signal = False
+    receive, send = socket.socketpair()
+    send.setblocking(False)
+    previous = signal.set_wakeup_fd(send.fileno(), warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            ready, _, _ = select.select([receive], [], [], 0.05)
+            if ready and signal.SIGINT in receive.recv(64):
+                solver.stop_search()
+
+    watcher = threading.Thread(target=watch, name="cp-sat-sigint", daemon=True)
+    watcher.start()
+    try:
+        return solver.solve(model)
+    finally:
+        done.set()
+        watcher.join()
+        signal.set_wakeup_fd(previous)
+        receive.close()
+        send.close()
 
 
 def _version() -> str:

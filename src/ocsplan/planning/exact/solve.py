@@ -17,9 +17,9 @@ from ...errors import InfeasibleError, OcsplanError
 from ...instance import Instance
 from ...plan import SEED_NOTE, Plan, assemble
 from ..check import check_plan
-from ..heuristic import plan_heuristic
+from ..heuristic import cube_only, cube_only_bound, plan_heuristic
 from .backend import Backend, Outcome
-from .candidates import enumerate_candidates
+from .candidates import DeadlinePassed, enumerate_candidates
 from .model import Formulation, build_formulation
 
 __all__ = ["ExactRun", "plan_exact"]
@@ -32,19 +32,23 @@ _TIE = 1e-7
 class ExactRun:
     """One exact solve: the seed plan, the candidates and the model (built eagerly)."""
 
-    def __init__(self, instance: Instance, use_heuristic: bool = True) -> None:
+    def __init__(self, instance: Instance, use_heuristic: bool = True, deadline: float | None = None) -> None:
         self.instance = instance
         self.seed: Plan | None = None
         self.seed_failure = ""
         if use_heuristic:
             try:
-                self.seed = plan_heuristic(instance)
+                self.seed = plan_heuristic(instance, deadline)
             except InfeasibleError:
                 self.seed = None
             except Exception as exc:  # a heuristic bug must not stop the exact run
                 self.seed_failure = f"heuristic seed failed ({type(exc).__name__}: {exc})"
         bound = self.seed.objective_s if self.seed is not None else None
-        self.candidates = enumerate_candidates(instance, upper_bound=bound)
+        try:
+            self.candidates = enumerate_candidates(instance, upper_bound=bound, deadline=deadline)
+        except DeadlinePassed as exc:
+            exc.seed = self.seed
+            raise
         self.formulation: Formulation = build_formulation(self.candidates)
 
     def solve(self, backend: Backend, method: str, start: float | None = None) -> Plan:
@@ -120,12 +124,50 @@ def plan_exact(
     backend: Backend,
     method: str,
     export: str | Path | None = None,
+    time_limit: float | None = None,
 ) -> Plan:
-    """Plan ``instance`` exactly with ``backend``; optionally write the model first."""
+    """Plan ``instance`` exactly with ``backend``; optionally write the model first.
+
+    ``time_limit`` bounds the whole call (wall clock): the heuristic seed stops at
+    the deadline with its best plan so far and the backend gets the remaining time."""
     start = time.perf_counter()
-    run = ExactRun(instance)
+    deadline = None if time_limit is None else start + time_limit
+    if export is None and cube_only(instance):
+        quick = _cube_only_plan(instance, method, start)
+        if quick is not None:
+            return quick
+    try:
+        run = ExactRun(instance, deadline=deadline)
+    except DeadlinePassed as late:
+        seed: Plan | None = late.seed
+        if seed is None:
+            raise OcsplanError(f"{instance.source or instance.name}: {method}: the time limit ran out "
+                               "before a plan or a model was built; raise the time limit") from None
+        return replace(
+            seed, method=method, status="feasible", bound_s=None, solve_seconds=time.perf_counter() - start,
+            notes=(*seed.notes, "time limit reached while building the model: the heuristic's plan, no proof"),
+        )
     if export is not None:
         from .export import export_model
 
         export_model(run.formulation, export)
+    if deadline is not None and hasattr(backend, "time_limit"):
+        backend.time_limit = max(_MIN_SOLVE_S, deadline - time.perf_counter())
     return run.solve(backend, method, start)
+
+
+# the least a backend is given when the seed and the model used up the time limit
+_MIN_SOLVE_S = 0.1
+
+
+def _cube_only_plan(instance: Instance, method: str, start: float) -> Plan | None:
+    """L = n: the heuristic's plan is optimal when it reaches the per-demand floor (answered at once)."""
+    seed = plan_heuristic(instance)
+    bound = cube_only_bound(instance)
+    if seed.objective_s > bound * (1 + _TIE):
+        return None  # not at the floor: let the solver decide
+    return replace(
+        seed, method=method, status="optimal", bound_s=min(bound, seed.objective_s),
+        solve_seconds=time.perf_counter() - start,
+        notes=(*seed.notes, "proven optimal without a solver: every demand at its best schedule on its cube"),
+    )

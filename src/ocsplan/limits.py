@@ -1,0 +1,102 @@
+"""Size limits every reader applies at read time (README "Limits").
+
+An input beyond a limit is refused with one line naming the file and the field
+(exit status 2) before any work starts, so no input can make a command hang or
+exhaust memory. The checks here are plain functions: each takes the value, a
+``fail(field, message)`` factory for the caller's error type and the field name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from itertools import accumulate
+
+from .errors import OcsplanError
+
+__all__ = [
+    "MAX_AXES",
+    "MAX_COUNT",
+    "MAX_DEMANDS",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_LATENCY_S",
+    "MAX_LINK_BPS",
+    "MAX_MESHES",
+    "MAX_PAYLOAD",
+    "MAX_PORTS",
+    "MAX_TIME_LIMIT_S",
+    "MAX_WEIGHT",
+    "MAX_WORLD",
+    "MIN_LATENCY_S",
+    "MIN_LINK_BPS",
+    "Fail",
+    "check_float",
+    "check_int",
+    "nesting_depth",
+]
+
+MAX_WORLD = 1 << 20  # accelerators (ranks) of an instance, plan, fabric or circuits file
+MAX_PORTS = 4096  # ports per accelerator; also bounds every multiplicity
+MAX_MESHES = 64  # meshes of one instance
+MAX_AXES = 64  # axes of one mesh (sizes of one are allowed, so not just n)
+MAX_DEMANDS = 64  # demands of one axis
+MAX_PAYLOAD = 1 << 50  # bytes of one demand's buffer (1 PiB)
+MAX_WEIGHT = 1e12  # calls per step of one demand
+MIN_LATENCY_S, MAX_LATENCY_S = 1e-15, 1e3  # per-phase latency
+MIN_LINK_BPS, MAX_LINK_BPS = 1.0, 1e18  # bytes per second of one circuit
+MAX_COUNT = 10**6  # ``generate --count``
+MAX_TIME_LIMIT_S = 1e7  # ``--time-limit`` (about 116 days)
+MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
+MAX_FILE_BYTES = 256 << 20  # size of any input file
+
+Fail = Callable[[str, str], OcsplanError]
+
+
+def check_int(value: object, fail: Fail, field: str, low: int, high: int) -> int:
+    """``value`` as an int in [low, high] (bools, floats and strings refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(field, f"expected an integer, got {_short(value)}")
+    if not low <= value <= high:
+        raise fail(field, f"must be between {low} and {high}, got {_short(value)}")
+    return value
+
+
+def check_float(value: object, fail: Fail, field: str, low: float, high: float) -> float:
+    """``value`` (int or float) as a finite float in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(field, f"expected a number, got {_short(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise fail(field, f"must be between {low:g} and {high:g}, got {_short(value)}") from None
+    if not math.isfinite(number) or not low <= number <= high:
+        raise fail(field, f"must be between {low:g} and {high:g}, got {_short(value)}")
+    return number
+
+
+def _short(value: object) -> str:
+    """repr of a value, cut to one short line (a hostile value may be huge)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_JSON_SKIP = re.compile(r'"(?:[^"\\]|\\.)*"')
+_TOML_SKIP = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+)
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def nesting_depth(text: str, toml: bool = False) -> int:
+    """Deepest nesting of ``[]``/``{}`` outside strings (and TOML comments) of the text.
+
+    Linear and non-recursive (regular expressions strip strings and everything but
+    brackets), so it runs before a parser could recurse too deep.
+    """
+    brackets = _NOT_BRACKET.sub("", (_TOML_SKIP if toml else _JSON_SKIP).sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)

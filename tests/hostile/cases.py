@@ -1,0 +1,349 @@
+"""Hostile inputs for every command (issue 13), as data: the files are made by :func:`build`.
+
+Each case is an ``ocsplan`` command line whose documented answer is one line on
+stderr naming the file and field (or the option) and an exit status (2: bad
+input, 3: infeasible), with no output file written. ``tests/hostile`` runs them;
+``scripts/hostile_sweep.py`` runs them in subprocesses under a memory limit and
+counts the ones that break the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocsplan.instance import loads_instance
+from ocsplan.plan import dumps_plan
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.circuits import dumps_circuits
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.realize import realize
+
+__all__ = ["CASES", "HEAVY", "Case", "build"]
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+INSTANCE = """name = "hostile"
+[fabric]
+world = 64
+ports = 8
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "m"
+shape = [8, 8]
+axes = [
+  { collective = "all-reduce", payload = "4KiB" },
+  { collective = "all-gather", payload = "64KiB" },
+]
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """``argv`` with ``{name}`` placeholders for the files of :func:`build`."""
+
+    id: str
+    argv: tuple[str, ...]
+    status: int
+    names: str  # the one line must contain this (file, field or option)
+    outputs: tuple[str, ...] = ()  # placeholders of paths that must not exist afterwards
+
+
+def _deep(depth: int, json_text: bool) -> str:
+    inner = "[" * depth + "]" * depth
+    return json.dumps({"schema": "x", "deep": 0}).replace("0}", inner + "}") if json_text else f"a = {inner}\n"
+
+
+def build(directory: Path) -> dict[str, str]:
+    """Write the base and hostile files into ``directory``; placeholder -> path."""
+    d = Path(directory)
+    files: dict[str, str] = {"dir": str(d), "out": str(d / "out"), "missing": str(d / "missing" / "x.json"),
+                             "under_file": str(d / "instance.toml" / "x.json")}
+
+    def put(name: str, text: str | bytes) -> None:
+        path = d / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        files[name.replace(".", "_").replace("-", "_")] = str(path)
+
+    put("instance.toml", INSTANCE)
+    instance = loads_instance(INSTANCE, "instance.toml")
+    plan = plan_heuristic(instance)
+    plan_text = dumps_plan(plan)
+    put("plan.json", plan_text)
+    fabric_text = (ROOT / "simulate" / "fabrics" / "ocs-single.toml").read_text()
+    put("fabric.toml", fabric_text)
+    put("eps.toml", (ROOT / "simulate" / "fabrics" / "eps-single.toml").read_text())
+    circuits = realize(plan, load_fabric(d / "fabric.toml"))
+    circuits_text = dumps_circuits(circuits)
+    put("circuits.json", circuits_text)
+    (d / "a-dir").mkdir(exist_ok=True)
+    files["a_dir"] = str(d / "a-dir")
+    (d / "empty-dir").mkdir(exist_ok=True)
+    files["empty_dir"] = str(d / "empty-dir")
+
+    # instances
+    sub = INSTANCE.replace
+    put("world70.toml", sub("world = 64", f"world = {2**70}").replace("shape = [8, 8]", f"shape = [{2**35}, {2**35}]"))
+    put("ports1e9.toml", sub("ports = 8", "ports = 1000000000"))
+    put("ports2e63.toml", sub("ports = 8", f"ports = {2**63}"))
+    put("world-inf.toml", sub("world = 64", "world = inf"))
+    put("payload-big.toml", sub('payload = "4KiB"', f"payload = {10**400}"))
+    put("payload-1e400.toml", sub('payload = "4KiB"', 'payload = "1e400B"'))
+    put("weight-huge.toml", sub('payload = "4KiB"', 'payload = "1TiB", weight = 1e308'))
+    put("deep.toml", INSTANCE + _deep(3000, False))
+    put("latency0.toml", sub('latency = "0.52us"', 'latency = "0us"'))
+    put("link-tiny.toml", sub('link = "400Gb/s"', 'link = "1e-300B/s"'))
+    put("axes100.toml", sub("shape = [8, 8]", "shape = [" + ", ".join(["1"] * 98 + ["8", "8"]) + "]"))
+    put("binary.toml", b"\xff\xfe\x00name")
+
+    # plans
+    data = json.loads(plan_text)
+
+    def plan_variant(name: str, edit: object) -> None:
+        variant = json.loads(plan_text)
+        assert callable(edit)
+        edit(variant)
+        put(name, json.dumps(variant))
+
+    plan_variant("plan-mult1e9.json", lambda p: p["generators"][-1].update(multiplicity=10**9))
+    plan_variant("plan-mult1e9-ports.json",
+                 lambda p: (p["generators"][-1].update(multiplicity=10**9), p.update(ports=10**9)))
+    plan_variant("plan-world70.json", lambda p: p.update(world=2**70))
+    plan_variant("plan-objective.json", lambda p: p.update(objective_s=p["objective_s"] / 2))
+    plan_variant("plan-schedule.json", lambda p: p["meshes"][0]["axes"][0]["demands"][0].update(schedule="bogus"))
+    plan_variant("plan-mask.json", lambda p: p["generators"][0].update(mask="1" + p["generators"][0]["mask"]))
+    plan_variant("plan-ports-str.json", lambda p: p.update(ports="8"))
+    put("plan-inf.json", plan_text.replace(f'"world": {data["world"]}', '"world": Infinity'))
+    put("plan-bigint.json", plan_text.replace(f'"world": {data["world"]}', f'"world": {10**400}'))
+    put("plan-deep.json", _deep(3000, True))
+    put("plan-list.json", "[]")
+    put("plan-truncated.json", plan_text[: len(plan_text) // 2])
+
+    # circuits
+    def circuits_variant(name: str, edit: object) -> None:
+        variant = json.loads(circuits_text)
+        assert callable(edit)
+        edit(variant)
+        put(name, json.dumps(variant))
+
+    circuits_variant("circ-domain0.json", lambda c: c["fabric"]["wiring"].update(domain=0))
+    circuits_variant("circ-world70.json", lambda c: c["plan"].update(world=2**70))
+    circuits_variant("circ-mult1e9.json", lambda c: c["generators"][0].update(multiplicity=10**9))
+    circuits_variant("circ-mask.json", lambda c: c["generators"][0].update(generator="1" * 80))
+    circuits_variant("circ-schema.json", lambda c: c.update(schema="ocsplan.circuits/9"))
+    circuits_variant("circ-float.json", lambda c: c["plan"].update(world=64.5))
+    put("circ-deep.json", _deep(3000, True))
+    put("circ-empty.json", "{}")
+
+    # fabrics
+    put("fab-acc70.toml", fabric_text.replace("accelerators = 1024", f"accelerators = {2**70}"))
+    put("fab-radix1e9.toml", fabric_text.replace("radix = 1024", "radix = 1000000000"))
+    put("fab-ports1e6.toml", fabric_text.replace("ports = 64", "ports = 1000000"))
+    put("fab-link0.toml", fabric_text.replace('link = "400Gb/s"', 'link = "0Gb/s"'))
+    put("fab-deep.toml", fabric_text + _deep(3000, False))
+
+    # study files
+    put("foreign.csv", "name,age\nalice,3\n")
+    return files
+
+
+def _c(id: str, *argv: str, status: int = 2, names: str = "", outputs: tuple[str, ...] = ()) -> Case:
+    return Case(id, argv, status, names, outputs)
+
+
+P, F, C, INST = "{plan_json}", "{fabric_toml}", "{circuits_json}", "{instance_toml}"
+J = "{dir}/out.json"
+
+CASES: tuple[Case, ...] = (
+    # solve
+    _c("solve-world-2^70", "solve", "{world70_toml}", names="fabric.world"),
+    _c("solve-ports-1e9", "solve", "{ports1e9_toml}", names="fabric.ports"),
+    _c("solve-ports-2^63", "solve", "{ports2e63_toml}", "--method", "cpsat", names="fabric.ports"),
+    _c("solve-world-inf", "solve", "{world_inf_toml}", names="fabric.world"),
+    _c("solve-payload-10^400", "solve", "{payload_big_toml}", "--json", J, names="payload", outputs=(J,)),
+    _c("solve-payload-1e400B", "solve", "{payload_1e400_toml}", names="payload"),
+    _c("solve-weight-1e308", "solve", "{weight_huge_toml}", "--json", J, names="weight", outputs=(J,)),
+    _c("solve-deep-toml", "solve", "{deep_toml}", names="toml"),
+    _c("solve-latency-0", "solve", "{latency0_toml}", names="fabric.latency"),
+    _c("solve-link-tiny", "solve", "{link_tiny_toml}", names="fabric.link"),
+    _c("solve-100-axes", "solve", "{axes100_toml}", names="shape"),
+    _c("solve-binary", "solve", "{binary_toml}", names="UTF-8"),
+    _c("solve-missing-file", "solve", "{dir}/nope.toml", names="nope.toml"),
+    _c("solve-method-bogus", "solve", INST, "--method", "bogus", names="--method"),
+    _c("solve-time-limit-neg", "solve", INST, "--method", "cpsat", "--time-limit", "-1", names="--time-limit"),
+    _c("solve-time-limit-nan", "solve", INST, "--method", "milp", "--time-limit", "nan", names="--time-limit"),
+    _c("solve-time-limit-inf", "solve", INST, "--method", "cpsat", "--time-limit", "inf", names="--time-limit"),
+    _c("solve-workers-neg", "solve", INST, "--method", "cpsat", "--workers", "-3", names="--workers"),
+    _c("solve-time-limit-heuristic", "solve", INST, "--time-limit", "5", names="--time-limit"),
+    _c("solve-workers-heuristic", "solve", INST, "--workers", "2", names="--workers"),
+    _c("solve-circuits-no-realize", "solve", INST, "--circuits", J, names="--circuits", outputs=(J,)),
+    _c("solve-placement-no-realize", "solve", INST, "--placement", "bits", names="--placement"),
+    _c("solve-json-dir", "solve", INST, "--json", "{a_dir}", names="--json"),
+    _c("solve-json-missing-parent", "solve", INST, "--json", "{missing}", names="--json"),
+    _c("solve-json-under-file", "solve", INST, "--json", "{under_file}", names="--json"),
+    _c("solve-export-xyz", "solve", INST, "--method", "cpsat", "--export", "{dir}/m.xyz", names="--export",
+       outputs=("{dir}/m.xyz",)),
+    _c("solve-export-heuristic", "solve", INST, "--export", "{dir}/m.lp", names="--export", outputs=("{dir}/m.lp",)),
+    _c("solve-export-dir", "solve", INST, "--method", "milp", "--export", "{a_dir}", names="--export"),
+    _c("solve-extra-arg", "solve", INST, "extra", names="extra"),
+    _c("solve-unknown-option", "solve", INST, "--bogus", names="--bogus"),
+    _c("solve-realize-bad-fabric", "solve", INST, "--realize", "{fab_deep_toml}", "--json", J, names="fab-deep",
+       outputs=(J,)),
+    # schedules
+    _c("schedules-collective-bogus", "schedules", "--bits", "3", "--collective", "bogus", names="--collective"),
+    _c("schedules-profile-letters", "schedules", "--bits", "4", "--profile", "a,b", names="--profile"),
+    _c("schedules-profile-and-folds", "schedules", "--bits", "4", "--profile", "2,2", "--folds", "1100",
+       names="--folds"),
+    _c("schedules-bits-99", "schedules", "--bits", "99", names="--bits"),
+    _c("schedules-bits-abc", "schedules", "--bits", "abc", names="--bits"),
+    _c("schedules-payload-1e400", "schedules", "--bits", "3", "--payload", "1e400B", names="--payload"),
+    _c("schedules-payload-0", "schedules", "--bits", "3", "--payload", "0", names="--payload"),
+    _c("schedules-latency-neg", "schedules", "--bits", "3", "--latency", "-1us", names="--latency"),
+    _c("schedules-link-0", "schedules", "--bits", "3", "--link", "0", names="--link"),
+    _c("schedules-folds-length", "schedules", "--bits", "4", "--folds", "11", names="--folds"),
+    _c("schedules-extra-arg", "schedules", "--bits", "3", "extra", names="extra"),
+    # frontier
+    _c("frontier-bits-0", "frontier", "--bits", "0", names="--bits"),
+    _c("frontier-bits-99", "frontier", "--bits", "99", names="--bits"),
+    _c("frontier-bits-neg", "frontier", "--bits", "-1", names="--bits"),
+    _c("frontier-bits-abc", "frontier", "--bits", "abc", names="--bits"),
+    _c("frontier-missing-bits", "frontier", names="--bits"),
+    _c("frontier-max-degree-neg", "frontier", "--bits", "3", "--max-degree", "-1", names="--max-degree"),
+    _c("frontier-max-degree-0", "frontier", "--bits", "3", "--max-degree", "0", names="--max-degree"),
+    _c("frontier-max-degree-huge", "frontier", "--bits", "3", "--max-degree", str(10**30), names="--max-degree"),
+    _c("frontier-extra-arg", "frontier", "--bits", "3", "x", names="x"),
+    _c("frontier-unknown-option", "frontier", "--bits", "3", "--bogus", names="--bogus"),
+    # compare
+    _c("compare-methods-bogus", "compare", INST, "--methods", "bogus", names="--methods"),
+    _c("compare-time-limit-neg", "compare", INST, "--time-limit", "-1", names="--time-limit"),
+    _c("compare-workers-0", "compare", INST, "--workers", "0", names="--workers"),
+    _c("compare-time-limit-heuristic", "compare", INST, "--methods", "heuristic", "--time-limit", "3",
+       names="--time-limit"),
+    _c("compare-csv-dir", "compare", INST, "--methods", "heuristic", "--csv", "{a_dir}", names="--csv"),
+    _c("compare-csv-missing-parent", "compare", INST, "--methods", "heuristic", "--csv", "{missing}", names="--csv"),
+    _c("compare-csv-foreign", "compare", INST, "--methods", "heuristic", "--csv", "{foreign_csv}",
+       names="foreign.csv"),
+    _c("compare-deep", "compare", "{deep_toml}", "--methods", "heuristic", names="toml"),
+    _c("compare-world70", "compare", "{world70_toml}", "--methods", "heuristic", names="fabric.world"),
+    _c("compare-missing-file", "compare", "{dir}/nope.toml", "--methods", "heuristic", names="nope.toml"),
+    _c("compare-no-args", "compare", names="instances"),
+    # generate
+    _c("generate-count-1e12", "generate", "--family", "random", "--out", "{out}", "--count", str(10**12),
+       names="--count", outputs=("{out}",)),
+    _c("generate-count-neg", "generate", "--family", "random", "--out", "{out}", "--count", "-1", names="--count",
+       outputs=("{out}",)),
+    _c("generate-count-abc", "generate", "--family", "random", "--out", "{out}", "--count", "abc",
+       names="--count", outputs=("{out}",)),
+    _c("generate-family-bogus", "generate", "--family", "bogus", "--out", "{out}", names="--family",
+       outputs=("{out}",)),
+    _c("generate-min-bits-1", "generate", "--family", "random", "--out", "{out}", "--min-bits", "1",
+       names="--min-bits", outputs=("{out}",)),
+    _c("generate-max-bits-99", "generate", "--family", "random", "--out", "{out}", "--max-bits", "99",
+       names="--min-bits", outputs=("{out}",)),
+    _c("generate-out-file", "generate", "--family", "random", "--out", INST, names="--out"),
+    _c("generate-out-under-file", "generate", "--family", "random", "--out", "{under_file}", names="--out"),
+    _c("generate-seed-abc", "generate", "--family", "random", "--out", "{out}", "--seed", "abc", names="--seed",
+       outputs=("{out}",)),
+    _c("generate-extra-arg", "generate", "--family", "random", "--out", "{out}", "extra", names="extra",
+       outputs=("{out}",)),
+    # study
+    _c("study-plot-xyz", "study", INST, "--out", "{dir}/s.csv", "--plot", "{dir}/p.xyz", names="--plot",
+       outputs=("{dir}/s.csv", "{dir}/p.xyz")),
+    _c("study-out-dir", "study", INST, "--out", "{a_dir}", names="--out"),
+    _c("study-out-foreign", "study", INST, "--out", "{foreign_csv}", "--methods", "heuristic", names="foreign.csv"),
+    _c("study-time-limit-nan", "study", INST, "--out", "{dir}/s.csv", "--time-limit", "nan", names="--time-limit",
+       outputs=("{dir}/s.csv",)),
+    _c("study-workers-0", "study", INST, "--out", "{dir}/s.csv", "--workers", "0", names="--workers",
+       outputs=("{dir}/s.csv",)),
+    _c("study-jobs-0", "study", INST, "--out", "{dir}/s.csv", "--jobs", "0", names="--jobs", outputs=("{dir}/s.csv",)),
+    _c("study-jobs-1e6", "study", INST, "--out", "{dir}/s.csv", "--jobs", "1000000", names="--jobs",
+       outputs=("{dir}/s.csv",)),
+    _c("study-methods-bogus", "study", INST, "--out", "{dir}/s.csv", "--methods", "bogus", names="--methods",
+       outputs=("{dir}/s.csv",)),
+    _c("study-no-files", "study", "{empty_dir}", "--out", "{dir}/s.csv", names="PATHS", outputs=("{dir}/s.csv",)),
+    _c("study-bad-instance", "study", "{world70_toml}", "--out", "{dir}/s.csv", "--methods", "heuristic",
+       names="fabric.world", outputs=("{dir}/s.csv",)),
+    _c("study-out-missing-parent", "study", INST, "--out", "{missing}", names="--out"),
+    # realize
+    _c("realize-mult-1e9", "realize", "{plan_mult1e9_json}", "--fabric", F, "--out", J, names="multiplicity",
+       outputs=(J,)),
+    _c("realize-mult-1e9-ports", "realize", "{plan_mult1e9_ports_json}", "--fabric", F, names="ports"),
+    _c("realize-world-2^70", "realize", "{plan_world70_json}", "--fabric", F, names="world"),
+    _c("realize-objective", "realize", "{plan_objective_json}", "--fabric", F, "--out", J, names="objective",
+       outputs=(J,)),
+    _c("realize-out-dir", "realize", P, "--fabric", F, "--out", "{a_dir}", names="--out"),
+    _c("realize-out-missing-parent", "realize", P, "--fabric", F, "--out", "{missing}", names="--out"),
+    _c("realize-placement-bogus", "realize", P, "--fabric", F, "--placement", "bogus", "--out", J,
+       names="--placement", outputs=(J,)),
+    _c("realize-fabric-deep", "realize", P, "--fabric", "{fab_deep_toml}", names="fab-deep"),
+    _c("realize-fabric-acc70", "realize", P, "--fabric", "{fab_acc70_toml}", names="accelerators"),
+    _c("realize-fabric-radix1e9", "realize", P, "--fabric", "{fab_radix1e9_toml}", names="radix"),
+    _c("realize-fabric-eps", "realize", P, "--fabric", "{eps_toml}", "--out", J, status=3, names="infeasible",
+       outputs=(J,)),
+    _c("realize-plan-inf", "realize", "{plan_inf_json}", "--fabric", F, names="plan-inf"),
+    _c("realize-plan-truncated", "realize", "{plan_truncated_json}", "--fabric", F, names="plan-truncated"),
+    # validate
+    _c("validate-domain-0", "validate", "{circ_domain0_json}", names="domain"),
+    _c("validate-plan-schedule", "validate", C, "--plan", "{plan_schedule_json}", names="bogus"),
+    _c("validate-plan-mask", "validate", C, "--plan", "{plan_mask_json}", names="mask"),
+    _c("validate-plan-objective", "validate", C, "--plan", "{plan_objective_json}", names="objective"),
+    _c("validate-circ-deep", "validate", "{circ_deep_json}", names="circ-deep"),
+    _c("validate-circ-world70", "validate", "{circ_world70_json}", names="world"),
+    _c("validate-circ-mult1e9", "validate", "{circ_mult1e9_json}", names="multiplicity"),
+    _c("validate-circ-mask", "validate", "{circ_mask_json}", names="circ-mask"),
+    _c("validate-circ-schema", "validate", "{circ_schema_json}", names="schema"),
+    _c("validate-circ-float", "validate", "{circ_float_json}", names="circ-float"),
+    _c("validate-circ-empty", "validate", "{circ_empty_json}", names="schema"),
+    _c("validate-fabric-deep", "validate", C, "--fabric", "{fab_deep_toml}", names="fab-deep"),
+    _c("validate-plan-list", "validate", C, "--plan", "{plan_list_json}", names="plan-list"),
+    # simulate
+    _c("simulate-unknown-schedule", "simulate", "{plan_schedule_json}", "--fabric", F, names="bogus"),
+    _c("simulate-demand-7", "simulate", P, "--fabric", F, "--demand", "7", names="--demand"),
+    _c("simulate-demand-junk", "simulate", P, "--fabric", F, "--demand", "x:y", names="--demand"),
+    _c("simulate-mode-bogus", "simulate", P, "--fabric", F, "--mode", "bogus", names="--mode"),
+    _c("simulate-json-dir", "simulate", P, "--fabric", F, "--json", "{a_dir}", names="--json"),
+    _c("simulate-mult-1e9", "simulate", "{plan_mult1e9_json}", "--fabric", F, names="multiplicity"),
+    _c("simulate-ideal-mult-1e9", "simulate", "{plan_mult1e9_ports_json}", "--fabric", F, "--mode", "ideal",
+       "--json", J, names="ports", outputs=(J,)),
+    _c("simulate-placement-with-circuits", "simulate", P, "--fabric", F, "--circuits", C, "--placement", "bits",
+       names="--placement"),
+    _c("simulate-buffer-0", "simulate", P, "--fabric", F, "--buffer", "0", names="--buffer"),
+    _c("simulate-latency-bogus", "simulate", P, "--fabric", F, "--latency", "bogus", names="--latency"),
+    _c("simulate-objective", "simulate", "{plan_objective_json}", "--fabric", F, "--json", J, names="objective",
+       outputs=(J,)),
+    _c("simulate-fabric-ports1e6", "simulate", P, "--fabric", "{fab_ports1e6_toml}", names="ports"),
+    _c("simulate-ideal-buffer", "simulate", P, "--fabric", F, "--mode", "ideal", "--buffer", "4KiB",
+       names="--buffer"),
+    _c("simulate-fabric-link0", "simulate", P, "--fabric", "{fab_link0_toml}", names="link"),
+    # sweep
+    _c("sweep-png-xyz", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--png", "{dir}/p.xyz", names="--png",
+       outputs=("{dir}/s.csv", "{dir}/p.xyz")),
+    _c("sweep-csv-dir", "sweep", P, "--fabric", F, "--csv", "{a_dir}", names="--csv"),
+    _c("sweep-csv-missing-parent", "sweep", P, "--fabric", F, "--csv", "{missing}", names="--csv"),
+    _c("sweep-payloads-1e400", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--payloads", "1KiB:1e400B",
+       names="--payloads", outputs=("{dir}/s.csv",)),
+    _c("sweep-payloads-reversed", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--payloads", "2KiB:1KiB",
+       names="--payloads", outputs=("{dir}/s.csv",)),
+    _c("sweep-schedules-bogus", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--schedules", "bogus",
+       names="bogus", outputs=("{dir}/s.csv",)),
+    _c("sweep-mode-bogus", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--mode", "bogus", names="--mode",
+       outputs=("{dir}/s.csv",)),
+    _c("sweep-mult-1e9", "sweep", "{plan_mult1e9_json}", "--fabric", F, "--csv", "{dir}/s.csv",
+       names="multiplicity", outputs=("{dir}/s.csv",)),
+    _c("sweep-demand-7", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--demand", "7", names="--demand",
+       outputs=("{dir}/s.csv",)),
+    _c("sweep-objective", "sweep", "{plan_objective_json}", "--fabric", F, "--csv", "{dir}/s.csv",
+       names="objective", outputs=("{dir}/s.csv",)),
+    _c("sweep-missing-csv", "sweep", P, "--fabric", F, names="--csv"),
+)
+
+# the cases that hung or exhausted memory before issue 13: run in a subprocess under RLIMIT_AS
+HEAVY = frozenset({
+    "solve-world-2^70", "solve-ports-1e9", "solve-ports-2^63", "generate-count-1e12", "realize-mult-1e9",
+    "realize-mult-1e9-ports", "simulate-mult-1e9", "simulate-ideal-mult-1e9", "sweep-mult-1e9",
+})
