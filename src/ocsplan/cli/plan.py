@@ -189,18 +189,23 @@ def compare(
     time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write the rows as CSV")] = None,
+    jobs: Annotated[int, typer.Option(help="solves run in parallel (local processes)")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
+    ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
+    from ..studies.executor import Executor
     from ..studies.results import instance_digest, table_rows, write_results
-    from ..studies.runner import run_method
+    from ..studies.runner import solve_all
 
+    executor = Executor(jobs=jobs, scheduler=scheduler).check()
     chosen = parse_methods(methods)
     loaded = [(str(p), load_instance(p)) for p in instances]
-    results = []
+    results = solve_all(loaded, chosen, executor, time_limit, workers)
     flagged = 0
-    for path, inst in loaded:
-        mine = [run_method(inst, path, m, time_limit, workers) for m in chosen]
-        results.extend(mine)
+    for index, (_, inst) in enumerate(loaded):
+        mine = results[index * len(chosen):(index + 1) * len(chosen)]
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
         out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
