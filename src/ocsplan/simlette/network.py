@@ -151,22 +151,35 @@ class CircuitNetwork(Network):
     """OCS circuits: each logical edge owns p_g dedicated links, no switching."""
 
     def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, cmap: CircuitMap,
-                 buffer_flits: int | None, rsp_credits: int | None) -> None:
+                 buffer_flits: int | None, rsp_credits: int | None,
+                 layout: dict[tuple[int, int], list[tuple[int, str, float, float]]] | None = None) -> None:
         super().__init__(eng, stages, rate, deliver, rsp_credits)
         self.cmap = cmap
+        # (rank, generator) -> (port, name, wire, credit return) of its circuits: fixed by the
+        # circuits, so runs of one set-up share it (pass the same dict)
+        self.layout = {} if layout is None else layout
         self.buffer_flits = buffer_flits
         self.pointer: dict[tuple[int, int], int] = {}
         self._edge: dict[tuple[int, int], list[Port]] = {}
+        # per (rank, generator): fixed by the circuits, asked once per message
+        self._latency: dict[tuple[int, int], float] = {}
+        self._resources: dict[tuple[int, int], list[Resource]] = {}
 
     def _ports(self, src: int, gen: int) -> list[Port]:
         ports = self._edge.get((src, gen))
         if ports is None:
+            found = self.layout.get((src, gen))
+            if found is None:
+                found = self.layout[(src, gen)] = [
+                    (link.port, f"acc {src} port {link.port} -> acc {src ^ gen}", wire,
+                     self.stages.credit_return(wire))
+                    for link in self.cmap.of(src, gen)
+                    for wire in (self.stages.wire(link.cables, link.ocs),)
+                ]
             ports = []
-            for link in self.cmap.of(src, gen):
-                wire = self.stages.wire(link.cables, link.ocs)
-                name = f"acc {src} port {link.port} -> acc {src ^ gen}"
-                port = self._new_port((src, link.port), name, wire, self.sink, self.buffer_flits,
-                                      single=True)
+            eng, sink, credits, table = self.eng, self.sink, self.buffer_flits, self.ports
+            for index, name, wire, ret in found:
+                port = table[(src, index)] = FifoPort(eng, name, wire, ret, sink, credits)
                 ports.append(port)
             self._edge[(src, gen)] = ports
         return ports
@@ -190,10 +203,18 @@ class CircuitNetwork(Network):
         return s.send + s.wire(link.cables, link.ocs) + s.rx + s.land
 
     def latency(self, src: int, dst: int, gen: int) -> float:
-        return max(self._hop(link) for link in self.cmap.of(src, gen))
+        key = (src, gen)
+        found = self._latency.get(key)
+        if found is None:
+            found = self._latency[key] = max(self._hop(link) for link in self.cmap.of(src, gen))
+        return found
 
     def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
-        return [(("edge", src, gen), len(self.cmap.of(src, gen)) * self.rate)]
+        key = (src, gen)
+        found = self._resources.get(key)
+        if found is None:
+            found = self._resources[key] = [(("edge", src, gen), len(self.cmap.of(src, gen)) * self.rate)]
+        return found
 
     def response_port(self, msg: Message) -> Hashable:
         return (msg.dst, self.cmap.of(msg.dst, msg.gen)[0].port)
