@@ -1,6 +1,6 @@
 """Scale figures: plan, realize, validate and simulate a Megatron-like instance at growing N.
 
-Usage: python scripts/bench_scale.py [--sizes 512,1024,2048,4096] [--mode message] [--no-simulate]
+Usage: python scripts/bench_scale.py [--sizes 512,1024,2048,4096] [--mode message] [--no-simulate] [--rss]
 
 The instance is megatron-5t-n512-b1 (paper Table 1: Helix KVP 4, TPA N/4, EP
 N/8, TPE 8, batch 1) scaled to N = 2**n accelerators with L = n + 27 ports
@@ -10,14 +10,18 @@ attention [4, N/4] (all-to-all 66 B x 128), FFN [8, N/8] (all-reduce 4 KiB x
 per port, radix N, nominal Table 9 latency). Every stage runs once in this
 process, timed with perf_counter; peak memory is tracemalloc's peak of Python
 allocations during that stage (tracemalloc slows Python code down, so the
-times are measured in a separate untraced pass first). Prints per size and
-stage the seconds and peak MiB, then each stage's growth factor per doubling.
+times are measured in a separate untraced pass first). ``--rss`` skips the
+traced pass and reports the process's peak resident set after each stage
+instead (a high-water mark over the stages so far; one pass, half the time).
+Prints per size and stage the seconds and MiB, then each stage's growth
+factor per doubling.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import resource
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -75,16 +79,17 @@ def measure(stage: Callable[[], Any], memory: bool) -> tuple[Any, float, float]:
     start = time.perf_counter()
     result = stage()
     seconds = time.perf_counter() - start
-    peak = 0.0
     if memory:
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
+    else:  # the process's high-water mark so far (Linux reports KiB)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result, seconds, peak
 
 
 def run(n: int, mode: str, simulate: bool, memory: bool) -> dict[str, tuple[float, float]]:
     inst = megatron(n)
-    spec = fabric(inst.world, inst.budget.ports)
+    spec = fabric(inst.budget.world, inst.budget.ports)
     out: dict[str, tuple[float, float]] = {}
     plan, secs, peak = measure(lambda: plan_heuristic(inst), memory)
     out["plan"] = (secs, peak)
@@ -105,16 +110,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="512,1024,2048,4096")
     parser.add_argument("--mode", default="message", help="simulation mode")
     parser.add_argument("--no-simulate", action="store_true")
+    parser.add_argument("--rss", action="store_true", help="one pass; memory = peak RSS so far")
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     stages = [s for s in STAGES if s != "simulate" or not args.no_simulate]
-    print(f"megatron-like, L = n + 27, single-level OCS, simulate in {args.mode} mode")
+    what = "peak RSS so far" if args.rss else "tracemalloc peak of the stage"
+    print(f"megatron-like, L = n + 27, single-level OCS, simulate in {args.mode} mode; MiB = {what}")
     print(f"{'N':>5} {'L':>3} " + " ".join(f"{s + ' s':>11} {s[:4] + ' MiB':>9}" for s in stages))
     rows = {}
     for world in sizes:
         n = world.bit_length() - 1
         timed = run(n, args.mode, not args.no_simulate, memory=False)
-        traced = run(n, args.mode, not args.no_simulate, memory=True)
+        traced = timed if args.rss else run(n, args.mode, not args.no_simulate, memory=True)
         rows[world] = {s: (timed[s][0], traced[s][1]) for s in stages}
         print(f"{world:5d} {n + 27:3d} " + " ".join(
             f"{rows[world][s][0]:11.2f} {rows[world][s][1]:9.1f}" for s in stages), flush=True)

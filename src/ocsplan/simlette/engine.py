@@ -37,7 +37,7 @@ from fractions import Fraction
 from typing import Protocol
 
 __all__ = [
-    "Clock", "Device", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
+    "Clock", "Device", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
     "split_flits",
 ]
 
@@ -334,6 +334,33 @@ class FifoPort(Port):
                 queue.popleft()
             if self.stalled:
                 return
+
+
+class DirectPort(FifoPort):
+    """A FIFO port whose far end returns no credits and forwards nothing (an OCS circuit
+    into an unlimited receive buffer), in message mode: it decides at once.
+
+    Its departures are max(ready, link free) in the order its node hands pieces
+    over, which is the node's phase and program order whatever the order of
+    events elsewhere; so the decision :class:`FifoPort` takes in an event is
+    taken here when the piece arrives, with the same result and no event. The
+    runner then drains deliveries from a work list (:class:`~ocsplan.simlette.runner.Runner`).
+    """
+
+    __slots__ = ()
+
+    def enqueue(self, piece: Piece) -> None:
+        # Port._send and Port._flush for a whole piece without credits, inlined (hot path)
+        busy = self.busy
+        ready = piece.ready
+        start = ready if ready > busy else busy
+        tf = self.eng.flit_time
+        count = piece.flits
+        self.busy = start + count * tf
+        self.flits += count
+        piece.ready = start + tf + self.wire
+        piece.up = None
+        self.far.accept(piece, self)
 
 
 class QueuePort(Port):

@@ -33,10 +33,10 @@ from fractions import Fraction
 
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, Link, RackRoutes
-from .engine import Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
+from .engine import DirectPort, Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
 from .timing import Stages
 
-__all__ = ["CircuitNetwork", "IdealNetwork", "Network", "SwitchedNetwork"]
+__all__ = ["CircuitNetwork", "CircuitWiring", "IdealNetwork", "Network", "SwitchedNetwork"]
 
 Deliver = Callable[[Message], None]
 Resource = tuple[Hashable, float]
@@ -59,6 +59,8 @@ class Network:
         self.acked = 0.0
         self.responses = 0
         self.rsp_stall = 0.0
+        # True when ports decide as pieces arrive (no events; see engine.DirectPort)
+        self.direct = False
         # least time from a decision anywhere to an arrival in a switch output queue
         self.lookahead = (eng.flit_time + stages.wire(1) + stages.switch_in) * (1 - 1e-9)
 
@@ -129,6 +131,9 @@ class IdealNetwork(Network):
         self.multiplicity = multiplicity
         self.free: dict[tuple[int, int], float] = {}
         self.load: dict[tuple[int, int], Fraction] = {}
+        # a node's edge serves its messages in the node's order, whatever the order of events
+        # elsewhere: every landing is known at the send, so no events are needed
+        self.direct = True
 
     def send(self, msg: Message, t: float) -> None:
         key = (msg.src, msg.gen)
@@ -138,7 +143,7 @@ class IdealNetwork(Network):
         self.load[key] = self.load.get(key, Fraction(0)) + Fraction(msg.nbytes)
         msg.landed = done + self.lam
         msg.left = 0
-        self.eng.at(msg.landed, lambda _ev: self._deliver(msg))
+        self._deliver(msg)  # direct: the runner's inbox takes it
 
     def latency(self, src: int, dst: int, gen: int) -> float:
         return self.lam
@@ -147,23 +152,37 @@ class IdealNetwork(Network):
         return [(("edge", src, gen), self.multiplicity[gen] * self.rate)]
 
 
+class CircuitWiring:
+    """What a circuit network derives per (rank, generator) from the circuits and the
+    stage latencies: its ports (index, name, wire, credit return), hop latency and
+    bandwidth resource. Every run of one set-up shares one (it is filled as used)."""
+
+    __slots__ = ("latency", "ports", "resources")
+
+    def __init__(self) -> None:
+        self.ports: dict[tuple[int, int], list[tuple[int, str, float, float]]] = {}
+        self.latency: dict[tuple[int, int], float] = {}
+        self.resources: dict[tuple[int, int], list[Resource]] = {}
+
+
 class CircuitNetwork(Network):
     """OCS circuits: each logical edge owns p_g dedicated links, no switching."""
 
     def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, cmap: CircuitMap,
                  buffer_flits: int | None, rsp_credits: int | None,
-                 layout: dict[tuple[int, int], list[tuple[int, str, float, float]]] | None = None) -> None:
+                 wiring: CircuitWiring | None = None) -> None:
         super().__init__(eng, stages, rate, deliver, rsp_credits)
         self.cmap = cmap
-        # (rank, generator) -> (port, name, wire, credit return) of its circuits: fixed by the
-        # circuits, so runs of one set-up share it (pass the same dict)
-        self.layout = {} if layout is None else layout
+        # fixed by the circuits and stages: runs of one set-up share it (pass the same object)
+        wiring = CircuitWiring() if wiring is None else wiring
+        self.layout = wiring.ports
+        self._latency = wiring.latency
+        self._resources = wiring.resources
+        # no credits anywhere and whole pieces: every port is a DirectPort
+        self.direct = buffer_flits is None and rsp_credits is None and not eng.flit_mode
         self.buffer_flits = buffer_flits
         self.pointer: dict[tuple[int, int], int] = {}
         self._edge: dict[tuple[int, int], list[Port]] = {}
-        # per (rank, generator): fixed by the circuits, asked once per message
-        self._latency: dict[tuple[int, int], float] = {}
-        self._resources: dict[tuple[int, int], list[Resource]] = {}
 
     def _ports(self, src: int, gen: int) -> list[Port]:
         ports = self._edge.get((src, gen))
@@ -178,14 +197,15 @@ class CircuitNetwork(Network):
                 ]
             ports = []
             eng, sink, credits, table = self.eng, self.sink, self.buffer_flits, self.ports
+            kind = DirectPort if self.direct else FifoPort
             for index, name, wire, ret in found:
-                port = table[(src, index)] = FifoPort(eng, name, wire, ret, sink, credits)
+                port = table[(src, index)] = kind(eng, name, wire, ret, sink, credits)
                 ports.append(port)
             self._edge[(src, gen)] = ports
         return ports
 
     def send(self, msg: Message, t: float) -> None:
-        ports = self._ports(msg.src, msg.gen)
+        ports = self._edge.get((msg.src, msg.gen)) or self._ports(msg.src, msg.gen)
         ready = t + self.stages.send
         if len(ports) == 1:
             ports[0].enqueue(Piece(ready, msg.flits, msg))

@@ -18,6 +18,7 @@ from typing import Any
 from ..plan import Plan, dumps_plan
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_realization, hybrid_uplinks, technology
+from .network import CircuitWiring
 from .timing import Stages
 from .workload import Workload, demand_workload
 
@@ -26,8 +27,6 @@ __all__ = ["CACHE_SIZE", "Setup", "clear_cache", "prepare", "setup_key"]
 # set-ups kept per process (least recently used dropped), and workloads per set-up
 CACHE_SIZE = 4
 WORKLOADS = 16
-
-Layout = dict[tuple[int, int], list[tuple[int, str, float, float]]]
 
 _CACHE: OrderedDict[str, Setup] = OrderedDict()
 
@@ -54,7 +53,7 @@ class Setup:
         self._realization = circuits
         self._circuits: CircuitMap | None = None
         self._routes: RackRoutes | None = None
-        self.layouts: dict[Stages, Layout] = {}
+        self.wirings: dict[Stages, CircuitWiring] = {}
         self._workloads: OrderedDict[tuple[Any, ...], Workload] = OrderedDict()
         self.hits = 0  # workloads served from the cache (tests and benchmarks read it)
 
@@ -65,7 +64,7 @@ class Setup:
             if real is None:
                 from ..realization.realize import realize
 
-                real = realize(self.plan, self.spec, self.placement)
+                real = realize(self.plan, self.spec, self.placement, routing=False)
             self._circuits = circuits_from_realization(real)
         return self._circuits
 
@@ -75,9 +74,12 @@ class Setup:
             self._routes = hybrid_uplinks(self.plan, self.spec)
         return self._routes
 
-    def layout(self, stages: Stages) -> Layout:
-        """Port wiring shared by every run with these stage latencies (filled as ports are made)."""
-        return self.layouts.setdefault(stages, {})
+    def wiring(self, stages: Stages) -> CircuitWiring:
+        """OCS port wiring, hop latencies and resources, shared by every run with these stages."""
+        found = self.wirings.get(stages)
+        if found is None:
+            found = self.wirings[stages] = CircuitWiring()
+        return found
 
     def workload(self, mesh: int, axis: int, demand: int, order: str = "program",
                  payload: int | None = None, schedule: str | None = None) -> Workload:

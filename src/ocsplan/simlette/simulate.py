@@ -31,7 +31,7 @@ from .circuitmap import (
     technology,
 )
 from .engine import Engine, Message
-from .network import CircuitNetwork, IdealNetwork, Network, SwitchedNetwork
+from .network import CircuitNetwork, CircuitWiring, IdealNetwork, Network, SwitchedNetwork
 from .report import DemandResult, LinkStat, SimReport, analytical
 from .runner import Runner
 from .setup import Setup, prepare
@@ -114,9 +114,9 @@ def network_factory(
         if circuits is None:
             raise OcsplanError("an OCS fabric needs circuits")
         cmap = circuits
-        layout = setup.layout(stages) if setup is not None else {}  # shared by the runs
+        wiring = setup.wiring(stages) if setup is not None else CircuitWiring()  # shared by the runs
         return lambda eng, deliver: CircuitNetwork(
-            eng, stages, spec.link, deliver, cmap, buffer, rsp, layout)
+            eng, stages, spec.link, deliver, cmap, buffer, rsp, wiring)
     if tech == "hybrid" and routes is None:
         raise OcsplanError("a hybrid fabric needs its level-2 circuits")
     return lambda eng, deliver: SwitchedNetwork(

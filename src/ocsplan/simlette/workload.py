@@ -90,13 +90,22 @@ def program_workload(
         for x in range(program.size):
             sends[base | local[x]] = [[] for _ in range(h)]
             expect[base | local[x]] = [0] * h
+    # few distinct sizes and generators, many transfers: convert each once
+    sizes: dict[tuple[int, int], tuple[int, float]] = {}
+    gens: dict[int, int] = {}
     for k, phase in enumerate(program.phases):
         for t in phase:
-            if t.nbytes <= 0:
+            nbytes = t.nbytes
+            key = (nbytes.numerator, nbytes.denominator)
+            if key[0] <= 0:
                 continue
-            gen = expand(t.gen, bits)
-            flits = dl_flits(t.nbytes)
-            size = float(t.nbytes)
+            found = sizes.get(key)
+            if found is None:
+                found = sizes[key] = (dl_flits(nbytes), float(nbytes))
+            flits, size = found
+            gen = gens.get(t.gen)
+            if gen is None:
+                gen = gens[t.gen] = expand(t.gen, bits)
             lsrc, ldst = local[t.src], local[t.dst]
             for base in bases:
                 dst = base | ldst
