@@ -208,7 +208,10 @@ class CircuitNetwork(Network):
         ports = self._edge.get((msg.src, msg.gen)) or self._ports(msg.src, msg.gen)
         ready = t + self.stages.send
         if len(ports) == 1:
-            ports[0].enqueue(Piece(ready, msg.flits, msg))
+            if self.direct:
+                self._direct(ports[0], msg, ready)
+            else:
+                ports[0].enqueue(Piece(ready, msg.flits, msg))
             return
         key = (msg.src, msg.gen)
         offset = self.pointer.get(key, 0)
@@ -217,6 +220,23 @@ class CircuitNetwork(Network):
             ports[i].enqueue(Piece(ready, count, msg, index))
             index += count
         self.pointer[key] = (offset + msg.flits) % len(ports)
+
+    def _direct(self, port: Port, msg: Message, ready: float) -> None:
+        """A whole message over one DirectPort into the sink: DirectPort.enqueue and
+        Sink.accept without the piece (the same arithmetic, in the same order)."""
+        busy = port.busy
+        start = ready if ready > busy else busy
+        tf = self.eng.flit_time
+        count = msg.flits
+        port.busy = start + count * tf
+        port.flits += count
+        sink = self.sink
+        landed = start + tf + port.wire + (count - 1) * tf + sink.rx + sink.land
+        msg.left -= count
+        if landed > msg.landed:
+            msg.landed = landed
+        if msg.left == 0:
+            self._landed(msg)
 
     def _hop(self, link: Link) -> float:
         s = self.stages
