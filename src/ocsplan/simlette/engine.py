@@ -3,7 +3,7 @@
 A :class:`Port` is the transmitter of one directed link. Data waits in its
 queue as *pieces*: trains of DL flits of one message whose first flit is
 available at ``ready`` and the others one flit time apart. A port decides at
-the time it can next transmit (one SimPy event): it takes the next piece (an
+the time it can next transmit (one event): it takes the next piece (an
 accelerator's :class:`FifoPort` in the order its node issued them, a switch's
 :class:`QueuePort` by arrival of the first flit), takes one credit per flit of
 the buffer at the far end and hands the flits to the far :class:`Switch` or
