@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from ocsplan.cayley import Topology
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
 from ocsplan.plan import load_plan
@@ -68,10 +70,41 @@ def test_schedules_reproduces_table4() -> None:
     assert "MISMATCH" not in result.stdout and result.stdout.count(" ok ") >= 8
 
 
+def test_schedules_on_many_folds_finishes() -> None:
+    # issue 10 item 4: 9 bits with 40 folds used to hang in the tiling search
+    rng = random.Random(5)
+    folds = rng.sample([m for m in range(1, 512) if m & (m - 1)], 40)
+    text = ",".join(format(m, "09b") for m in folds)
+    result = runner.invoke(app, ["schedules", "--bits", "9", "--folds", text, "--no-check"])
+    assert result.exit_code == 0, result.output
+    assert "bruck" in result.output and "degree 49" in result.output
+    search = Topology.with_folds(9, folds).tiling_search
+    assert ("no tiling with fewer than" in result.output) == (not search.proven)
+
+
 def test_schedules_rejects_bad_mask() -> None:
     result = runner.invoke(app, ["schedules", "--bits", "4", "--folds", "11"])
     assert result.exit_code == 2
     assert result.stderr.startswith("--folds: ")
+
+
+def test_frontier_nine_bits_from_the_table() -> None:
+    result = runner.invoke(app, ["frontier", "--bits", "9", "--max-degree", "40"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│") for line in result.stdout.splitlines()
+            if line.startswith("│")}
+    # issue 10: diameter 2 at degree 39 (l(9,2) <= 39); degree 32 is open (sphere bound 2)
+    assert rows["39"][2].strip() == "2"
+    assert rows["32"][3].strip().startswith("open")
+    assert "41" not in rows
+
+
+@pytest.mark.parametrize(("args", "option"), [(["--bits", "10"], "--bits"), (["--bits", "4", "--max-degree", "0"],
+                                                                            "--max-degree")])
+def test_frontier_rejects_options(args: list[str], option: str) -> None:
+    result = runner.invoke(app, ["frontier", *args])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{option}: ")
 
 
 def test_frontier_command() -> None:

@@ -38,7 +38,7 @@ def _count_realize(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def counting(*args: object, **kwargs: object) -> object:
         calls[0] += 1
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(realize_module, "realize", counting)
     return calls

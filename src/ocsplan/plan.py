@@ -34,9 +34,10 @@ from .schedules import SCHEDULES
 
 __all__ = [
     "SCHEMA",
+    "SEED_NOTE",
     "AxisPlan",
     "Decision",
-    "DemandChoice",
+    "DemandDecision",
     "DemandPlan",
     "GeneratorPlan",
     "MeshPlan",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 SCHEMA = "ocsplan.plan/1"
+# the note an exact run adds when it returns its heuristic seed (see :attr:`Plan.source`)
+SEED_NOTE = "no better plan than the heuristic's seed found"
 Groups = tuple[tuple[int, ...], ...]
 
 
@@ -61,13 +64,18 @@ Groups = tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
-class DemandChoice:
-    """A demand's schedule, the bit groups of the block fold it runs on, and the
-    multiplicity it asks for (its generators get at least this many circuits)."""
+class DemandDecision:
+    """What a planner decided for one demand: its schedule, the bit groups of the block
+    fold it runs on, and the multiplicity it asks for (its generators get at least this
+    many circuits). Planners pick it among the search space's
+    :class:`~ocsplan.planning.space.Choice` objects."""
 
     schedule: str
     groups: Groups
     multiplicity: int = 1
+
+
+DemandChoice = DemandDecision  # the name before the layout change (kept for old imports)
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ class Decision:
     """
 
     partitions: tuple[tuple[tuple[int, ...], ...], ...]
-    choices: tuple[tuple[tuple[DemandChoice, ...], ...], ...]
+    choices: tuple[tuple[tuple[DemandDecision, ...], ...], ...]
     rings: frozenset[tuple[int, int]] = frozenset()
 
 
@@ -156,6 +164,12 @@ class Plan:
         if self.bound_s is None or self.bound_s <= 0:
             return None
         return max(0.0, (self.objective_s - self.bound_s) / self.bound_s)
+
+    @property
+    def source(self) -> str:
+        """The planner whose decision this is: ``method``, or ``heuristic`` when an exact
+        run found nothing better than its heuristic seed and returns the seed's plan."""
+        return "heuristic" if SEED_NOTE in self.notes else self.method
 
     def generator(self, mask: int, kind: str | None = None) -> GeneratorPlan | None:
         for g in self.generators:
@@ -445,7 +459,7 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     write_atomic(path, dumps_plan(plan))
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # ``ocsplan.plan.check_plan`` moved to :mod:`ocsplan.planning.check`; the old
     # import path keeps working (imported lazily: the checker imports this module).
     if name == "check_plan":

@@ -9,14 +9,15 @@ import typer
 from rich.table import Table
 
 from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
+from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
 from ..plan import dumps_plan
-from ..planning.frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
+from ..planning.covering import COVERING_MAX_BITS
+from ..planning.frontier import frontier_rows
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
-from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import app, emit_json, err, handle_errors, out, parse_option
 from .render import compare_table, plan_table
@@ -129,9 +130,13 @@ def schedules(
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         table.add_row(
             sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
+            str(form.v_factor), str(form.u), format_time(phase_time(form.h, v, 1, lam, rate)), verdict,
         )
     out.print(table)
+    search = topo.tiling_search
+    if not search.proven:
+        out.print(f"note: no tiling with fewer than {search.layer_count} layers found within the bound "
+                  f"(TILING_BUDGET); the layered schedules use {search.layer_count} layers", markup=False)
 
 
 @app.command()
@@ -140,29 +145,28 @@ def frontier(
     bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
     max_degree: Annotated[int | None, typer.Option(help="last degree to print")] = None,
 ) -> None:
-    """Print the diameter frontier and the schedulable frontier of an axis."""
-    if not 1 <= bits <= 8:
-        raise InstanceError("--bits", "", f"must be between 1 and 8, got {bits}")
-    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
-    sched = schedulable_frontier(bits)
-    points = [p for p in diameter_frontier(bits) if p.degree <= top]
-    method = "exhaustive" if bits <= EXHAUSTIVE_BITS else "local search (upper bound) / sphere bound"
-    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); diameter by {method}",
+    """Print the diameter frontier and the schedulable frontier of an axis (m <= 9)."""
+    if not 1 <= bits <= COVERING_MAX_BITS:
+        raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
+    if max_degree is not None and max_degree < 1:
+        raise InstanceError("--max-degree", "", f"must be at least 1, got {max_degree}")
+    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree",
                   title_justify="left")
-    for col in ("degree", "diameter", "proof", "example folds", "coset layers", "block fold"):
+    for col in ("degree", "diameter", "proof", "source", "example folds", "coset layers", "block fold"):
         table.add_column(col, justify="right" if col in ("degree", "diameter", "coset layers") else "left")
-    for p in points:
-        layers = min((count for count, deg, _ in sched if deg <= p.degree), default=None)
-        shape = next((s for count, deg, s in sched if count == layers), ())
-        folds = [mask_to_str(g, bits) for g in p.generators if g & (g - 1)]
+    for row in frontier_rows(bits, max_degree):
+        folds = [mask_to_str(g, bits) for g in row.generators if g & (g - 1)]
         shown = ",".join(folds[:4]) + (f",... (+{len(folds) - 4})" if len(folds) > 4 else "")
-        proof = "exact" if p.exact else f">= {p.lower_bound}"
-        table.add_row(str(p.degree), str(p.diameter), proof, shown, str(layers), fold_name(shape))
+        degrees = str(row.degree) if row.last_degree == row.degree else f"{row.degree}-{row.last_degree}"
+        proof = row.proof if row.proof != "open" else f"open (>= {row.lower_bound})"
+        table.add_row(degrees, str(row.diameter), proof, row.source, shown, str(row.coset_layers),
+                      fold_name(row.block_shape))
     out.print(table)
 
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
+    from ..studies.results import EXACT_METHODS
 
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from ..plan import Plan
-from ..realization.circuits import Circuits
 from ..units import format_bytes, format_time
+
+if TYPE_CHECKING:
+    from ..realization.circuits import Circuits
 
 __all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
 
@@ -56,16 +58,17 @@ def _percent(value: float | None) -> str:
 
 def compare_table(name: str, rows: list[dict[str, Any]]) -> Table:
     table = Table(title=name, title_justify="left")
-    for col in ("method", "status", "objective", "bound", "gap", "ports", "time", "flag"):
-        table.add_column(col, justify="left" if col in ("method", "status", "flag") else "right")
+    for col in ("method", "status", "source", "objective", "bound", "gap", "ports", "time", "flag"):
+        table.add_column(col, justify="left" if col in ("method", "status", "source", "flag") else "right")
     for row in rows:
         ports = "" if row["ports_used"] is None else f"{row['ports_used']}/{row['L']}"
         table.add_row(
-            row["method"], row["status"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
+            row["method"], row["status"], row["source"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
             _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["flag"] or row["error"],
             style="bold red" if row["flag"] else None,
         )
-    table.caption = "gap: to the proven optimum of this instance (when a method proved one)"
+    table.caption = ("gap: to the proven optimum of this instance (when a method proved one); source: "
+                     "the planner whose plan it is (heuristic: the exact run found nothing better than its seed)")
     table.caption_justify = "left"
     return table
 

@@ -8,20 +8,37 @@ from typing import Any
 from ..errors import OcsplanError
 from ..instance import Instance
 from ..plan import Plan
-from .exact import plan_cpsat, plan_milp
-from .heuristic import plan_heuristic
 
 __all__ = ["PLANNERS", "solve"]
 
 Planner = Callable[..., Plan]
 
-PLANNERS: dict[str, Planner] = {
-    "heuristic": lambda instance, **_: plan_heuristic(instance),
-}
 
-# -- exact planners (issue 3): options time_limit, workers, export -----------------------
-PLANNERS["cpsat"] = lambda instance, **options: plan_cpsat(instance, **options)
-PLANNERS["milp"] = lambda instance, **options: plan_milp(instance, **options)
+
+def _heuristic(instance: Instance, **_: Any) -> Plan:
+    from .heuristic import plan_heuristic  # numpy too is imported only when a planner runs
+
+    return plan_heuristic(instance)
+
+
+def _cpsat(instance: Instance, **options: Any) -> Plan:
+    from .exact import plan_cpsat  # OR-Tools is imported only when an exact method runs
+
+    return plan_cpsat(instance, **options)
+
+
+def _milp(instance: Instance, **options: Any) -> Plan:
+    from .exact import plan_milp  # PuLP and HiGHS likewise
+
+    return plan_milp(instance, **options)
+
+
+# the exact planners take the options time_limit, workers and export
+PLANNERS: dict[str, Planner] = {
+    "heuristic": _heuristic,
+    "cpsat": _cpsat,
+    "milp": _milp,
+}
 
 
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:

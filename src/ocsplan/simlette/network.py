@@ -57,8 +57,6 @@ class Network:
         self._rsp: dict[Hashable, list[float]] = {}
         self._rsp_free: dict[Hashable, int] = {}
         self.acked = 0.0
-        self.responses = 0
-        self.rsp_stall = 0.0
         # True when ports decide as pieces arrive (no events; see engine.DirectPort)
         self.direct = False
         # least time from a decision anywhere to an arrival in a switch output queue
@@ -95,15 +93,11 @@ class Network:
             if free:
                 self._rsp_free[key] = free - 1
             else:
-                credit = heapq.heappop(heap)
-                if credit > t:
-                    self.rsp_stall += credit - t
-                    t = credit
+                t = max(t, heapq.heappop(heap))
         hop = self.latency(msg.dst, msg.src, msg.gen)
         arrive = t + hop
         if key is not None:  # the originator's port takes it; the credit crosses back
             heapq.heappush(self._rsp[key], arrive + hop - self.stages.send - self.stages.land)
-        self.responses += 1
         if arrive > self.acked:
             self.acked = arrive
 

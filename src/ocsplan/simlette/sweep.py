@@ -229,10 +229,7 @@ def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> N
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
     plt.close(fig)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    tmp.replace(target)
+    write_atomic(path, buffer.getvalue())
 
 
 def write_csv(rows: Sequence[SweepRow], path: str | Path) -> None:

@@ -57,6 +57,7 @@ class Result:
     time_limit: float | None
     error: str = ""
     code: str = ""  # fingerprint of the planner code that produced the row
+    source: str = ""  # the planner whose plan this is (Plan.source): "heuristic" for a returned seed
 
 
 CSV_COLUMNS = (
@@ -67,6 +68,7 @@ CSV_COLUMNS = (
     "L",
     "method",
     "status",
+    "source",
     "objective_s",
     "bound_s",
     "gap",
@@ -155,6 +157,7 @@ def read_results(path: str | Path) -> list[Result]:
                             time_limit=limit,
                             error=row.get("error", "") or "",
                             code=row.get("code", "") or "",
+                            source=row.get("source", "") or "",
                         )
                     )
                 except (KeyError, TypeError, ValueError) as exc:
@@ -209,6 +212,7 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "L": r.ports,
                 "method": r.method,
                 "status": r.status,
+                "source": r.source,
                 "objective_s": obj,
                 "bound_s": r.bound_s,
                 "gap": gap,

@@ -55,7 +55,9 @@ def run_method(
             options["workers"] = workers
     start = time.perf_counter()
 
-    def row(status: str, objective: float | None, bound: float | None, used: int | None, error: str = "") -> Result:
+    def row(
+        status: str, objective: float | None, bound: float | None, used: int | None, error: str = "", source: str = ""
+    ) -> Result:
         return Result(
             instance=instance.name,
             path=path,
@@ -73,6 +75,7 @@ def run_method(
             time_limit=time_limit if method in EXACT_METHODS else None,
             error=error,
             code=code_fingerprint(),
+            source=source,
         )
 
     try:
@@ -81,7 +84,7 @@ def run_method(
         return row("infeasible", None, None, None, str(exc))
     except OcsplanError as exc:
         return row("error", None, None, None, str(exc))
-    return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used)
+    return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used, source=plan.source)
 
 
 @dataclass(frozen=True)
