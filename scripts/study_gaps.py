@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ocsplan.studies import plot_gaps, run_study, summarize, table_rows
+from ocsplan.studies.executor import Executor
 from ocsplan.studies.families import FAMILIES, generate, write_family
 
 BUCKETS = (0.0, 1e-6, 1e-3, 1e-2, 5e-2, 1e-1, float("inf"))
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--methods", default="heuristic,cpsat")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler ADDRESS or local (ocsplan[cluster])")
     parser.add_argument("--workers", type=int, default=1, help="CP-SAT threads per job")
     parser.add_argument("--out", type=Path, default=Path("build/study"))
     parser.add_argument(
@@ -68,7 +70,7 @@ def main() -> None:
         methods,
         csv_path,
         time_limit=args.time_limit,
-        jobs=args.jobs,
+        executor=Executor(jobs=args.jobs, scheduler=args.scheduler),
         workers=args.workers,
         on_result=report,
     )

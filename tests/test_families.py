@@ -67,3 +67,16 @@ def test_bit_range_is_honoured() -> None:
     assert sizes == {5, 6}
     with pytest.raises(ValueError, match="unknown family"):
         generate_instance("nope", 0, 0)
+
+
+def test_wide_family_shape() -> None:
+    for inst in generate("wide", 12, seed=4, min_bits=6, max_bits=12):
+        assert 6 <= inst.n <= 12 and inst.n <= inst.budget.ports <= 4 * inst.n
+        assert 3 <= len(inst.meshes) <= 4
+        for mesh in inst.meshes:
+            assert 2 <= len(mesh.axes) <= 3
+            assert sum(ax.size.bit_length() - 1 for ax in mesh.axes) == inst.n
+            for ax in mesh.axes:
+                assert 1 <= len(ax.demands) <= 3
+                for d in ax.demands:
+                    assert 0.01 <= d.weight <= 100 and 64 <= d.payload <= 64 * MiB

@@ -283,34 +283,48 @@ def compare(
     demands_out: Annotated[
         Path | None, typer.Option("--demands", help="write one CSV row per demand: each method's time, better")
     ] = None,
+    jobs: Annotated[int, typer.Option(help="solves run in parallel (local processes)")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
+    ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..files import write_atomic
+    from ..studies.executor import Executor
     from ..studies.results import demand_rows, dumps_demand_rows, instance_digest, table_rows, write_results
-    from ..studies.runner import run_method
+    from ..studies.runner import run_method, solve_all
 
+    if demands_out is not None and (jobs != 1 or scheduler is not None):
+        raise InstanceError("--demands", "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
+
+    executor = Executor(jobs=jobs, scheduler=scheduler).check()
     chosen = parse_methods(methods)
     exact = any(m in EXACT_METHODS for m in chosen)
     refuse_unused("--time-limit", time_limit is not None and not exact, "without an exact method")
     refuse_unused("--workers", workers is not None and not exact, "without an exact method")
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
-    check_outputs((csv_out, "--csv"))
+    check_outputs((csv_out, "--csv"), (demands_out, "--demands"))
     loaded = [(str(p), load_instance(p)) for p in instances]
-    results = []
+    results: list[Any] = []
     per_demand: list[dict[str, Any]] = []
     flagged = 0
-    for path, inst in loaded:
-        plans: dict[str, Plan] = {}
-        mine = []
-        for m in chosen:
+    if demands_out is None:
+        results = solve_all(loaded, chosen, executor, time_limit, workers)
+    for index, (path, inst) in enumerate(loaded):
+        if demands_out is None:
+            mine = results[index * len(chosen):(index + 1) * len(chosen)]
+        else:
+            plans: dict[str, Plan] = {}
+            mine = []
+            for m in chosen:
 
-            def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
-                into[method] = plan
+                def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
+                    into[method] = plan
 
-            mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
-        per_demand.extend(demand_rows(inst, plans))
-        results.extend(mine)
+                mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
+            per_demand.extend(demand_rows(inst, plans))
+            results.extend(mine)
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
         out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))

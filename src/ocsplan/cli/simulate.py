@@ -140,11 +140,16 @@ def sweep(
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
     placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
     latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
+    jobs: Annotated[int, typer.Option(help="simulations run in parallel (local processes)")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
+    ] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..realization.fabrics import load_fabric
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
+    from ..studies.executor import Executor
 
     check_suffix(png, "--png", (".png",))
     check_outputs((csv_out, "--csv"), (png, "--png"))
@@ -157,8 +162,10 @@ def sweep(
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
+    executor = Executor(jobs=jobs, scheduler=scheduler).check()
     rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
-                     schedules, only=_select(plan, demand), placement=placement)
+                     schedules, only=_select(plan, demand), placement=placement,
+                     executor=executor if executor.parallel > 1 or scheduler is not None else None)
     write_csv(rows, csv_out)
     if png is not None:
         write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")

@@ -23,7 +23,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @app.command()
 @handle_errors
 def generate(
-    family: Annotated[str, typer.Option(help="random, helix, latency or bandwidth")],
+    family: Annotated[str, typer.Option(help="random, helix, latency, bandwidth or wide")],
     out_dir: Annotated[Path, typer.Option("--out", help="directory for the instance files")],
     count: Annotated[int, typer.Option(help="how many instances")] = 10,
     seed: Annotated[int, typer.Option(help="random seed (same seed, same files)")] = 0,
@@ -56,7 +56,10 @@ def study(
     out_csv: Annotated[Path, typer.Option("--out", help="CSV of results (also the cache)")],
     methods: Annotated[str, typer.Option(help="comma-separated planners")] = "heuristic,cpsat",
     time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = 60.0,
-    jobs: Annotated[int, typer.Option(help="instances solved in parallel")] = 1,
+    jobs: Annotated[int, typer.Option(help="instances solved in parallel (local processes)")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads per job")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
@@ -66,6 +69,7 @@ def study(
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ..studies.executor import Executor
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 
@@ -83,6 +87,7 @@ def study(
     if dropped:
         err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
                   markup=False)
+    executor = Executor(jobs=jobs, scheduler=scheduler).check()
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, transient=False,
@@ -98,8 +103,8 @@ def study(
 
     with progress:
         results, interrupted = run_study(
-            files, chosen, out_csv, time_limit=time_limit, jobs=jobs,
-            workers=workers if workers is not None else default_workers(jobs), fresh=fresh,
+            files, chosen, out_csv, time_limit=time_limit, executor=executor,
+            workers=workers if workers is not None else default_workers(executor.parallel), fresh=fresh,
             on_start=on_start, on_result=on_result,
         )
     cached = state.get("cached", 0)

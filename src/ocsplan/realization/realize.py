@@ -317,8 +317,11 @@ def wire_circuits(
     return circuits, _devices(circuits, meta, fabric)
 
 
-def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Circuits:
+def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous", routing: bool = True) -> Circuits:
     """Map every circuit of ``plan`` onto ports and OCS devices of ``fabric``.
+
+    ``routing=False`` leaves the routing tables out (``routes`` empty): the
+    simulator reads only circuits, and the tables are most of the time.
 
     Raises RealizationError (exit status 3) when the fabric cannot carry the
     plan: EPS levels, too few accelerators or ports, circuits between devices
@@ -356,7 +359,7 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Ci
     if wire.two_level:
         intra = sum(len(g.ports) for g in generators if g.scope == "intra-rack")
         notes.append(f"placement {place_.method}: {intra} of {used_ports} ports per node stay inside a rack")
-    routes = _routes(plan, ports_of, ring_ports)
+    routes = _routes(plan, ports_of, ring_ports) if routing else ()
     counts = _counts(fabric, circuits, devices, world, used_ports)
     return Circuits(
         plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,

@@ -1,4 +1,4 @@
-"""Simlette: a flit-level SimPy simulator of scale-up fabrics (paper §5, App. C; DESIGN §7).
+"""Simlette: a flit-level discrete-event simulator of scale-up fabrics (paper §5, App. C; DESIGN §7).
 
 Accelerators with L ports, links of rate R, UALink-style 64 B TL flits packed
 into 640 B DL flits with per-port request and response credits; OCS circuits

@@ -199,11 +199,14 @@ def circuits_from_realization(real: Realization) -> CircuitMap:
         path[(c.a, c.a_port)] = (c.stages, c.cables)
         path[(c.b, c.b_port)] = (c.stages, c.cables)
     links: dict[tuple[int, int], list[Link]] = {}
+    masks: dict[str, int] = {}  # a few generator labels on every node
     for x, ports in enumerate(real.nodes):
         for e in ports:
             if e.generator.startswith("ring:"):
                 continue
-            gen = str_to_mask(e.generator)
+            gen = masks.get(e.generator)
+            if gen is None:
+                gen = masks[e.generator] = str_to_mask(e.generator)
             if e.peer != x ^ gen:
                 raise RealizationError(
                     f"rank {x} port {e.port}: peer {e.peer} is not x XOR {e.generator}")

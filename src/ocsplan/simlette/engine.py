@@ -3,7 +3,7 @@
 A :class:`Port` is the transmitter of one directed link. Data waits in its
 queue as *pieces*: trains of DL flits of one message whose first flit is
 available at ``ready`` and the others one flit time apart. A port decides at
-the time it can next transmit (one SimPy event): it takes the next piece (an
+the time it can next transmit (one event): it takes the next piece (an
 accelerator's :class:`FifoPort` in the order its node issued them, a switch's
 :class:`QueuePort` by arrival of the first flit), takes one credit per flit of
 the buffer at the far end and hands the flits to the far :class:`Switch` or
@@ -39,7 +39,7 @@ from typing import Protocol
 import simpy
 
 __all__ = [
-    "Device", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
+    "Device", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
     "split_flits",
 ]
 
@@ -97,20 +97,23 @@ class Engine:
     def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6) -> None:
         # horizon 0 turns every look-ahead off: one decision per event (tests compare)
         self.env = simpy.Environment()
+        self._eid = 0
         self.flit_time = flit_time
         self.flit_mode = flit_mode
         self.horizon = horizon
         self.events = 0
 
-    def at(self, time: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
-        """Schedule ``callback`` at absolute ``time`` (not before now)."""
-        env = self.env
-        delay = time - env.now
-        # SimPy's public timeout: a triggered event at NORMAL priority after ``delay``
-        ev = env.timeout(delay if delay > 0.0 else 0.0)
-        ev.callbacks.append(callback)
+    def at(self, time: float, callback: Callable[[int], None]) -> int:
+        """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""
+        # SimPy's public timeout, a triggered event at NORMAL priority after ``delay``;
+        # the callback gets this engine's event id (ports use it to drop superseded wake-ups)
+        delay = time - self.env.now
+        eid = self._eid
+        self._eid = eid + 1
+        ev = self.env.timeout(delay if delay > 0.0 else 0.0)
+        ev.callbacks.append(lambda _ev: callback(eid))
         self.events += 1
-        return ev
+        return eid
 
 
 class Port:
@@ -144,7 +147,7 @@ class Port:
         self.retry = -1.0
         self.stalled = False
         self.busy = 0.0  # the link is free from this time
-        self.wake_ev: simpy.Event | None = None
+        self.wake_ev = -1  # id of the pending wake-up event, -1 if none
         self.wake_at = 0.0
         self.flits = 0
         self.stall = 0.0  # time flits waited for credits beyond when they could go
@@ -153,11 +156,11 @@ class Port:
     def enqueue(self, piece: Piece) -> None:
         raise NotImplementedError
 
-    def _wake(self, ev: simpy.Event) -> None:
+    def _wake(self, ev: int) -> None:
         raise NotImplementedError
 
     def _arm(self, time: float) -> None:
-        if self.wake_ev is not None and self.wake_at <= time:
+        if self.wake_ev >= 0 and self.wake_at <= time:
             return
         self.wake_at = time
         self.wake_ev = self.eng.at(time, self._wake)
@@ -288,10 +291,10 @@ class FifoPort(Port):
             busy = self.busy
             self._arm((piece.ready if piece.ready > busy else busy) - self.ahead)
 
-    def _wake(self, ev: simpy.Event) -> None:
-        if ev is not self.wake_ev:
+    def _wake(self, ev: int) -> None:
+        if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
-        self.wake_ev = None
+        self.wake_ev = -1
         self.stalled = False
         eng = self.eng
         ahead = self.ahead
@@ -309,6 +312,33 @@ class FifoPort(Port):
                 queue.popleft()
             if self.stalled:
                 return
+
+
+class DirectPort(FifoPort):
+    """A FIFO port whose far end returns no credits and forwards nothing (an OCS circuit
+    into an unlimited receive buffer), in message mode: it decides at once.
+
+    Its departures are max(ready, link free) in the order its node hands pieces
+    over, which is the node's phase and program order whatever the order of
+    events elsewhere; so the decision :class:`FifoPort` takes in an event is
+    taken here when the piece arrives, with the same result and no event. The
+    runner then drains deliveries from a work list (:class:`~ocsplan.simlette.runner.Runner`).
+    """
+
+    __slots__ = ()
+
+    def enqueue(self, piece: Piece) -> None:
+        # Port._send and Port._flush for a whole piece without credits, inlined (hot path)
+        busy = self.busy
+        ready = piece.ready
+        start = ready if ready > busy else busy
+        tf = self.eng.flit_time
+        count = piece.flits
+        self.busy = start + count * tf
+        self.flits += count
+        piece.ready = start + tf + self.wire
+        piece.up = None
+        self.far.accept(piece, self)
 
 
 class QueuePort(Port):
@@ -339,13 +369,13 @@ class QueuePort(Port):
             return
         busy = self.busy
         time = (ready if ready > busy else busy) - self.ahead
-        if self.wake_ev is None or time < self.wake_at:
+        if self.wake_ev < 0 or time < self.wake_at:
             self._arm(time)
 
-    def _wake(self, ev: simpy.Event) -> None:
-        if ev is not self.wake_ev:
+    def _wake(self, ev: int) -> None:
+        if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
-        self.wake_ev = None
+        self.wake_ev = -1
         self.stalled = False
         eng = self.eng
         ahead = self.ahead

@@ -33,10 +33,10 @@ from fractions import Fraction
 
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, Link, RackRoutes
-from .engine import Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
+from .engine import DirectPort, Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
 from .timing import Stages
 
-__all__ = ["CircuitNetwork", "IdealNetwork", "Network", "SwitchedNetwork"]
+__all__ = ["CircuitNetwork", "CircuitWiring", "IdealNetwork", "Network", "SwitchedNetwork"]
 
 Deliver = Callable[[Message], None]
 Resource = tuple[Hashable, float]
@@ -57,6 +57,8 @@ class Network:
         self._rsp: dict[Hashable, list[float]] = {}
         self._rsp_free: dict[Hashable, int] = {}
         self.acked = 0.0
+        # True when ports decide as pieces arrive (no events; see engine.DirectPort)
+        self.direct = False
         # least time from a decision anywhere to an arrival in a switch output queue
         self.lookahead = (eng.flit_time + stages.wire(1) + stages.switch_in) * (1 - 1e-9)
 
@@ -123,6 +125,9 @@ class IdealNetwork(Network):
         self.multiplicity = multiplicity
         self.free: dict[tuple[int, int], float] = {}
         self.load: dict[tuple[int, int], Fraction] = {}
+        # a node's edge serves its messages in the node's order, whatever the order of events
+        # elsewhere: every landing is known at the send, so no events are needed
+        self.direct = True
 
     def send(self, msg: Message, t: float) -> None:
         key = (msg.src, msg.gen)
@@ -132,7 +137,7 @@ class IdealNetwork(Network):
         self.load[key] = self.load.get(key, Fraction(0)) + Fraction(msg.nbytes)
         msg.landed = done + self.lam
         msg.left = 0
-        self.eng.at(msg.landed, lambda _ev: self._deliver(msg))
+        self._deliver(msg)  # direct: the runner's inbox takes it
 
     def latency(self, src: int, dst: int, gen: int) -> float:
         return self.lam
@@ -141,13 +146,34 @@ class IdealNetwork(Network):
         return [(("edge", src, gen), self.multiplicity[gen] * self.rate)]
 
 
+class CircuitWiring:
+    """What a circuit network derives per (rank, generator) from the circuits and the
+    stage latencies: its ports (index, name, wire, credit return), hop latency and
+    bandwidth resource. Every run of one set-up shares one (it is filled as used)."""
+
+    __slots__ = ("latency", "ports", "resources")
+
+    def __init__(self) -> None:
+        self.ports: dict[tuple[int, int], list[tuple[int, str, float, float]]] = {}
+        self.latency: dict[tuple[int, int], float] = {}
+        self.resources: dict[tuple[int, int], list[Resource]] = {}
+
+
 class CircuitNetwork(Network):
     """OCS circuits: each logical edge owns p_g dedicated links, no switching."""
 
     def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, cmap: CircuitMap,
-                 buffer_flits: int | None, rsp_credits: int | None) -> None:
+                 buffer_flits: int | None, rsp_credits: int | None,
+                 wiring: CircuitWiring | None = None) -> None:
         super().__init__(eng, stages, rate, deliver, rsp_credits)
         self.cmap = cmap
+        # fixed by the circuits and stages: runs of one set-up share it (pass the same object)
+        wiring = CircuitWiring() if wiring is None else wiring
+        self.layout = wiring.ports
+        self._latency = wiring.latency
+        self._resources = wiring.resources
+        # no credits anywhere and whole pieces: every port is a DirectPort
+        self.direct = buffer_flits is None and rsp_credits is None and not eng.flit_mode
         self.buffer_flits = buffer_flits
         self.pointer: dict[tuple[int, int], int] = {}
         self._edge: dict[tuple[int, int], list[Port]] = {}
@@ -155,21 +181,31 @@ class CircuitNetwork(Network):
     def _ports(self, src: int, gen: int) -> list[Port]:
         ports = self._edge.get((src, gen))
         if ports is None:
+            found = self.layout.get((src, gen))
+            if found is None:
+                found = self.layout[(src, gen)] = [
+                    (link.port, f"acc {src} port {link.port} -> acc {src ^ gen if link.peer is None else link.peer}",
+                     wire, self.stages.credit_return(wire))
+                    for link in self.cmap.of(src, gen)
+                    for wire in (self.stages.wire(link.cables, link.ocs),)
+                ]
             ports = []
-            for link in self.cmap.of(src, gen):
-                wire = self.stages.wire(link.cables, link.ocs)
-                name = f"acc {src} port {link.port} -> acc {src ^ gen if link.peer is None else link.peer}"
-                port = self._new_port((src, link.port), name, wire, self.sink, self.buffer_flits,
-                                      single=True)
+            eng, sink, credits, table = self.eng, self.sink, self.buffer_flits, self.ports
+            kind = DirectPort if self.direct else FifoPort
+            for index, name, wire, ret in found:
+                port = table[(src, index)] = kind(eng, name, wire, ret, sink, credits)
                 ports.append(port)
             self._edge[(src, gen)] = ports
         return ports
 
     def send(self, msg: Message, t: float) -> None:
-        ports = self._ports(msg.src, msg.gen)
+        ports = self._edge.get((msg.src, msg.gen)) or self._ports(msg.src, msg.gen)
         ready = t + self.stages.send
         if len(ports) == 1:
-            ports[0].enqueue(Piece(ready, msg.flits, msg))
+            if self.direct:
+                self._direct(ports[0], msg, ready)
+            else:
+                ports[0].enqueue(Piece(ready, msg.flits, msg))
             return
         key = (msg.src, msg.gen)
         offset = self.pointer.get(key, 0)
@@ -179,15 +215,40 @@ class CircuitNetwork(Network):
             index += count
         self.pointer[key] = (offset + msg.flits) % len(ports)
 
+    def _direct(self, port: Port, msg: Message, ready: float) -> None:
+        """A whole message over one DirectPort into the sink: DirectPort.enqueue and
+        Sink.accept without the piece (the same arithmetic, in the same order)."""
+        busy = port.busy
+        start = ready if ready > busy else busy
+        tf = self.eng.flit_time
+        count = msg.flits
+        port.busy = start + count * tf
+        port.flits += count
+        sink = self.sink
+        landed = start + tf + port.wire + (count - 1) * tf + sink.rx + sink.land
+        msg.left -= count
+        if landed > msg.landed:
+            msg.landed = landed
+        if msg.left == 0:
+            self._landed(msg)
+
     def _hop(self, link: Link) -> float:
         s = self.stages
         return s.send + s.wire(link.cables, link.ocs) + s.rx + s.land
 
     def latency(self, src: int, dst: int, gen: int) -> float:
-        return max(self._hop(link) for link in self.cmap.of(src, gen))
+        key = (src, gen)
+        found = self._latency.get(key)
+        if found is None:
+            found = self._latency[key] = max(self._hop(link) for link in self.cmap.of(src, gen))
+        return found
 
     def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
-        return [(("edge", src, gen), len(self.cmap.of(src, gen)) * self.rate)]
+        key = (src, gen)
+        found = self._resources.get(key)
+        if found is None:
+            found = self._resources[key] = [(("edge", src, gen), len(self.cmap.of(src, gen)) * self.rate)]
+        return found
 
     def response_port(self, msg: Message) -> Hashable:
         return (msg.dst, self.cmap.of(msg.dst, msg.gen)[0].port)

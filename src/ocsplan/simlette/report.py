@@ -30,13 +30,18 @@ SCHEMA = "ocsplan.simulation/1"
 def analytical(workload: Workload, network: Network) -> float:
     """Sum over phases of (max hop latency + max resource load / capacity)."""
     total = 0.0
+    hop = network.latency
+    resources = network.resources
     for k in range(workload.phases):
         latency = 0.0
         load: dict[Hashable, float] = defaultdict(float)
-        for src, s in workload.transfers(k):
-            latency = max(latency, network.latency(src, s.dst, s.gen))
-            for key, capacity in network.resources(src, s.dst, s.gen):
-                load[key] += float(s.nbytes) / capacity
+        for src in workload.nodes:
+            for s in workload.sends[src][k]:
+                lat = hop(src, s.dst, s.gen)
+                if lat > latency:
+                    latency = lat
+                for key, capacity in resources(src, s.dst, s.gen):
+                    load[key] += s.size / capacity
         if load:
             total += latency + max(load.values())
     return total

@@ -12,6 +12,7 @@ deadlock, which is reported rather than hidden.
 from __future__ import annotations
 
 import gc
+from collections import deque
 from collections.abc import Callable
 
 from ..errors import OcsplanError
@@ -41,7 +42,10 @@ class Runner:
         self.count = [0] * workload.phases
         self.last = 0.0  # latest landing so far (barrier mode)
         self.eng = eng
-        self.net = network(eng, self.deliver)
+        self.inbox: deque[Message] = deque()
+        self.net = network(eng, self._receive)
+        # direct networks decide without events: deliveries wait in the inbox (no recursion)
+        self.direct = self.net.direct
         self.phase = dict.fromkeys(workload.nodes, 0)
         self.got = {x: [0] * workload.phases for x in workload.nodes}
         self.ready = dict.fromkeys(workload.nodes, 0.0)
@@ -74,6 +78,12 @@ class Runner:
                 self._begin(x)
         if self.phase[x] == h and x not in self.finish:
             self.finish[x] = self.ready[x]
+
+    def _receive(self, msg: Message) -> None:
+        if self.direct:
+            self.inbox.append(msg)
+        else:
+            self.deliver(msg)
 
     def deliver(self, msg: Message) -> None:
         x = msg.dst
@@ -108,19 +118,22 @@ class Runner:
     def run(self) -> float:
         if self.w.phases == 0:
             return 0.0
-        if self.barrier:
-            self._release(0)
-        else:
-            for x in self.w.nodes:
-                self._begin(x)
-            for x in self.w.nodes:
-                self._advance(x)
         # Pieces and messages are freed by reference counting; the cyclic
         # collector would only rescan the (large, long-lived) workload again
         # and again, so it pauses for the run.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
+            if self.barrier:
+                self._release(0)
+            else:
+                for x in self.w.nodes:
+                    self._begin(x)
+                for x in self.w.nodes:
+                    self._advance(x)
+            inbox, deliver = self.inbox, self.deliver
+            while inbox:
+                deliver(inbox.popleft())
             self.eng.env.run()
         finally:
             if was_enabled:

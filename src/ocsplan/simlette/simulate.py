@@ -21,7 +21,6 @@ from ..cost import phase_time
 from ..errors import InstanceError, OcsplanError
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec, LatencyBudget
-from ..realization.realize import realize
 from ..schedules import Program, closed_form
 from .circuitmap import (
     CircuitMap,
@@ -29,16 +28,15 @@ from .circuitmap import (
     Realization,
     check_fit,
     circuits_for_generators,
-    circuits_from_realization,
-    hybrid_uplinks,
     technology,
 )
 from .engine import Engine, Message
-from .network import CircuitNetwork, IdealNetwork, Network, SwitchedNetwork
+from .network import CircuitNetwork, CircuitWiring, IdealNetwork, Network, SwitchedNetwork
 from .report import DemandResult, LinkStat, SimReport, analytical
 from .runner import Runner
+from .setup import Setup, prepare
 from .timing import DL_FLIT, TL_FLIT, Stages
-from .workload import ORDERS, Workload, demand_workload, program_workload
+from .workload import ORDERS, Workload, program_workload
 
 __all__ = [
     "FLIT_LIMIT",
@@ -97,8 +95,12 @@ def network_factory(
     circuits: CircuitMap | None = None,
     routes: RackRoutes | None = None,
     ideal: tuple[float, float, dict[int, int]] | None = None,
+    setup: Setup | None = None,
 ) -> Factory:
-    """Build the network of a run; ``ideal`` = (lambda, R, multiplicity per generator)."""
+    """Build the network of a run; ``ideal`` = (lambda, R, multiplicity per generator).
+
+    ``setup``: share the port wiring with every other run of that set-up.
+    """
     if options.mode == "ideal":
         if ideal is None:
             raise OcsplanError("ideal mode needs lambda, R and the multiplicities")
@@ -112,8 +114,9 @@ def network_factory(
         if circuits is None:
             raise OcsplanError("an OCS fabric needs circuits")
         cmap = circuits
+        wiring = setup.wiring(stages) if setup is not None else CircuitWiring()  # shared by the runs
         return lambda eng, deliver: CircuitNetwork(
-            eng, stages, spec.link, deliver, cmap, buffer, rsp)
+            eng, stages, spec.link, deliver, cmap, buffer, rsp, wiring)
     if tech == "hybrid" and routes is None:
         raise OcsplanError("a hybrid fabric needs its level-2 circuits")
     return lambda eng, deliver: SwitchedNetwork(
@@ -204,7 +207,9 @@ def simulate_plan(
     the circuits are ``circuits`` (a realization of this plan, e.g. read with
     ``ocsplan.circuits.load_circuits``) or else realized here with
     :func:`ocsplan.realize.realize` and ``placement``: ports, and one OCS
-    device per circuit in a rack or on one level, three between racks.
+    device per circuit in a rack or on one level, three between racks. That
+    realization and the workloads are cached per (plan, fabric, placement)
+    (:func:`ocsplan.simlette.setup.prepare`).
     ``only(mesh, axis, demand)`` selects demands; ``payload`` replaces their
     payloads (the closed form is re-evaluated for it). Stacked plans run through
     :func:`ocsplan.simlette.stacked.simulate_stacked` (circulant axes, circuits
@@ -218,20 +223,21 @@ def simulate_plan(
         given = circuits if isinstance(circuits, Circuits) else None
         return simulate_stacked(plan, spec, options, simulate_workload, network_factory, circuits=given,
                                 only=only, payload=payload)
-    tech = technology(spec)
+    setup = prepare(plan, spec, placement, circuits)
+    tech = setup.technology
     cmap: CircuitMap | None = None
     routes: RackRoutes | None = None
     source = ""
     if options.mode != "ideal":
         if tech == "ocs":
-            cmap = circuits_from_realization(circuits if circuits is not None else realize(plan, spec, placement))
+            cmap = setup.circuits()
             source = cmap.source
         elif tech == "hybrid":
-            routes = hybrid_uplinks(plan, spec)
+            routes = setup.routes()
         check_fit(plan, spec)
     mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
     factory = network_factory(spec, options, ports=plan.ports, circuits=cmap, routes=routes,
-                              ideal=(plan.latency_s, plan.link_Bps, mult))
+                              ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
     rate = plan.link_Bps if options.mode == "ideal" else spec.link
     results = []
     notes = []
@@ -243,7 +249,7 @@ def simulate_plan(
                 if axis.ring or d.schedule == "ring":
                     notes.append(f"{mesh.name}[{i}].{k}: ring not simulated (planning only)")
                     continue
-                workload = demand_workload(plan, m, i, k, options.order, payload)
+                workload = setup.workload(m, i, k, options.order, payload)
                 sigma, closed = d.payload_bytes, d.time_s
                 if payload is not None:
                     form = closed_form(d.schedule, demand_topology(d.groups, axis.bits))

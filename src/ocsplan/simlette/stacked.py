@@ -113,7 +113,7 @@ def stacked_workload(
             flits = dl_flits(t.nbytes)
             for base in bases:
                 src, dst = _rank(base, t.src, stride), _rank(base, t.dst, stride)
-                sends[src][k].append(Send(dst, gen_key(slot, t.gen), t.nbytes, flits))
+                sends[src][k].append(Send(dst, gen_key(slot, t.gen), t.nbytes, flits, float(t.nbytes)))
                 expect[dst][k] += 1
     if order == "rank":
         for lists in sends.values():

@@ -13,18 +13,21 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..cayley import expand
 from ..cost import phase_time
-from ..errors import InstanceError
+from ..errors import InstanceError, OcsplanError
 from ..files import write_atomic
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec
-from ..realization.realize import realize
 from ..schedules import SCHEDULES, closed_form
-from .circuitmap import check_fit, circuits_from_realization, hybrid_uplinks, technology
+from .circuitmap import check_fit
+from .setup import prepare
 from .simulate import SimOptions, network_factory, simulate_workload
-from .workload import demand_workload
+
+if TYPE_CHECKING:
+    from ..studies.executor import Executor, Failure
 
 __all__ = ["SweepRow", "payload_range", "sweep", "sweep_csv", "write_csv", "write_plot"]
 
@@ -75,6 +78,60 @@ def _schedules(plan: Plan, m: int, i: int, k: int, which: str) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class _Point:
+    """One simulation of a sweep: demand (mesh, axis, k) x schedule x payload."""
+
+    plan: Plan
+    spec: FabricSpec
+    options: SimOptions
+    placement: str
+    mesh: int
+    axis: int
+    demand: int
+    schedule: str
+    payload: int
+
+
+def _run_point(point: _Point) -> SweepRow:
+    """Simulate one sweep point; the set-up (realization, wiring, workloads) comes from this
+    process's cache, so the points of one plan and fabric pay it once per process."""
+    plan, spec, options = point.plan, point.spec, point.options
+    setup = prepare(plan, spec, point.placement)
+    cmap = routes = None
+    if options.mode != "ideal":
+        check_fit(plan, spec)
+        if setup.technology == "ocs":
+            cmap = setup.circuits()
+        elif setup.technology == "hybrid":
+            routes = setup.routes()
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+    factory = network_factory(spec, options, ports=plan.ports, circuits=cmap, routes=routes,
+                              ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
+    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    mesh = plan.meshes[point.mesh]
+    axis = mesh.axes[point.axis]
+    d = axis.demands[point.demand]
+    name, sigma = point.schedule, point.payload
+    topo = demand_topology(d.groups, axis.bits)
+    used = [expand(g, sorted(axis.bits)) for g in SCHEDULES[name].uses(topo)]
+    p = min((mult[g] for g in used), default=1)
+    form = closed_form(name, topo)
+    workload = setup.workload(point.mesh, point.axis, point.demand, options.order, sigma, name)
+    result = simulate_workload(
+        workload, factory, mode=options.mode, rate=rate, multiplicity=p,
+        payload=sigma, collective=d.collective, lookahead=options.lookahead,
+        barrier=options.barrier)
+    closed = phase_time(form.h, form.volume(sigma), p, plan.latency_s, plan.link_Bps)
+    return SweepRow(
+        demand=f"{mesh.name}[{point.axis}].{point.demand} {d.collective}", schedule=name,
+        payload_bytes=sigma, multiplicity=p, phases=workload.phases,
+        closed_form_s=closed, analytical_s=result.analytical_s,
+        simulated_s=result.simulated_s, ratio=result.ratio,
+        credit_stall_s=result.credit_stall_s,
+    )
+
+
 def sweep(
     plan: Plan,
     spec: FabricSpec,
@@ -83,54 +140,58 @@ def sweep(
     schedules: str = "plan",
     only: Callable[[int, int, int], bool] | None = None,
     placement: str = "contiguous",
+    executor: Executor | None = None,
+    on_row: Callable[[SweepRow], None] | None = None,
 ) -> list[SweepRow]:
-    """Simulate every selected demand x schedule x payload."""
+    """Simulate every selected demand x schedule x payload, here or on ``executor``.
+
+    Rows come back in demand x schedule x payload order; ``on_row`` sees each as it
+    finishes. On an executor a failing point runs once more, then the sweep fails.
+    """
     options.check()
     if plan.stacked:
         from .stacked import sweep_stacked
 
         return sweep_stacked(plan, spec, options, payloads, schedules, simulate_workload, network_factory, only)
-    tech = technology(spec)
-    cmap = routes = None
     if options.mode != "ideal":
         check_fit(plan, spec)
-        if tech == "ocs":
-            cmap = circuits_from_realization(realize(plan, spec, placement))
-        elif tech == "hybrid":
-            routes = hybrid_uplinks(plan, spec)
-    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
-    factory = network_factory(spec, options, ports=plan.ports, circuits=cmap, routes=routes,
-                              ideal=(plan.latency_s, plan.link_Bps, mult))
-    rate = plan.link_Bps if options.mode == "ideal" else spec.link
-    rows = []
+    points = []
     for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
             if axis.ring:
                 continue
-            for k, d in enumerate(axis.demands):
+            for k, _ in enumerate(axis.demands):
                 if only is not None and not only(m, i, k):
                     continue
-                topo = demand_topology(d.groups, axis.bits)
                 for name in _schedules(plan, m, i, k, schedules):
-                    used = [expand(g, sorted(axis.bits)) for g in SCHEDULES[name].uses(topo)]
-                    p = min((mult[g] for g in used), default=1)
-                    form = closed_form(name, topo)
                     for sigma in payloads:
-                        workload = demand_workload(plan, m, i, k, options.order, sigma, name)
-                        result = simulate_workload(
-                            workload, factory, mode=options.mode, rate=rate, multiplicity=p,
-                            payload=sigma, collective=d.collective, lookahead=options.lookahead,
-                            barrier=options.barrier)
-                        closed = phase_time(form.h, form.volume(sigma), p,
-                                            plan.latency_s, plan.link_Bps)
-                        rows.append(SweepRow(
-                            demand=f"{mesh.name}[{i}].{k} {d.collective}", schedule=name,
-                            payload_bytes=sigma, multiplicity=p, phases=workload.phases,
-                            closed_form_s=closed, analytical_s=result.analytical_s,
-                            simulated_s=result.simulated_s, ratio=result.ratio,
-                            credit_stall_s=result.credit_stall_s,
-                        ))
-    return rows
+                        points.append(_Point(plan, spec, options, placement, m, i, k, name, sigma))
+    if executor is None:  # here, in order; an error stops the sweep as it is
+        done = []
+        for point in points:
+            done.append(_run_point(point))
+            if on_row is not None:
+                on_row(done[-1])
+        return done
+    from ..studies.executor import Failure
+
+    rows: list[SweepRow | None] = [None] * len(points)
+    failed: list[str] = []
+
+    def record(index: int, outcome: SweepRow | Failure) -> None:
+        if isinstance(outcome, Failure):
+            p = points[index]
+            failed.append(f"{plan.meshes[p.mesh].name}[{p.axis}].{p.demand} {p.schedule} "
+                          f"{p.payload} B: {outcome.error}")
+            return
+        rows[index] = outcome
+        if on_row is not None:
+            on_row(outcome)
+
+    executor.run(_run_point, points, record)
+    if failed:
+        raise OcsplanError(f"{len(failed)} sweep point(s) failed; first: {failed[0]}")
+    return [row for row in rows if row is not None]
 
 
 def sweep_csv(rows: Sequence[SweepRow]) -> str:

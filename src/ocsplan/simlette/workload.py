@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..cayley import Topology, expand, mask_of
 from ..errors import PlanError
@@ -30,14 +31,18 @@ __all__ = ["ORDERS", "Send", "Workload", "demand_workload", "program_workload"]
 ORDERS = ("program", "rank")
 
 
-@dataclass(frozen=True)
-class Send:
-    """One message a node sends in a phase: to ``dst`` over generator ``gen``."""
+class Send(NamedTuple):
+    """One message a node sends in a phase: to ``dst`` over generator ``gen``.
+
+    A named tuple rather than a frozen dataclass: workloads hold one per
+    message (hundreds of thousands at N = 4096) and tuples build ~4x faster.
+    """
 
     dst: int
     gen: int
     nbytes: Fraction
     flits: int
+    size: float  # nbytes as a float (the analytical model's arithmetic)
 
 
 @dataclass(frozen=True)
@@ -85,15 +90,26 @@ def program_workload(
         for x in range(program.size):
             sends[base | local[x]] = [[] for _ in range(h)]
             expect[base | local[x]] = [0] * h
+    # few distinct sizes and generators, many transfers: convert each once
+    sizes: dict[tuple[int, int], tuple[int, float]] = {}
+    gens: dict[int, int] = {}
     for k, phase in enumerate(program.phases):
         for t in phase:
-            if t.nbytes <= 0:
+            nbytes = t.nbytes
+            key = (nbytes.numerator, nbytes.denominator)
+            if key[0] <= 0:
                 continue
-            gen = expand(t.gen, bits)
-            flits = dl_flits(t.nbytes)
+            found = sizes.get(key)
+            if found is None:
+                found = sizes[key] = (dl_flits(nbytes), float(nbytes))
+            flits, size = found
+            gen = gens.get(t.gen)
+            if gen is None:
+                gen = gens[t.gen] = expand(t.gen, bits)
+            lsrc, ldst = local[t.src], local[t.dst]
             for base in bases:
-                src, dst = base | local[t.src], base | local[t.dst]
-                sends[src][k].append(Send(dst, gen, t.nbytes, flits))
+                dst = base | ldst
+                sends[base | lsrc][k].append(Send(dst, gen, t.nbytes, flits, size))
                 expect[dst][k] += 1
     if order == "rank":
         for lists in sends.values():

@@ -11,7 +11,10 @@ same instances byte for byte. Families:
   without collective) and FFN (TPE all-reduce, EP all-gather or all-to-all)
   from random (KVP, TPA, EP, TPE) splits, batch and model sizes;
 - ``latency``: as ``random`` with payloads 64 B..64 KiB (latency-bound);
-- ``bandwidth``: as ``random`` with payloads 1 MiB..64 MiB (bandwidth-bound).
+- ``bandwidth``: as ``random`` with payloads 1 MiB..64 MiB (bandwidth-bound);
+- ``wide``: 3-4 meshes of 2-3 axes each, 1-3 demands per axis, payloads
+  64 B..64 MiB, weights log-uniform 0.01..100 (issue 12: the instances where
+  the heuristic's partition enumeration grows; use n = 6..12).
 """
 
 from __future__ import annotations
@@ -139,11 +142,39 @@ def _helix(rng: random.Random, min_bits: int, max_bits: int, name: str) -> Insta
     )
 
 
+def _wide(rng: random.Random, min_bits: int, max_bits: int, name: str) -> Instance:
+    """3-4 meshes of 2-3 axes (fewer when n is too small), 1-3 demands on every axis,
+    weights log-uniform in 0.01..100: the instances whose partition classes multiply."""
+    n = rng.randint(max(min_bits, 2), max_bits)
+    ports = rng.randint(n, 4 * n)
+    meshes = []
+    for m in range(rng.randint(3, 4)):
+        count = min(rng.randint(2, 3), n)
+        cuts = sorted(rng.sample(range(1, n), count - 1))
+        sizes = [b - a for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+        axes = []
+        for a in sizes:
+            demands = []
+            for _ in range(rng.randint(1, 3)):
+                collective = rng.choice(COLLECTIVES)
+                weight = float(f"{10 ** rng.uniform(-2, 2):.3g}")
+                demands.append(Demand(collective, _payload(rng, 64, 64 << 20), weight))
+            axes.append(Axis(1 << a, tuple(demands)))
+        meshes.append(Mesh(f"m{m}", tuple(1 << a for a in sizes), tuple(axes)))
+    return Instance(
+        name,
+        Budget(1 << n, ports, LATENCY, LINK),
+        tuple(meshes),
+        "generated wide: 3-4 meshes of 2-3 axes, 1-3 demands per axis, weights 0.01..100",
+    )
+
+
 FAMILIES: dict[str, Callable[[random.Random, int, int, str], Instance]] = {
     "random": _random_family(64, 64 << 20),
     "helix": _helix,
     "latency": _random_family(64, 64 << 10),
     "bandwidth": _random_family(1 << 20, 64 << 20),
+    "wide": _wide,
 }
 
 

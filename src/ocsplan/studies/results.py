@@ -155,12 +155,13 @@ def update_results(results: Sequence[Result], path: str | Path) -> None:
     """Merge ``results`` into the study CSV at ``path`` under :func:`study_lock`.
 
     Rows are keyed by (instance hash, method): this run's rows replace their
-    keys, every other row of every earlier or concurrent run is kept."""
+    keys, every other row of every earlier or concurrent run is kept (first, in
+    file order); this run's rows follow in the order given, so the file does not
+    depend on the order in which rows finished."""
     with study_lock(path):
-        merged = {(r.digest, r.method): r for r in read_study(path)[0]}
-        for r in results:
-            merged[(r.digest, r.method)] = r
-        write_atomic(path, dumps_results(list(merged.values())))
+        mine = {(r.digest, r.method) for r in results}
+        kept = [r for r in read_study(path)[0] if (r.digest, r.method) not in mine]
+        write_atomic(path, dumps_results([*kept, *results]))
 
 
 def _num(text: str) -> float | None:

@@ -1,11 +1,10 @@
-"""Running a study: every (instance, method) task on a pool of local processes, rows
-written back to the CSV cache as they finish (Ctrl-C keeps every finished row)."""
+"""Running a study: every (instance, method) task on the executor (local processes or
+a Dask cluster), rows written back to the CSV cache as they finish (Ctrl-C and lost
+workers keep every finished row; a task lost twice becomes an error row)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -15,9 +14,10 @@ from typing import Any
 from ..errors import InfeasibleError, OcsplanError
 from ..instance import Instance, load_instance
 from ..plan import Plan
+from .executor import Executor, Failure
 from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, update_results
 
-__all__ = ["collect_paths", "default_workers", "run_method", "run_study"]
+__all__ = ["collect_paths", "default_workers", "run_method", "run_study", "solve_all"]
 
 
 def collect_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -95,6 +95,10 @@ def run_method(
 
 @dataclass(frozen=True)
 class _Task:
+    """One (instance, method) solve; carries the instance itself, so a remote worker
+    needs no access to the files."""
+
+    instance: Instance
     path: str
     method: str
     time_limit: float | None
@@ -102,12 +106,48 @@ class _Task:
 
 
 def _run_task(task: _Task) -> Result:
-    instance = load_instance(task.path)
-    return run_method(instance, task.path, task.method, task.time_limit, task.workers)
+    return run_method(task.instance, task.path, task.method, task.time_limit, task.workers)
 
 
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _failed(task: _Task, failure: Failure) -> Result:
+    """The error row of a task lost on every attempt (its worker died, or it raised)."""
+    inst = task.instance
+    return Result(
+        instance=inst.name,
+        path=task.path,
+        digest=instance_digest(inst),
+        n=inst.n,
+        meshes=len(inst.meshes),
+        demands=len(inst.demands()),
+        ports=inst.budget.ports,
+        method=task.method,
+        status="error",
+        objective_s=None,
+        bound_s=None,
+        seconds=0.0,
+        ports_used=None,
+        time_limit=task.time_limit if task.method in EXACT_METHODS else None,
+        error=f"lost after {failure.attempts} attempts: {failure.error}",
+        code=code_fingerprint(),
+    )
+
+
+def solve_all(
+    instances: Sequence[tuple[str, Instance]],
+    methods: Sequence[str],
+    executor: Executor,
+    time_limit: float | None = None,
+    workers: int | None = None,
+) -> list[Result]:
+    """Every method on every (path, instance) on ``executor``: rows in instance x method order."""
+    tasks = [_Task(inst, path, m, time_limit, workers) for path, inst in instances for m in methods]
+    rows: list[Result | None] = [None] * len(tasks)
+
+    def record(index: int, outcome: Result | Failure) -> None:
+        rows[index] = _failed(tasks[index], outcome) if isinstance(outcome, Failure) else outcome
+
+    executor.run(_run_task, tasks, record)
+    return [row for row in rows if row is not None]
 
 
 def _reusable(cached: Result, time_limit: float | None) -> bool:
@@ -129,12 +169,17 @@ def run_study(
     fresh: bool = False,
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[Result, bool], None] | None = None,
+    executor: Executor | None = None,
 ) -> tuple[list[Result], bool]:
     """Run every method on every instance; returns (results in order, interrupted?).
 
+    Tasks run on ``executor`` (default: ``jobs`` local processes).
     ``on_start(total, cached)`` and ``on_result(result, cached)`` report progress.
-    The CSV at ``out`` is the cache and is rewritten after every finished row.
+    The CSV at ``out`` is the cache and is rewritten after every finished row,
+    always in instance x method order whatever order the rows finish in.
     """
+    runner = executor if executor is not None else Executor(jobs=jobs)
+    runner.check()
     instances = [(str(p), load_instance(p)) for p in paths]
     cache = {} if fresh else {(r.digest, r.method): r for r in read_results(out)}
     order: dict[tuple[str, str], int] = {}
@@ -151,7 +196,7 @@ def run_study(
             if hit is not None and _reusable(hit, time_limit):
                 done[key] = replace(hit, path=path, instance=inst.name)
             else:
-                tasks.append(_Task(path, method, time_limit, workers))
+                tasks.append(_Task(inst, path, method, time_limit, workers))
     if on_start is not None:
         on_start(len(order), len(done))
     for result in done.values():
@@ -161,7 +206,8 @@ def run_study(
     def ordered() -> list[Result]:
         return [done[k] for k in sorted(done, key=order.__getitem__)]
 
-    def record(result: Result) -> None:
+    def record(index: int, outcome: Result | Failure) -> None:
+        result = _failed(tasks[index], outcome) if isinstance(outcome, Failure) else outcome
         done[(result.digest, result.method)] = result
         update_results(ordered(), out)  # merged under a lock, other runs' rows kept
         if on_result is not None:
@@ -170,24 +216,10 @@ def run_study(
     interrupted = False
     if done and not tasks:
         update_results(ordered(), out)  # merged under a lock, other runs' rows kept
-    if jobs <= 1:
-        try:
-            for task in tasks:
-                record(_run_task(task))
-        except KeyboardInterrupt:
-            interrupted = True
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        pool = ctx.Pool(processes=jobs, initializer=_ignore_sigint, maxtasksperchild=50)
-        try:
-            for result in pool.imap_unordered(_run_task, tasks):
-                record(result)
-            pool.close()
-        except KeyboardInterrupt:
-            interrupted = True
-            pool.terminate()
-        finally:
-            pool.join()
+    try:
+        runner.run(_run_task, tasks, record)
+    except KeyboardInterrupt:
+        interrupted = True
     return ordered(), interrupted
 
 
