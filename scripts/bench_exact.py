@@ -18,11 +18,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ocsplan.exact import ExactRun
-from ocsplan.exact.cpsat import CpSatBackend
-from ocsplan.exact.milp import MilpBackend
 from ocsplan.instance import load_instance
-from ocsplan.search import plan_heuristic
+from ocsplan.planning.exact import ExactRun
+from ocsplan.planning.exact.cpsat import CpSatBackend
+from ocsplan.planning.exact.milp import MilpBackend
+from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.units import format_time
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 from ocsplan.instance import load_instance
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.space import shape_options
 from ocsplan.schedules import closed_form
 from ocsplan.schedules.allreduce import balanced_parents
-from ocsplan.search import plan_heuristic, shape_options
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["megatron-5t-n512-b1", "paper-multimesh-n256", "paper-table7-rsag-multi"]

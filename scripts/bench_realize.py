@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ocsplan.circuits import load_circuits, write_circuits
-from ocsplan.fabrics import load_fabric
 from ocsplan.instance import load_instance
-from ocsplan.realize import realize
-from ocsplan.search import plan_heuristic
-from ocsplan.validate import validate
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.circuits import load_circuits, write_circuits
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.realize import realize
+from ocsplan.realization.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 

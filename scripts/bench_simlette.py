@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ocsplan.cayley import Topology
-from ocsplan.fabrics import load_fabric
+from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import SimOptions, simulate_program
 

@@ -39,10 +39,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from ocsplan.cayley import Topology
-from ocsplan.fabrics import load_fabric
 from ocsplan.instance import load_instance, loads_instance
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.space import integer_partitions
+from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
-from ocsplan.search import integer_partitions, plan_heuristic
 from ocsplan.simlette import SimOptions, program_workload, simulate_plan, simulate_program, simulate_workload
 from ocsplan.simlette.simulate import network_factory
 

@@ -2,7 +2,7 @@
 
 Generates ``--count`` instances of each family (n = --min-bits..--max-bits,
 deterministic in --seed), solves each with the heuristic and CP-SAT through
-:func:`ocsplan.study.run_study` (cached in the CSV: a rerun only solves what
+:func:`ocsplan.studies.run_study` (cached in the CSV: a rerun only solves what
 changed), prints the summary and the gap distribution, and copies every
 instance whose heuristic gap exceeds --hard-gap to --hard-dir.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ocsplan.families import FAMILIES, generate, write_family
-from ocsplan.study import plot_gaps, run_study, summarize, table_rows
+from ocsplan.studies import plot_gaps, run_study, summarize, table_rows
+from ocsplan.studies.families import FAMILIES, generate, write_family
 
 BUCKETS = (0.0, 1e-6, 1e-3, 1e-2, 5e-2, 1e-1, float("inf"))
 

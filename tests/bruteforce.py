@@ -56,7 +56,7 @@ def _assign(bits: list[int], sizes: list[int]) -> list[list[tuple[int, ...]]]:
 
 def brute_force(instance: Instance) -> float:
     """The optimal objective over the search space (inf if nothing fits)."""
-    fab = instance.fabric
+    fab = instance.budget
     n = instance.n
     best = float("inf")
     per_mesh = [mesh_partitions(n, list(m.shape)) for m in instance.meshes]

@@ -65,7 +65,7 @@ def _runs(collective: str, requested: str, topo: Topology, on_cube: bool) -> lis
 
 def brute_force(instance: Instance) -> float:
     """The least objective over the whole exact search space (inf if nothing fits)."""
-    fab = instance.fabric
+    fab = instance.budget
     n, L = instance.n, fab.ports
     lam, rate = fab.latency, fab.link
     single = len(instance.meshes) == 1

@@ -5,10 +5,10 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 
-from ocsplan.fabrics import FabricSpec, load_fabric, parse_fabric
 from ocsplan.instance import load_instance, loads_instance
 from ocsplan.plan import Plan
-from ocsplan.search import plan_heuristic
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.fabrics import FabricSpec, load_fabric, parse_fabric
 
 from .conftest import ROOT, instance_path
 
@@ -16,7 +16,7 @@ FABRICS = ROOT / "simulate" / "fabrics"
 
 # 64 serving accelerators in 8 racks of 8 (12 racks installed), 8 ports, level-1 OCS
 # with 8 down / 8 up, level-2 OCS of radix 24: 12 racks x 2 cables = 24 ports, so each
-# rail has 4 level-2 devices with fan-out 2 (wiring rule in ocsplan.wiring).
+# rail has 4 level-2 devices with fan-out 2 (wiring rule in ocsplan.realization.wiring).
 SMALL_FABRIC = """
 name = "small-two-level"
 accelerators = 96

@@ -21,7 +21,7 @@ from ocsplan.cayley import (
     sumset,
     topology_name,
 )
-from ocsplan.search import integer_partitions
+from ocsplan.planning.space import integer_partitions
 
 
 def bfs_distances(bits: int, gens: list[int]) -> list[int]:

@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
-from ocsplan.plan import check_plan, load_plan
+from ocsplan.plan import load_plan
+from ocsplan.planning.check import check_plan
 
 from .conftest import instance_path
 

@@ -10,10 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from ocsplan import cli
+from ocsplan.cli import plan as cli_plan
 from ocsplan.instance import Instance, load_instance
-from ocsplan.plan import Decision, DemandChoice, Plan, assemble, check_plan, loads_plan
-from ocsplan.planners import PLANNERS
-from ocsplan.search import candidate_partitions
+from ocsplan.plan import Decision, DemandChoice, Plan, assemble, loads_plan
+from ocsplan.planning.check import check_plan
+from ocsplan.planning.registry import PLANNERS
+from ocsplan.planning.space import candidate_partitions
 
 from .tiny import tiny
 
@@ -69,7 +71,7 @@ def test_infeasible_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     # Instance files with L < n are rejected by the reader (exit 2); built in code
     # such an instance reaches the planner, which must say "infeasible" (exit 3).
     few = tiny("few-ports", 4, 3, [((16,), [[("all-reduce", 4096, 1.0, "auto")]])])
-    monkeypatch.setattr(cli, "load_instance", lambda path: few)
+    monkeypatch.setattr(cli_plan, "load_instance", lambda path: few)
     result = runner.invoke(cli.app, ["solve", "few.toml", "--method", "milp"])
     assert result.exit_code == 3
     lines = [line for line in result.output.splitlines() if line.strip()]

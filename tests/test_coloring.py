@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocsplan.coloring import (
+from ocsplan.realization.coloring import (
     balanced_orientation,
     bipartite_edge_coloring,
     edge_coloring,

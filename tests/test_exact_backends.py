@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InfeasibleError, OcsplanError
-from ocsplan.exact import ExactRun, plan_cpsat, plan_milp
-from ocsplan.exact.backend import Outcome
-from ocsplan.exact.cpsat import CpSatBackend
-from ocsplan.exact.milp import MilpBackend
-from ocsplan.exact.model import Assignment, Formulation
 from ocsplan.instance import load_instance
-from ocsplan.plan import check_plan, dumps_plan, loads_plan
-from ocsplan.planners import PLANNERS
-from ocsplan.search import plan_heuristic
+from ocsplan.plan import dumps_plan, loads_plan
+from ocsplan.planning.check import check_plan
+from ocsplan.planning.exact import ExactRun, plan_cpsat, plan_milp
+from ocsplan.planning.exact.backend import Outcome
+from ocsplan.planning.exact.cpsat import CpSatBackend
+from ocsplan.planning.exact.milp import MilpBackend
+from ocsplan.planning.exact.model import Assignment, Formulation
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.registry import PLANNERS
 
 from .exact_bruteforce import brute_force
 from .tiny import TINY, tiny
@@ -76,7 +77,7 @@ def test_heuristic_handles_a_size_one_axis() -> None:
 
 
 def test_exact_runs_without_a_working_seed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ocsplan.exact.solve as exact_solve
+    import ocsplan.planning.exact.solve as exact_solve
 
     def broken(instance: object) -> None:
         raise RuntimeError("broken heuristic")

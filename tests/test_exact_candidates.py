@@ -9,10 +9,10 @@ import pytest
 
 from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
-from ocsplan.exact import enumerate_candidates
-from ocsplan.exact.candidates import RING
 from ocsplan.instance import load_instance
-from ocsplan.search import candidate_partitions
+from ocsplan.planning.exact import enumerate_candidates
+from ocsplan.planning.exact.candidates import RING
+from ocsplan.planning.space import candidate_partitions
 
 from .exact_bruteforce import brute_force
 from .tiny import TINY, tiny

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan.exact import build_formulation, enumerate_candidates
-from ocsplan.exact.candidates import RING
 from ocsplan.instance import load_instance
-from ocsplan.plan import assemble, check_plan
-from ocsplan.search import plan_heuristic
+from ocsplan.plan import assemble
+from ocsplan.planning.check import check_plan
+from ocsplan.planning.exact import build_formulation, enumerate_candidates
+from ocsplan.planning.exact.candidates import RING
+from ocsplan.planning.heuristic import plan_heuristic
 
 from .tiny import TINY, tiny
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan.families import FAMILIES, generate, generate_instance, write_family
 from ocsplan.instance import dumps_instance, load_instance
+from ocsplan.studies.families import FAMILIES, generate, generate_instance, write_family
 
 KiB, MiB = 1024, 1 << 20
 PAYLOADS = {"random": (64, 64 * MiB), "latency": (64, 64 * KiB), "bandwidth": (MiB, 64 * MiB)}
@@ -37,7 +37,7 @@ def test_random_like_ranges(family: str, index: int) -> None:
     inst = generate_instance(family, 5, index)
     n = inst.n
     assert 4 <= n <= 9
-    assert n <= inst.fabric.ports <= 4 * n
+    assert n <= inst.budget.ports <= 4 * n
     assert 1 <= len(inst.meshes) <= 4
     assert all(1 <= len(m.axes) <= 2 for m in inst.meshes)
     low, high = PAYLOADS[family]
@@ -51,11 +51,11 @@ def test_helix_structure(index: int) -> None:
     inst = generate_instance("helix", 5, index, min_bits=4, max_bits=8)
     world, attention, ffn = inst.meshes
     assert 4 <= inst.n <= 8
-    assert world.shape == (inst.fabric.world,)
+    assert world.shape == (inst.budget.world,)
     assert [d.collective for d in world.axes[0].demands] == ["all-reduce", "all-gather"]
     kvp, tpa = attention.shape
     tpe, ep = ffn.shape
-    assert kvp * tpa == tpe * ep == inst.fabric.world
+    assert kvp * tpa == tpe * ep == inst.budget.world
     assert [d.collective for d in attention.axes[0].demands] == ["all-to-all"]
     assert attention.axes[1].demands == ()
     assert ffn.axes[0].demands[0].collective == "all-reduce"

@@ -5,7 +5,7 @@ from itertools import combinations
 import pytest
 
 from ocsplan.cayley import Topology
-from ocsplan.frontier import diameter_frontier, schedulable_frontier, sphere_bound
+from ocsplan.planning.frontier import diameter_frontier, schedulable_frontier, sphere_bound
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ def test_megatron_matches_table1() -> None:
     # Paper Table 1 at batch 1 (Helix (KVP, TPA, EP, TPE) = (4, 128, 64, 8), FP4)
     inst = load_instance(INSTANCES / "megatron-5t-n512-b1.toml")
     world, attention, ffn = inst.meshes
-    assert inst.fabric.world == 512 and inst.fabric.ports == 36
+    assert inst.budget.world == 512 and inst.budget.ports == 36
     assert [(d.collective, d.payload, d.weight) for d in world.axes[0].demands] == [
         ("all-reduce", 4096, 128),
         ("all-gather", 25 * 1024, 1),

@@ -17,7 +17,7 @@ from ocsplan.plan import (
     loads_plan,
     write_plan,
 )
-from ocsplan.search import plan_heuristic
+from ocsplan.planning.heuristic import plan_heuristic
 
 from .conftest import instance_path
 

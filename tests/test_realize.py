@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocsplan.circuits import by_port, dumps_circuits, loads_circuits
 from ocsplan.errors import InstanceError, RealizationError
 from ocsplan.instance import loads_instance
 from ocsplan.plan import Decision, DemandChoice, assemble, demand_topology
-from ocsplan.realize import place, realize, route_rail
+from ocsplan.realization.circuits import by_port, dumps_circuits, loads_circuits
+from ocsplan.realization.realize import place, realize, route_rail
+from ocsplan.realization.validate import validate
 from ocsplan.schedules import SCHEDULES
-from ocsplan.validate import validate
 
 from .realize_cases import SMALL_FABRIC, fabric, named_plan, small_fabric, small_plan
 

@@ -14,8 +14,8 @@ from fractions import Fraction
 import pytest
 
 from ocsplan.cayley import Topology
+from ocsplan.planning.space import integer_partitions
 from ocsplan.schedules import SCHEDULES, Item, ScheduleError, Transfer, ideal_cost, verify
-from ocsplan.search import integer_partitions
 
 PAYLOAD = 3 * 64 * 1024  # divisible by every segment count used below
 

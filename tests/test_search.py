@@ -6,8 +6,10 @@ import json
 import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
-from ocsplan.plan import check_plan, dumps_plan, plan_to_dict
-from ocsplan.search import candidate_partitions, plan_heuristic
+from ocsplan.plan import dumps_plan, plan_to_dict
+from ocsplan.planning.check import check_plan
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.space import candidate_partitions
 
 from .bruteforce import brute_force
 from .conftest import ROOT, instance_path

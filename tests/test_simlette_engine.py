@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from ocsplan.cayley import Topology
-from ocsplan.fabrics import load_fabric
+from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import DL_FLIT, SimOptions, Stages, simulate_program
 from ocsplan.simlette.engine import Engine, FifoPort, Message, Piece, Sink, split_flits

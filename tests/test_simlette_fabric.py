@@ -7,13 +7,13 @@ from dataclasses import replace
 import pytest
 
 from ocsplan.errors import InstanceError, RealizationError
-from ocsplan.fabrics import load_fabric
 from ocsplan.instance import load_instance
 from ocsplan.plan import Plan
-from ocsplan.realize import realize
-from ocsplan.search import plan_heuristic
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.realize import realize
 from ocsplan.simlette import Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
-from ocsplan.simlette.fabric import technology
+from ocsplan.simlette.circuitmap import technology
 
 from .conftest import ROOT, instance_path
 

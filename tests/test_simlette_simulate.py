@@ -14,11 +14,11 @@ import pytest
 
 from ocsplan.cayley import Topology
 from ocsplan.errors import OcsplanError
-from ocsplan.fabrics import FabricSpec, load_fabric
 from ocsplan.instance import load_instance, loads_instance
 from ocsplan.plan import Decision, DemandChoice, Plan, assemble
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES
-from ocsplan.search import plan_heuristic
 from ocsplan.simlette import (
     DL_FLIT,
     SimOptions,

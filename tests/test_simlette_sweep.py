@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ocsplan.errors import InstanceError
-from ocsplan.fabrics import load_fabric
 from ocsplan.instance import load_instance
-from ocsplan.search import plan_heuristic
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.fabrics import load_fabric
 from ocsplan.simlette import SimOptions
 from ocsplan.simlette.sweep import payload_range, sweep, sweep_csv
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from ocsplan.fabrics import LATENCY_PRESETS
+from ocsplan.realization.fabrics import LATENCY_PRESETS
 from ocsplan.simlette.timing import DL_FLIT, TL_FLIT, Stages, dl_flits
 
 

@@ -9,8 +9,8 @@ import pytest
 from ocsplan.cayley import Topology
 from ocsplan.errors import PlanError
 from ocsplan.instance import load_instance
+from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.schedules import SCHEDULES
-from ocsplan.search import plan_heuristic
 from ocsplan.simlette import demand_workload, dl_flits, program_workload
 
 from .conftest import instance_path

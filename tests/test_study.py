@@ -7,9 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan import study
 from ocsplan.instance import dumps_instance
-from ocsplan.study import Result, read_results, run_study, summarize, table_rows, write_results
+from ocsplan.studies import (
+    Result,
+    read_results,
+    run_study,
+    runner,
+    summarize,
+    summary,
+    table_rows,
+    write_results,
+)
+from ocsplan.studies import results as study_results
 
 from .tiny import TINY
 
@@ -161,7 +170,7 @@ def test_study_rows_and_cache(tmp_path: Path) -> None:
     ]
     # rows produced by other planner code are not reused
     text = out.read_text()
-    out.write_text(text.replace(study.code_fingerprint(), "otherversion"))
+    out.write_text(text.replace(study_results.code_fingerprint(), "otherversion"))
     seen.clear()
     run_study(paths, ["heuristic"], out, workers=1, on_result=lambda r, cached: seen.append((r.instance, cached)))
     assert sorted(seen) == [("two-axes", False), ("two-demands", False)]
@@ -170,7 +179,7 @@ def test_study_rows_and_cache(tmp_path: Path) -> None:
 def test_interrupt_keeps_finished_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _files(tmp_path, ["two-axes", "two-demands"])
     out = tmp_path / "study.csv"
-    real = study._run_task
+    real = runner._run_task
     calls = {"n": 0}
 
     def flaky(task: object) -> Result:
@@ -179,7 +188,7 @@ def test_interrupt_keeps_finished_rows(tmp_path: Path, monkeypatch: pytest.Monke
             raise KeyboardInterrupt
         return real(task)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(study, "_run_task", flaky)
+    monkeypatch.setattr(runner, "_run_task", flaky)
     results, interrupted = run_study(paths, ["heuristic", "cpsat"], out, workers=1)
     assert interrupted and len(results) == 2
     assert [(r.instance, r.method) for r in read_results(out)] == [
@@ -203,6 +212,6 @@ def test_plot_is_written(tmp_path: Path) -> None:
         _result("a", "cpsat", "optimal", 1.0, 1.0),
     ]
     target = tmp_path / "gaps.png"
-    study.plot_gaps(results, target)
+    summary.plot_gaps(results, target)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["gaps.png"]

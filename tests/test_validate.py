@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ocsplan.circuits import circuits_from_dict, circuits_to_dict
-from ocsplan.realize import realize
-from ocsplan.validate import Fault, validate
+from ocsplan.realization.circuits import circuits_from_dict, circuits_to_dict
+from ocsplan.realization.realize import realize
+from ocsplan.realization.validate import Fault, validate
 
 from .realize_cases import small_fabric, small_plan
 
@@ -133,7 +133,7 @@ def test_fault_lines() -> None:
 def test_validator_shares_only_data_classes_and_the_reader() -> None:
     # independence from the realizer: validate.py may import the data classes and
     # reader (circuits), the plan and schedules it checks against, and the mask helpers
-    source = (Path(__file__).resolve().parent.parent / "src" / "ocsplan" / "validate.py").read_text()
+    source = (Path(__file__).resolve().parent.parent / "src" / "ocsplan" / "realization" / "validate.py").read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     assert imported <= {"__future__", "collections", "dataclasses", "cayley", "circuits", "plan", "schedules"}
 

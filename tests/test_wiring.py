@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InstanceError
-from ocsplan.fabrics import load_fabric, parse_fabric
-from ocsplan.wiring import inventory, wiring
+from ocsplan.realization.fabrics import load_fabric, parse_fabric
+from ocsplan.realization.wiring import inventory, wiring
 
 FABRICS = Path(__file__).resolve().parent.parent / "simulate" / "fabrics"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocsplan.instance import Axis, Demand, Fabric, Instance, Mesh
+from ocsplan.instance import Axis, Budget, Demand, Instance, Mesh
 
 __all__ = ["TINY", "tiny"]
 
@@ -22,7 +22,7 @@ def tiny(name: str, n: int, ports: int, meshes: list[Spec]) -> Instance:
                 ),
             )
         )
-    return Instance(name, Fabric(1 << n, ports, 0.52e-6, 5e10), tuple(built))
+    return Instance(name, Budget(1 << n, ports, 0.52e-6, 5e10), tuple(built))
 
 
 AR, AG, A2A = "all-reduce", "all-gather", "all-to-all"

@@ -11,17 +11,18 @@ from .errors import (
     RealizationError,
     SolverUnavailable,
 )
-from .instance import Axis, Demand, Fabric, Instance, Mesh, load_instance, loads_instance
-from .plan import Plan, check_plan, load_plan, write_plan
-from .planners import PLANNERS, solve
+from .instance import Axis, Budget, Demand, Instance, Mesh, load_instance, loads_instance
+from .plan import Plan, load_plan, write_plan
+from .planning.check import check_plan
+from .planning.registry import PLANNERS, solve
 from .schedules import SCHEDULES
 
 __all__ = [
     "PLANNERS",
     "SCHEDULES",
     "Axis",
+    "Budget",
     "Demand",
-    "Fabric",
     "InfeasibleError",
     "Instance",
     "InstanceError",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .cayley import Topology
-from .instance import Fabric
+from .instance import Budget
 from .schedules import closed_form
 
 __all__ = ["demand_cost", "phase_time"]
@@ -17,9 +17,9 @@ def phase_time(h: int, volume: float, multiplicity: int, latency: float, rate: f
 
 
 def demand_cost(
-    schedule: str, topology: Topology, payload: int, multiplicity: int, fabric: Fabric
+    schedule: str, topology: Topology, payload: int, multiplicity: int, budget: Budget
 ) -> tuple[int, float, float]:
     """(h, v in bytes, T in seconds) of one collective call."""
     form = closed_form(schedule, topology)
     volume = form.volume(payload)
-    return form.h, volume, phase_time(form.h, volume, multiplicity, fabric.latency, fabric.link)
+    return form.h, volume, phase_time(form.h, volume, multiplicity, budget.latency, budget.link)

@@ -19,8 +19,8 @@ from .units import parse_bytes, parse_rate, parse_time
 
 __all__ = [
     "Axis",
+    "Budget",
     "Demand",
-    "Fabric",
     "Instance",
     "Mesh",
     "dumps_instance",
@@ -62,7 +62,7 @@ class Mesh:
 
 
 @dataclass(frozen=True)
-class Fabric:
+class Budget:
     """Accelerator count, ports per accelerator, per-phase latency and link rate."""
 
     world: int
@@ -77,17 +77,20 @@ class Fabric:
 
 @dataclass(frozen=True)
 class Instance:
-    """A deployment: fabric plus meshes. ``source`` names the file it came from."""
+    """A deployment: its port budget (the file's ``[fabric]`` table) and meshes.
+
+    ``source`` names the file it came from.
+    """
 
     name: str
-    fabric: Fabric
+    budget: Budget
     meshes: tuple[Mesh, ...]
     description: str = ""
     source: str = ""
 
     @property
     def n(self) -> int:
-        return self.fabric.n
+        return self.budget.n
 
     def demands(self) -> list[tuple[int, int, int, Demand]]:
         """All demands as (mesh index, axis index, demand index, demand)."""
@@ -141,7 +144,7 @@ class _Reader:
         except ValueError as exc:
             raise self.fail(field, str(exc)) from None
 
-    def fabric(self, value: object) -> Fabric:
+    def budget(self, value: object) -> Budget:
         table = self.table(value, "fabric")
         self.keys(table, _FABRIC_KEYS, "fabric")
         for key in sorted(_FABRIC_KEYS):
@@ -158,7 +161,7 @@ class _Reader:
             )
         latency = self.convert(parse_time, table["latency"], "fabric.latency")
         link = self.convert(parse_rate, table["link"], "fabric.link")
-        return Fabric(world=world, ports=ports, latency=latency, link=link)
+        return Budget(world=world, ports=ports, latency=latency, link=link)
 
     def demand(self, table: Mapping[str, Any], field: str) -> Demand | None:
         if "collective" not in table:
@@ -271,7 +274,7 @@ class _Reader:
             raise self.fail("description", f"expected a string, got {description!r}")
         if "fabric" not in data:
             raise self.fail("fabric", "missing")
-        fabric = self.fabric(data["fabric"])
+        fabric = self.budget(data["fabric"])
         meshes_raw = data.get("mesh")
         if not isinstance(meshes_raw, list) or not meshes_raw:
             raise self.fail("mesh", "expected at least one [[mesh]] table")
@@ -321,7 +324,7 @@ def _format_rate(bps: float) -> str:
 
 def dumps_instance(instance: Instance) -> str:
     """TOML text that :func:`loads_instance` reads back to an equal instance."""
-    fab = instance.fabric
+    fab = instance.budget
     lines = [f"name = {_toml_value(instance.name)}"]
     if instance.description:
         lines.append(f"description = {_toml_value(instance.description)}")

@@ -9,7 +9,7 @@ group of an axis at once, in ``ideal``, ``message`` or ``flit`` mode.
 
 from __future__ import annotations
 
-from .fabric import CircuitMap, Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
+from .circuitmap import CircuitMap, Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
 from .report import DemandResult, LinkStat, SimReport, analytical, dumps_report, report_to_dict
 from .runner import SimulationError
 from .simulate import (

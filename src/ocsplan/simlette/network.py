@@ -31,9 +31,9 @@ import math
 from collections.abc import Callable, Hashable, Iterable
 from fractions import Fraction
 
-from ..fabrics import FabricSpec
+from ..realization.fabrics import FabricSpec
+from .circuitmap import CircuitMap, Link, RackRoutes
 from .engine import Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
-from .fabric import CircuitMap, Link, RackRoutes
 from .timing import Stages
 
 __all__ = ["CircuitNetwork", "IdealNetwork", "Network", "SwitchedNetwork"]

@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 
 from ..cost import phase_time
 from ..errors import InstanceError, OcsplanError
-from ..fabrics import FabricSpec, LatencyBudget
 from ..plan import Plan, demand_topology
-from ..realize import realize
+from ..realization.fabrics import FabricSpec, LatencyBudget
+from ..realization.realize import realize
 from ..schedules import Program, closed_form
-from .engine import Engine, Message
-from .fabric import (
+from .circuitmap import (
     CircuitMap,
     RackRoutes,
     Realization,
@@ -34,6 +33,7 @@ from .fabric import (
     hybrid_uplinks,
     technology,
 )
+from .engine import Engine, Message
 from .network import CircuitNetwork, IdealNetwork, Network, SwitchedNetwork
 from .report import DemandResult, LinkStat, SimReport, analytical
 from .runner import Runner

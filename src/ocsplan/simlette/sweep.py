@@ -17,12 +17,12 @@ from pathlib import Path
 from ..cayley import expand
 from ..cost import phase_time
 from ..errors import InstanceError
-from ..fabrics import FabricSpec
 from ..files import write_atomic
 from ..plan import Plan, demand_topology
-from ..realize import realize
+from ..realization.fabrics import FabricSpec
+from ..realization.realize import realize
 from ..schedules import SCHEDULES, closed_form
-from .fabric import check_fit, circuits_from_realization, hybrid_uplinks, technology
+from .circuitmap import check_fit, circuits_from_realization, hybrid_uplinks, technology
 from .simulate import SimOptions, network_factory, simulate_workload
 from .workload import demand_workload
 

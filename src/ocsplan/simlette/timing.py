@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..fabrics import LatencyBudget
+from ..realization.fabrics import LatencyBudget
 
 __all__ = ["DL_FLIT", "TL_FLIT", "Stages", "dl_flits"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..instance import Instance
-from ..plan import Plan
+from ...instance import Instance
+from ...plan import Plan
 from .backend import STATUSES, Outcome
 from .candidates import Candidates, enumerate_candidates
 from .model import Formulation, LinearModel, build_formulation

@@ -21,7 +21,11 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 
-from .cayley import bits_of, compress, coset_bases, expand, mask_of
+from ..cayley import bits_of, compress, coset_bases, expand, mask_of
+from ..errors import InstanceError, RealizationError
+from ..plan import Plan, demand_topology
+from ..schedules import SCHEDULES
+from ..schedules.allreduce import gray_cycle
 from .circuits import (
     Circuit,
     Circuits,
@@ -37,11 +41,7 @@ from .circuits import (
     generator_label,
 )
 from .coloring import balanced_orientation, bipartite_edge_coloring, edge_coloring, is_bipartite
-from .errors import InstanceError, RealizationError
 from .fabrics import FabricSpec
-from .plan import Plan, demand_topology
-from .schedules import SCHEDULES
-from .schedules.allreduce import gray_cycle
 from .wiring import Inventory, LevelCount, Wiring, converters, inventory, wiring
 
 __all__ = ["PLACEMENTS", "place", "realize", "route_rail"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ortools.sat.python import cp_model
 
-from ..errors import OcsplanError
+from ...errors import OcsplanError
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cayley import mask_to_str, str_to_mask
-from .errors import PlanError
+from ..cayley import mask_to_str, str_to_mask
+from ..errors import PlanError
+from ..files import read_json, read_text, write_atomic
 from .fabrics import LatencyBudget, Level
-from .files import read_json, read_text, write_atomic
 from .wiring import Inventory, LevelCount
 
 __all__ = [

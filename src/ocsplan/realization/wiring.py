@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InstanceError
+from ..errors import InstanceError
 from .fabrics import FabricSpec
 
 __all__ = [

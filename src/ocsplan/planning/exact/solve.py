@@ -13,10 +13,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import InfeasibleError, OcsplanError
-from ..instance import Instance
-from ..plan import Plan, assemble, check_plan
-from ..search import plan_heuristic
+from ...errors import InfeasibleError, OcsplanError
+from ...instance import Instance
+from ...plan import Plan, assemble
+from ..check import check_plan
+from ..heuristic import plan_heuristic
 from .backend import Backend, Outcome
 from .candidates import enumerate_candidates
 from .model import Formulation, build_formulation
@@ -66,7 +67,7 @@ class ExactRun:
                 raise OcsplanError(
                     f"{name}: {method} proved infeasible a model the heuristic's plan satisfies (modelling error)"
                 )
-            raise InfeasibleError(f"{name}: no plan fits {instance.fabric.ports} ports")
+            raise InfeasibleError(f"{name}: no plan fits {instance.budget.ports} ports")
         # every demand costs at least its cheapest choice: a bound even before the solver has one
         floor = sum(min(c.cost for c in dc.choices) for dc in self.candidates.demands)
         outcome = replace(outcome, bound=floor if outcome.bound is None else max(outcome.bound, floor))

@@ -29,8 +29,8 @@ from typing import Protocol
 
 from ..cayley import str_to_mask
 from ..errors import InstanceError, RealizationError
-from ..fabrics import FabricSpec
 from ..plan import Plan
+from ..realization.fabrics import FabricSpec
 
 __all__ = [
     "CircuitMap",

@@ -18,7 +18,7 @@ from functools import lru_cache
 from itertools import combinations
 from math import comb
 
-from .cayley import profile_degree
+from ..cayley import profile_degree
 
 __all__ = ["DiameterPoint", "diameter_frontier", "schedulable_frontier", "sphere_bound"]
 

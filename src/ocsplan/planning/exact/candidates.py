@@ -5,7 +5,7 @@ partitions, per active axis its block-fold shapes, its candidate layers (bit
 subsets of two or more bits) and the folds they install, and per demand its
 choices (shape, schedule, on the profile or on the unit masks, multiplicity p)
 with their cost w * (h * lambda + v / (p * R)). Prices come from
-:func:`ocsplan.search.shape_options`, so the heuristic and the exact models
+:func:`ocsplan.planning.space.shape_options`, so the heuristic and the exact models
 price every option identically.
 
 Two reductions keep the lists short, both exact: a choice whose (h, v) is
@@ -20,14 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from ..cayley import Topology, fold_masks, profile_degree, profile_folds
-from ..errors import InfeasibleError
-from ..instance import Demand, Instance
-from ..schedules import closed_form
-from ..search import candidate_partitions, integer_partitions, shape_options
+from ...cayley import Topology, fold_masks, profile_degree, profile_folds
+from ...errors import InfeasibleError
+from ...instance import Demand, Instance
+from ...schedules import closed_form
+from ..space import RING, Shape, candidate_partitions, integer_partitions, shape_options
 
 __all__ = [
-    "RING",
     "ActiveAxis",
     "Candidates",
     "Choice",
@@ -35,9 +34,7 @@ __all__ = [
     "enumerate_candidates",
 ]
 
-Shape = tuple[int, ...]
 Partition = tuple[tuple[tuple[int, ...], ...], ...]
-RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
 
 # Relative slack of the upper-bound reduction (costs are floats).
 _UB_SLACK = 1e-9
@@ -149,7 +146,7 @@ def _cost(demand: Demand, h: int, v_factor: float, p: int, latency: float, rate:
 
 def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -> Candidates:
     """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices."""
-    fabric = instance.fabric
+    fabric = instance.budget
     n, ports = instance.n, fabric.ports
     lam, rate = fabric.latency, fabric.link
     single = len(instance.meshes) == 1

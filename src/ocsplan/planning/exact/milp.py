@@ -18,7 +18,7 @@ from typing import Any
 
 import pulp
 
-from ..errors import OcsplanError, SolverUnavailable
+from ...errors import OcsplanError, SolverUnavailable
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 

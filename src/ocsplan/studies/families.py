@@ -20,9 +20,9 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from .files import write_atomic
-from .instance import Axis, Demand, Fabric, Instance, Mesh, dumps_instance, loads_instance
-from .units import format_bytes
+from ..files import write_atomic
+from ..instance import Axis, Budget, Demand, Instance, Mesh, dumps_instance, loads_instance
+from ..units import format_bytes
 
 __all__ = ["FAMILIES", "generate", "generate_instance", "write_family"]
 
@@ -81,7 +81,7 @@ def _random_family(low: int, high: int) -> Callable[[random.Random, int, int, st
             )
         return Instance(
             name,
-            Fabric(1 << n, ports, LATENCY, LINK),
+            Budget(1 << n, ports, LATENCY, LINK),
             tuple(meshes),
             f"generated: payloads {format_bytes(low)}..{format_bytes(high)}",
         )
@@ -132,7 +132,7 @@ def _helix(rng: random.Random, min_bits: int, max_bits: int, name: str) -> Insta
     )
     return Instance(
         name,
-        Fabric(1 << n, ports, LATENCY, LINK),
+        Budget(1 << n, ports, LATENCY, LINK),
         (world, attention, ffn),
         f"generated Helix decode: (KVP, TPA, EP, TPE) = ({1 << kvp}, {1 << (n - kvp)}, "
         f"{1 << ep}, {1 << (n - ep)}), batch {batch}, hidden {hidden}",

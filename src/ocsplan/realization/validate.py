@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from .cayley import compress, expand, mask_of
+from ..cayley import compress, expand, mask_of
+from ..plan import Plan, demand_topology
+from ..schedules import SCHEDULES
 from .circuits import Circuits, generator_label, parse_label
-from .plan import Plan, demand_topology
-from .schedules import SCHEDULES
 
 __all__ = ["Fault", "validate"]
 

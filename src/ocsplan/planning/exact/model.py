@@ -13,9 +13,10 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..cayley import fold_masks, mask_of, profile_degree, profile_folds
-from ..plan import Decision, DemandChoice, Plan
-from .candidates import RING, Candidates, Choice, Shape
+from ...cayley import fold_masks, mask_of, profile_degree, profile_folds
+from ...plan import Decision, DemandChoice, Plan
+from ..space import RING, Shape
+from .candidates import Candidates, Choice
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
 

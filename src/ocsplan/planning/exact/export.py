@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InstanceError
+from ...errors import InstanceError
 from .model import Formulation
 
 __all__ = ["EXPORT_FORMATS", "export_model"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InstanceError
-from .files import read_toml
-from .units import parse_rate, parse_time
+from ..errors import InstanceError
+from ..files import read_toml
+from ..units import parse_rate, parse_time
 
 __all__ = [
     "LATENCY_PRESETS",

@@ -20,21 +20,18 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
 from itertools import combinations
 
+from ..cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
+from ..errors import InfeasibleError
+from ..instance import Budget, Demand, Instance
+from ..plan import Decision, DemandChoice, Plan, assemble
+from ..schedules import SCHEDULES, closed_form
 from .allocate import allocate
-from .cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
-from .errors import InfeasibleError
-from .instance import Demand, Fabric, Instance
-from .plan import Decision, DemandChoice, Plan, assemble
-from .schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, schedules_for
+from .space import RING, Groups, Shape, candidate_partitions, integer_partitions, shape_options
 
-__all__ = ["integer_partitions", "plan_heuristic", "shape_options"]
+__all__ = ["plan_heuristic"]
 
-Shape = tuple[int, ...]
-Groups = tuple[tuple[int, ...], ...]
-RING: Shape = (-1,)  # pseudo shape: the axis leaves the cube for a degree-2 ring
 FINALISTS = 4  # partitions that get descents to convergence after one screening pass,
 FINALIST_WINDOW = 0.01  # plus those whose first pass is within 1 % of the best,
 MAX_FINALISTS = 32  # up to this many
@@ -47,71 +44,14 @@ EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placemen
 MAX_PASSES = 4
 
 
-@cache
-def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, ...]:
-    """Partitions of ``total`` into non-increasing parts, largest parts first."""
-    if total == 0:
-        return ((),)
-    top = total if largest is None else min(largest, total)
-    out: list[Shape] = []
-    for k in range(top, 0, -1):
-        out.extend((k, *rest) for rest in integer_partitions(total - k, k))
-    return tuple(out)
 
 
-@dataclass(frozen=True)
-class Option:
-    """One way to run a demand: schedule, on the axis's fold or on its unit masks."""
-
-    schedule: str
-    on_profile: bool
-    h: int
-    v_factor: float
 
 
-# Order of preference among options that tie exactly (paper Table 6 names the
-# volume-optimised one-shot on K4, where it ties with coset-factored parallel).
-PREFERENCE = (
-    "one-shot-dvo", "coset-factored-parallel", "rs-ag-parallel", "coset-factored", "rs-ag",
-    "one-shot", "recursive-doubling", "ring", "layered", "layered-parallel", "bruck-parallel", "bruck",
-)
-# On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
-# least one payload per phase, so coset-factored parallel (h = l, v = sigma)
-# dominates them; "auto" skips them there (their trees are costly to build).
-_FLOODING = frozenset({"one-shot", "one-shot-dvo"})
 
 
-def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
-    if demand.schedule != "auto":
-        return [demand.schedule]
-    names = [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
-    if layers >= 2:
-        names = [x for x in names if x not in _FLOODING]
-    return sorted(names, key=lambda x: PREFERENCE.index(x) if x in PREFERENCE else len(PREFERENCE))
 
 
-@lru_cache(maxsize=65536)
-def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option, ...]:
-    """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube."""
-    demand = Demand(collective, 1, 1.0, requested)
-    bits = sum(shape) if shape != RING else 0
-    out: list[Option] = []
-    if shape == RING:
-        return ()
-    cube: Shape = (1,) * bits
-    for on_profile, sh in ((True, shape), (False, cube)):
-        if not on_profile and sh == shape:
-            continue
-        topo = Topology.from_profile(sh)
-        for name in _candidate_schedules(demand, len(sh)):
-            sched = SCHEDULES[name]
-            if on_profile and sched.cube_only and shape != cube:
-                continue  # runs on the unit masks: listed with the cube
-            if not sched.valid(topo):
-                continue
-            form = closed_form(name, topo)
-            out.append(Option(name, on_profile or sh == shape, form.h, float(form.v_factor)))
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -129,10 +69,10 @@ class _Context:
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
-        self.fabric: Fabric = instance.fabric
+        self.budget: Budget = instance.budget
         self.n = instance.n
         self.single = len(instance.meshes) == 1
-        spare_folds = self.fabric.ports - self.n
+        spare_folds = self.budget.ports - self.n
         axes: list[_Axis] = []
         for m, mesh in enumerate(instance.meshes):
             for i, axis in enumerate(mesh.axes):
@@ -143,7 +83,7 @@ class _Context:
                 ring_ok = self.single and all(d.schedule == "ring" for d in axis.demands)
                 if ring_ok and a >= 2:
                     shapes.append(RING)
-                lam, rate = self.fabric.latency, self.fabric.link
+                lam, rate = self.budget.latency, self.budget.link
                 weight = sum(d.weight * (a * lam + d.payload / rate) for d in axis.demands)
                 axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight))
         self.axes = axes
@@ -171,7 +111,7 @@ class _Context:
 
     def options(self, axis: _Axis, shape: Shape) -> list[list[tuple[float, float, bool]]]:
         """Per demand: (latency seconds, volume seconds at p = 1, on_profile)."""
-        lam, rate = self.fabric.latency, self.fabric.link
+        lam, rate = self.budget.latency, self.budget.link
         out = []
         for d in axis.demands:
             if shape == RING:
@@ -189,103 +129,12 @@ class _Context:
 # -- partitions -------------------------------------------------------------------------
 
 
-def _mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:
-    """Per multi-axis mesh: (mesh index, class -> axes, class sizes in bits).
-
-    Axes without demands merge into one class: their bits are interchangeable.
-    """
-    out = []
-    for m, mesh in enumerate(instance.meshes):
-        if len(mesh.axes) < 2:
-            continue
-        active = [i for i, ax in enumerate(mesh.axes) if ax.demands]
-        idle = tuple(i for i, ax in enumerate(mesh.axes) if not ax.demands)
-        classes = [(i,) for i in active] + ([idle] if idle else [])
-        sizes = [sum(mesh.axes[i].bits for i in cls) for cls in classes]
-        if len(classes) < 2 or not active:
-            continue
-        out.append((m, classes, sizes))
-    return out
 
 
-def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], int]]:
-    """Integer tables over bit types (one class per mesh) with the given margins."""
-    types: list[tuple[int, ...]] = [()]
-    for sizes in margins:
-        types = [(*t, c) for t in types for c in range(len(sizes))]
-
-    def rec(idx: int, left: list[list[int]], table: dict[tuple[int, ...], int]) -> Iterator[dict[tuple[int, ...], int]]:
-        if idx == len(types):
-            if all(v == 0 for sizes in left for v in sizes):
-                yield dict(table)
-            return
-        t = types[idx]
-        cap = min(left[m][c] for m, c in enumerate(t)) if t else n
-        # the last type of each remaining combination is forced; try large counts first
-        for count in range(cap, -1, -1):
-            for m, c in enumerate(t):
-                left[m][c] -= count
-            if all(v >= 0 for sizes in left for v in sizes) and _feasible(types, idx + 1, left):
-                table[t] = count
-                yield from rec(idx + 1, left, table)
-                del table[t]
-            for m, c in enumerate(t):
-                left[m][c] += count
-
-    yield from rec(0, [list(s) for s in margins], {})
 
 
-def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -> bool:
-    """Every remaining margin must still be reachable by the remaining types."""
-    for m, sizes in enumerate(left):
-        for c, need in enumerate(sizes):
-            if need and not any(t[m] == c for t in types[start:]):
-                return False
-    return True
 
 
-def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
-    """Bit partitions of all meshes, one per symmetry class, deterministic order."""
-    n = instance.n
-    classes = _mesh_classes(instance)
-    margins = [sizes for _, _, sizes in classes]
-    out = []
-    for table in _tables(margins, n):
-        # hand out bit positions from the top, type by type
-        bit = n - 1
-        owner: dict[int, tuple[int, ...]] = {}
-        for t in sorted(table):
-            for _ in range(table[t]):
-                owner[bit] = t
-                bit -= 1
-        parts: list[tuple[tuple[int, ...], ...]] = []
-        for m, mesh in enumerate(instance.meshes):
-            if len(mesh.axes) == 1:
-                parts.append((tuple(range(n - 1, -1, -1)),))
-                continue
-            pos = next((j for j, (mm, _, _) in enumerate(classes) if mm == m), None)
-            axis_bits: list[list[int]] = [[] for _ in mesh.axes]
-            if pos is None:
-                # no active axis, or a single class: any split will do
-                b = n - 1
-                for i, ax in enumerate(mesh.axes):
-                    for _ in range(ax.bits):
-                        axis_bits[i].append(b)
-                        b -= 1
-            else:
-                cls = classes[pos][1]
-                pool: list[list[int]] = [[] for _ in cls]
-                for b in range(n - 1, -1, -1):
-                    pool[owner[b][pos]].append(b)
-                for c, members in enumerate(cls):
-                    bits_left = pool[c]
-                    for i in members:
-                        axis_bits[i] = bits_left[: mesh.axes[i].bits]
-                        bits_left = bits_left[mesh.axes[i].bits :]
-            parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
-        if tuple(parts) not in out:
-            out.append(tuple(parts))
-    return out
 
 
 # -- evaluation --------------------------------------------------------------------------
@@ -451,7 +300,7 @@ class _Search:
 
     def evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int = 1) -> _Eval | None:
         ctx = self.ctx
-        fabric = ctx.fabric
+        fabric = ctx.budget
         chosen, chosen_shapes = profiles, shapes
         profiles, shapes = self.aligned(profiles, shapes)
         folds: set[int] = set()
@@ -675,7 +524,7 @@ def plan_heuristic(instance: Instance) -> Plan:
         if result is not None:
             screened.append((result.objective, result.ports, idx, search, result))
     if not screened:
-        raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.fabric.ports} ports")
+        raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.budget.ports} ports")
     screened.sort(key=lambda item: item[:3])
     # finalists: the best few, plus every partition whose first pass came close
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import OcsplanError
+from ..errors import OcsplanError
+from ..instance import Instance
+from ..plan import Plan
 from .exact import plan_cpsat, plan_milp
-from .instance import Instance
-from .plan import Plan
-from .search import plan_heuristic
+from .heuristic import plan_heuristic
 
 __all__ = ["PLANNERS", "solve"]
 

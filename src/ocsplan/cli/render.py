@@ -1,0 +1,114 @@
+"""Rich tables of plans, comparisons, studies and realizations (the commands print them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from ..plan import Plan
+from ..realization.circuits import Circuits
+from ..units import format_bytes, format_time
+
+__all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
+
+
+def plan_table(plan: Plan) -> Table:
+    status = "" if plan.status == plan.method else f" ({plan.status})"
+    table = Table(title=f"{plan.instance}: {plan.method}{status}", title_justify="left")
+    for col in ("mesh", "axis", "bits", "topology", "deg", "collective", "payload", "w",
+                "schedule", "h", "p", "T"):
+        table.add_column(col, justify="right" if col in ("axis", "deg", "w", "h", "p", "T") else "left")
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            bits = ",".join(map(str, axis.bits))
+            if not axis.demands:
+                table.add_row(mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", "",
+                              style="dim")
+            for d in axis.demands:
+                table.add_row(
+                    mesh.name, str(i), bits, axis.topology, str(axis.degree), d.collective,
+                    format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
+                    str(d.multiplicity), format_time(d.time_s),
+                )
+    folds = sum(1 for g in plan.generators if g.kind == "fold")
+    cubes = sum(1 for g in plan.generators if g.kind == "cube")
+    rings = sum(1 for g in plan.generators if g.kind == "ring")
+    table.caption = (
+        f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
+        f"{plan.ports}; {cubes} cube + {folds} fold generators"
+        + (f" + {rings} ring" if rings else "")
+        + (f"; bound {format_time(plan.bound_s)}" if plan.bound_s is not None else "")
+        + (f" (gap {plan.gap:.3%})" if plan.gap is not None else "")
+        + f"; solved in {plan.solve_seconds:.3g} s"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else format_time(value)
+
+
+def _percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.3%}"
+
+
+def compare_table(name: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=name, title_justify="left")
+    for col in ("method", "status", "objective", "bound", "gap", "ports", "time", "flag"):
+        table.add_column(col, justify="left" if col in ("method", "status", "flag") else "right")
+    for row in rows:
+        ports = "" if row["ports_used"] is None else f"{row['ports_used']}/{row['L']}"
+        table.add_row(
+            row["method"], row["status"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
+            _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["flag"] or row["error"],
+            style="bold red" if row["flag"] else None,
+        )
+    table.caption = "gap: to the proven optimum of this instance (when a method proved one)"
+    table.caption_justify = "left"
+    return table
+
+
+def summary_table(summaries: list[Any], instances: int) -> Table:
+    table = Table(title=f"study of {instances} instances", title_justify="left")
+    for col in ("method", "runs", "optimal", "feasible", "failed", "at optimum", "mean gap",
+                "median gap", "max gap", "time p50", "time p90", "time max"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for s in summaries:
+        table.add_row(
+            s.method, str(s.runs), str(s.optimal), str(s.feasible), str(s.failed),
+            f"{s.at_optimum}/{s.compared}", _percent(s.mean_gap), _percent(s.median_gap),
+            _percent(s.max_gap), f"{s.time_p50:.3g} s", f"{s.time_p90:.3g} s",
+            f"{s.time_max:.3g} s",
+        )
+    table.caption = "gaps to proven optima (instances where cpsat or milp proved one)"
+    table.caption_justify = "left"
+    return table
+
+
+def realization_tables(c: Circuits) -> tuple[Table, Table]:
+    """Generators with their ports and scope; Figure-25-style hardware counts."""
+    gens = Table(title=f"{c.plan.instance} on {c.fabric.name}: {c.ports_used} of {c.fabric.ports} ports "
+                 f"per node, placement {c.placement.method}", title_justify="left")
+    for col in ("generator", "kind", "p", "ports", "circuits", "inter-rack", "scope"):
+        gens.add_column(col, justify="right" if col in ("p", "circuits", "inter-rack") else "left")
+    for g in c.generators:
+        ports = ",".join(map(str, g.ports)) if len(g.ports) <= 4 else f"{g.ports[0]}-{g.ports[-1]}"
+        gens.add_row(g.label, g.kind, str(g.multiplicity), ports, str(g.circuits), str(g.inter_rack), g.scope)
+    k = c.counts
+    counts = Table(title=f"counts: {k.circuits} circuits, {k.intra_rack} through one OCS, "
+                   f"{k.inter_rack} through three (inter-rack)", title_justify="left")
+    for col in ("", "installed", "used"):
+        counts.add_column(col, justify="left" if not col else "right")
+    inst, used = k.installed, k.used
+    counts.add_row("accelerators", str(inst.accelerators), str(used.accelerators))
+    counts.add_row("accelerator ports", str(inst.accelerator_ports), str(used.accelerator_ports))
+    for a, b in zip(inst.levels, used.levels, strict=True):
+        below = "accelerator" if a.level == 1 else f"level {a.level - 1}"
+        counts.add_row(f"level {a.level} {a.technology} devices", str(a.devices), str(b.devices))
+        counts.add_row(f"level {a.level} device ports", str(a.ports), str(b.ports))
+        counts.add_row(f"level {a.level} logical switches", str(a.logical), str(b.logical))
+        counts.add_row(f"{below} - level {a.level} {a.medium} links", str(a.links_below), str(b.links_below))
+    counts.add_row(f"converters ({inst.converter_kind})", str(inst.converters), str(used.converters))
+    return gens, counts

@@ -1,0 +1,152 @@
+"""Simlette commands: simulate a plan on a fabric, sweep payloads and schedules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import InstanceError, PlanError
+from ..plan import Plan, load_plan
+from ..realization.circuits import load_circuits
+from ..realization.fabrics import load_fabric
+from ..units import format_bytes, format_time, parse_bytes
+from .app import app, emit_json, err, handle_errors, out, parse_option
+
+__all__ = ["simulate", "sweep"]
+
+
+def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order: str,
+                 barrier: bool, latency: str | None) -> Any:
+    from ..realization.fabrics import LATENCY_PRESETS
+    from ..simlette import SimOptions
+
+    if latency is not None and latency not in LATENCY_PRESETS:
+        raise InstanceError("--latency", "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
+    return SimOptions(
+        mode=mode,
+        buffer=None if buffer is None else parse_option(parse_bytes, buffer, "--buffer"),
+        switch_buffer=None if switch_buffer is None else parse_option(parse_bytes, switch_buffer, "--switch-buffer"),
+        order=order,
+        barrier=barrier,
+        latency=None if latency is None else LATENCY_PRESETS[latency],
+    ).check()
+
+
+def _select(plan: Plan, demand: str | None) -> Callable[[int, int, int], bool] | None:
+    """``--demand MESH[:AXIS[:K]]`` (mesh by name or index) as a filter on (mesh, axis, k)."""
+    if demand is None:
+        return None
+    parts = demand.split(":")
+    names = [m.name for m in plan.meshes]
+    if len(parts) > 3 or not parts[0]:
+        raise InstanceError("--demand", "", f"expected MESH[:AXIS[:K]], got {demand!r}")
+    mesh = names.index(parts[0]) if parts[0] in names else parts[0]
+    try:
+        want = [int(mesh)] + [int(p) for p in parts[1:]]
+    except ValueError:
+        raise InstanceError("--demand", "", f"no mesh {parts[0]!r} (meshes: {', '.join(names)})") from None
+    return lambda m, i, k: (m, i, k)[: len(want)] == tuple(want)
+
+
+@app.command()
+@handle_errors
+def simulate(
+    plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
+    fabric: Annotated[Path, typer.Option(help="fabric file, e.g. simulate/fabrics/ocs-single.toml")],
+    mode: Annotated[str, typer.Option(help="ideal, message or flit")] = "message",
+    buffer: Annotated[
+        str | None, typer.Option(help="receive buffer per accelerator port and channel (default unlimited)")
+    ] = None,
+    switch_buffer: Annotated[str | None, typer.Option(help="input buffer per switch port (default unlimited)")] = None,
+    order: Annotated[str, typer.Option(help="send order in a phase: program or rank")] = "program",
+    barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
+    demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
+    circuits: Annotated[
+        Path | None, typer.Option(help="OCS: a realization of the plan (ocsplan realize --out); default: realize now")
+    ] = None,
+    placement: Annotated[str, typer.Option(help="OCS: placement when realizing now")] = "contiguous",
+    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
+    ] = None,
+) -> None:
+    """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
+    from ..simlette import dumps_report, simulate_plan
+
+    plan = load_plan(plan_path)
+    spec = load_fabric(fabric)
+    realized = None
+    if circuits is not None:
+        realized = load_circuits(circuits)
+        if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
+            raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
+                            f"not {plan.instance} ({plan.world})")
+    report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
+                           circuits=realized, only=_select(plan, demand), placement=placement)
+    console = err if json_out == "-" else out
+    title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
+    if report.buffer_bytes is not None:
+        title += f", buffer {format_bytes(report.buffer_bytes)}/port"
+    table = Table(title=title, title_justify="left")
+    for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
+                "sim/ana", "credit stall", "busiest link", "load"):
+        table.add_column(col, justify="left" if col in ("demand", "schedule", "busiest link") else "right")
+    for d in report.demands:
+        busiest = d.busiest
+        table.add_row(
+            f"{d.mesh}[{d.axis}].{d.demand} {d.collective}", d.schedule, format_bytes(d.payload_bytes),
+            f"{d.groups}x{d.group_size}", str(d.multiplicity),
+            format_time(d.closed_form_s) if d.closed_form_s is not None else "",
+            format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",
+            format_time(d.credit_stall_s), busiest.name if busiest else "",
+            format_bytes(busiest.bytes) if busiest else "",
+        )
+    console.print(table)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+    emit_json(dumps_report(report), json_out)
+
+
+@app.command()
+@handle_errors
+def sweep(
+    plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
+    fabric: Annotated[Path, typer.Option(help="fabric file")],
+    csv_out: Annotated[Path, typer.Option("--csv", help="write the rows to this CSV file")],
+    png: Annotated[Path | None, typer.Option(help="also plot completion time against payload")] = None,
+    payloads: Annotated[str, typer.Option(help="LOW:HIGH, powers of two in between")] = "1KiB:1MiB",
+    schedules: Annotated[str, typer.Option(help="plan, all, or a comma list")] = "plan",
+    mode: Annotated[str, typer.Option(help="ideal, message or flit")] = "message",
+    buffer: Annotated[str | None, typer.Option(help="receive buffer per accelerator port and channel")] = None,
+    switch_buffer: Annotated[str | None, typer.Option(help="input buffer per switch port")] = None,
+    order: Annotated[str, typer.Option(help="program or rank")] = "program",
+    barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
+    demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
+    placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
+    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
+) -> None:
+    """Completion time against buffer size and schedule: CSV (and PNG)."""
+    from ..simlette.sweep import payload_range, write_csv, write_plot
+    from ..simlette.sweep import sweep as run_sweep
+
+    low, _, high = payloads.partition(":")
+    first = parse_option(parse_bytes, low, "--payloads")
+    sizes = payload_range(first, parse_option(parse_bytes, high or low, "--payloads"))
+    plan = load_plan(plan_path)
+    spec = load_fabric(fabric)
+    rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
+                     schedules, only=_select(plan, demand), placement=placement)
+    write_csv(rows, csv_out)
+    if png is not None:
+        write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")
+    table = Table(title=f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}", title_justify="left")
+    for col in ("demand", "schedule", "payload", "T analytical", "T simulated", "sim/ana"):
+        table.add_column(col, justify="left" if col in ("demand", "schedule") else "right")
+    for r in rows:
+        table.add_row(r.demand, r.schedule, format_bytes(r.payload_bytes), format_time(r.analytical_s),
+                      format_time(r.simulated_s), f"{r.ratio:.3f}")
+    out.print(table)

@@ -1,0 +1,98 @@
+"""Instance families and batch studies: generate and study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import InstanceError
+from .app import app, err, handle_errors, out
+from .plan import parse_methods
+from .render import summary_table
+
+__all__ = ["generate", "study"]
+
+
+@app.command()
+@handle_errors
+def generate(
+    family: Annotated[str, typer.Option(help="random, helix, latency or bandwidth")],
+    out_dir: Annotated[Path, typer.Option("--out", help="directory for the instance files")],
+    count: Annotated[int, typer.Option(help="how many instances")] = 10,
+    seed: Annotated[int, typer.Option(help="random seed (same seed, same files)")] = 0,
+    min_bits: Annotated[int, typer.Option(help="smallest n (world 2**n)")] = 4,
+    max_bits: Annotated[int, typer.Option(help="largest n")] = 9,
+) -> None:
+    """Write generated instances of a family (valid instance files, deterministic)."""
+    from ..studies.families import FAMILIES, write_family
+    from ..studies.families import generate as make
+
+    if family not in FAMILIES:
+        known = ", ".join(FAMILIES)
+        raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
+    if count < 0:
+        raise InstanceError("--count", "", f"must be >= 0, got {count}")
+    if not 2 <= min_bits <= max_bits <= 16:
+        raise InstanceError(
+            "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
+        )
+    paths = write_family(make(family, count, seed, min_bits, max_bits), out_dir)
+    out.print(f"wrote {len(paths)} {family} instances to {out_dir}", markup=False)
+
+
+@app.command()
+@handle_errors
+def study(
+    paths: Annotated[list[Path], typer.Argument(help="instance files or directories")],
+    out_csv: Annotated[Path, typer.Option("--out", help="CSV of results (also the cache)")],
+    methods: Annotated[str, typer.Option(help="comma-separated planners")] = "heuristic,cpsat",
+    time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = 60.0,
+    jobs: Annotated[int, typer.Option(help="instances solved in parallel")] = 1,
+    workers: Annotated[int | None, typer.Option(help="solver threads per job")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="ignore cached rows in the CSV")] = False,
+) -> None:
+    """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..studies.runner import collect_paths, default_workers, run_study
+    from ..studies.summary import plot_gaps, summarize
+
+    chosen = parse_methods(methods)
+    files = collect_paths(paths)
+    if not files:
+        raise InstanceError("PATHS", "", "no instance files found")
+    if jobs < 1:
+        raise InstanceError("--jobs", "", f"must be >= 1, got {jobs}")
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, transient=False,
+    )
+    state: dict[str, Any] = {}
+
+    def on_start(total: int, cached: int) -> None:
+        state["task"] = progress.add_task(f"study ({cached} cached)", total=total)
+
+    def on_result(result: Any, cached: bool) -> None:
+        state["cached"] = state.get("cached", 0) + cached
+        progress.update(state["task"], advance=1, description=f"{result.instance} {result.method}")
+
+    with progress:
+        results, interrupted = run_study(
+            files, chosen, out_csv, time_limit=time_limit, jobs=jobs,
+            workers=workers if workers is not None else default_workers(jobs), fresh=fresh,
+            on_start=on_start, on_result=on_result,
+        )
+    cached = state.get("cached", 0)
+    err.print(f"{len(results)} rows ({cached} cached, {len(results) - cached} solved) in {out_csv}",
+              markup=False)
+    out.print(summary_table(summarize(results), len(files)))
+    if plot is not None and results:
+        plot_gaps(results, plot)
+    if interrupted:
+        err.print(f"interrupted: {len(results)} rows kept in {out_csv}", markup=False)
+        raise typer.Exit(130)

@@ -1,0 +1,156 @@
+"""The plan checker: re-derives every number a plan states, independently of its planner.
+
+Tests, the exact backends, ``realize`` and ``simulate`` share it: a plan that
+fails here is refused everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..cayley import axis_generators, expand, mask_of, mask_to_str, popcount, sub_masks
+from ..cost import phase_time
+from ..errors import PlanError
+from ..instance import Instance
+from ..plan import Plan, check_groups, local_topology
+from ..schedules import SCHEDULES
+
+__all__ = ["check_plan"]
+
+
+def _close(a: float, b: float, rel: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-18)
+
+
+def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
+    """Every inconsistency of a plan, one message each (empty list: valid).
+
+    Re-derives partitions, generator kinds, the port budget, each demand's
+    generators, multiplicity, closed form and time, and the objective.
+    """
+    problems: list[str] = []
+    n = plan.n
+    if plan.world < 2 or plan.world & (plan.world - 1):
+        return [f"world {plan.world} is not a power of two"]
+    if instance is not None:
+        fab = instance.budget
+        if plan.world != fab.world or plan.ports != fab.ports:
+            problems.append("world/ports differ from the instance")
+        if not (_close(plan.latency_s, fab.latency) and _close(plan.link_Bps, fab.link)):
+            problems.append("latency/link differ from the instance")
+        if len(plan.meshes) != len(instance.meshes):
+            problems.append("mesh count differs from the instance")
+    seen: set[tuple[str, int]] = set()
+    mult: dict[tuple[str, int], int] = {}
+    for g in plan.generators:
+        key = (g.kind, g.mask)
+        if key in seen:
+            problems.append(f"generator {mask_to_str(g.mask, n)} listed twice")
+        seen.add(key)
+        if g.mask <= 0 or g.mask >> n:
+            problems.append(f"generator {g.mask:b} is not a mask on {n} bits")
+        if g.multiplicity < 1:
+            problems.append(f"generator {mask_to_str(g.mask, n)}: multiplicity {g.multiplicity} < 1")
+        if g.kind == "cube" and popcount(g.mask) != 1:
+            problems.append(f"generator {mask_to_str(g.mask, n)}: kind cube but weight {popcount(g.mask)}")
+        if g.kind == "fold" and popcount(g.mask) < 2:
+            problems.append(f"generator {mask_to_str(g.mask, n)}: kind fold but weight 1")
+        if g.kind not in ("cube", "fold", "ring"):
+            problems.append(f"generator {mask_to_str(g.mask, n)}: unknown kind {g.kind!r}")
+        mult[key] = g.multiplicity
+    ring_bits = 0
+    for g in plan.generators:
+        if g.kind == "ring":
+            ring_bits |= g.mask
+            if len(plan.meshes) != 1:
+                problems.append("a ring generator needs a single-mesh deployment")
+    for b in range(n):
+        if not ring_bits >> b & 1 and ("cube", 1 << b) not in mult:
+            problems.append(f"base cube generator {mask_to_str(1 << b, n)} missing")
+    used = sum(g.ports for g in plan.generators)
+    if used != plan.ports_used:
+        problems.append(f"ports_used {plan.ports_used} but generators use {used}")
+    if used > plan.ports:
+        problems.append(f"port budget exceeded: {used} > {plan.ports}")
+    fabric_latency, fabric_rate = plan.latency_s, plan.link_Bps
+    objective = 0.0
+    for m, mesh in enumerate(plan.meshes):
+        inst_mesh = instance.meshes[m] if instance is not None and m < len(instance.meshes) else None
+        all_bits = sorted(b for axis in mesh.axes for b in axis.bits)
+        if all_bits != list(range(n)):
+            problems.append(f"mesh {mesh.name}: axis bits {all_bits} do not partition 0..{n - 1}")
+        for i, axis in enumerate(mesh.axes):
+            where = f"mesh {mesh.name} axis {i}"
+            if axis.size != 1 << len(axis.bits):
+                problems.append(f"{where}: size {axis.size} but {len(axis.bits)} bits")
+            if inst_mesh is not None:
+                if inst_mesh.name != mesh.name or tuple(inst_mesh.shape) != mesh.shape:
+                    problems.append(f"{where}: mesh differs from the instance")
+                    continue
+                inst_axis = inst_mesh.axes[i]
+                if len(inst_axis.demands) != len(axis.demands):
+                    problems.append(f"{where}: demand count differs from the instance")
+                    continue
+            block = axis.bits
+            for k, d in enumerate(axis.demands):
+                here = f"{where} demand {k}"
+                if inst_mesh is not None:
+                    want = inst_mesh.axes[i].demands[k]
+                    if (want.collective, want.payload, want.weight) != (d.collective, d.payload_bytes, d.weight):
+                        problems.append(f"{here}: collective/payload/weight differ from the instance")
+                    if want.schedule != "auto" and want.schedule != d.schedule:
+                        problems.append(f"{here}: instance asks for {want.schedule}, plan runs {d.schedule}")
+                sched = SCHEDULES.get(d.schedule)
+                if sched is None or sched.collective != d.collective:
+                    problems.append(f"{here}: schedule {d.schedule!r} cannot run {d.collective}")
+                    continue
+                try:
+                    check_groups(d.groups, block, here)
+                    topo = local_topology(d.groups, block)
+                except (PlanError, ValueError) as exc:
+                    problems.append(str(exc))
+                    continue
+                if axis.ring:
+                    keys = [("ring", mask_of(block))]
+                    if d.schedule != "ring":
+                        problems.append(f"{here}: ring axis runs {d.schedule}")
+                else:
+                    if not sched.valid(topo):
+                        problems.append(f"{here}: {d.schedule} is not valid on {topo.name}")
+                        continue
+                    keys = [
+                        ("cube" if popcount(u) == 1 else "fold", u)
+                        for u in sorted(expand(x, block) for x in sched.uses(topo))
+                    ]
+                    for group in d.groups:
+                        for layer_gen in sub_masks(group):
+                            if ("cube" if popcount(layer_gen) == 1 else "fold", layer_gen) not in mult:
+                                problems.append(f"{here}: layer generator {mask_to_str(layer_gen, n)} not in the host")
+                if sorted(d.uses) != sorted(k[1] for k in keys):
+                    drives = [mask_to_str(k[1], n) for k in keys]
+                    problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]}, the schedule drives {drives}")
+                available = min((mult.get(key, 0) for key in keys), default=1)
+                if d.multiplicity > available:
+                    problems.append(f"{here}: multiplicity {d.multiplicity} > {available} circuits")
+                if d.multiplicity < 1:
+                    problems.append(f"{here}: multiplicity {d.multiplicity} < 1")
+                    continue
+                form = SCHEDULES[d.schedule].cost(topo)
+                volume = form.volume(d.payload_bytes)
+                time = phase_time(form.h, volume, d.multiplicity, fabric_latency, fabric_rate)
+                if form.h != d.phases or not _close(volume, d.volume_bytes):
+                    problems.append(
+                        f"{here}: closed form gives h={form.h}, v={volume}; plan says h={d.phases}, v={d.volume_bytes}"
+                    )
+                if not _close(time, d.time_s):
+                    problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
+                objective += d.weight * time
+            if not axis.ring:
+                inside = axis_generators((g.mask for g in plan.generators if g.kind != "ring"), block)
+                if axis.degree != len(inside):
+                    problems.append(f"{where}: degree {axis.degree} but {len(inside)} generators lie in the block")
+    if not _close(objective, plan.objective_s, 1e-9):
+        problems.append(f"objective {plan.objective_s} but the demands sum to {objective}")
+    if plan.bound_s is not None and plan.bound_s > plan.objective_s * (1 + 1e-9):
+        problems.append(f"bound {plan.bound_s} above the objective {plan.objective_s}")
+    return problems

@@ -1,0 +1,202 @@
+"""The search space every planner shares (formulations/*.md).
+
+Each axis runs a block fold (a profile of sub-block sizes, see
+:func:`~ocsplan.cayley.profile_folds`) or stays on its unit masks; each demand
+picks a schedule on that fold or on the cube (:func:`shape_options`); meshes
+split their bit positions between axes (:func:`candidate_partitions`, one
+partition per symmetry class). Single-mesh deployments may also move an axis
+to a degree-2 ring (:data:`RING`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from ..cayley import Topology
+from ..instance import Demand, Instance
+from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, schedules_for
+
+__all__ = [
+    "PREFERENCE",
+    "RING",
+    "Groups",
+    "Option",
+    "Shape",
+    "candidate_partitions",
+    "integer_partitions",
+    "shape_options",
+]
+
+Shape = tuple[int, ...]
+Groups = tuple[tuple[int, ...], ...]
+RING: Shape = (-1,)  # the named ring option: the axis leaves the cube for a degree-2 ring
+
+
+@cache
+def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, ...]:
+    """Partitions of ``total`` into non-increasing parts, largest parts first."""
+    if total == 0:
+        return ((),)
+    top = total if largest is None else min(largest, total)
+    out: list[Shape] = []
+    for k in range(top, 0, -1):
+        out.extend((k, *rest) for rest in integer_partitions(total - k, k))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run a demand: schedule, on the axis's fold or on its unit masks."""
+
+    schedule: str
+    on_profile: bool
+    h: int
+    v_factor: float
+
+
+# Order of preference among options that tie exactly (paper Table 6 names the
+# volume-optimised one-shot on K4, where it ties with coset-factored parallel).
+PREFERENCE = (
+    "one-shot-dvo", "coset-factored-parallel", "rs-ag-parallel", "coset-factored", "rs-ag",
+    "one-shot", "recursive-doubling", "ring", "layered", "layered-parallel", "bruck-parallel", "bruck",
+)
+
+
+# On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
+# least one payload per phase, so coset-factored parallel (h = l, v = sigma)
+# dominates them; "auto" skips them there (their trees are costly to build).
+_FLOODING = frozenset({"one-shot", "one-shot-dvo"})
+
+
+def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
+    if demand.schedule != "auto":
+        return [demand.schedule]
+    names = [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
+    if layers >= 2:
+        names = [x for x in names if x not in _FLOODING]
+    return sorted(names, key=lambda x: PREFERENCE.index(x) if x in PREFERENCE else len(PREFERENCE))
+
+
+@lru_cache(maxsize=65536)
+def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option, ...]:
+    """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube."""
+    demand = Demand(collective, 1, 1.0, requested)
+    bits = sum(shape) if shape != RING else 0
+    out: list[Option] = []
+    if shape == RING:
+        return ()
+    cube: Shape = (1,) * bits
+    for on_profile, sh in ((True, shape), (False, cube)):
+        if not on_profile and sh == shape:
+            continue
+        topo = Topology.from_profile(sh)
+        for name in _candidate_schedules(demand, len(sh)):
+            sched = SCHEDULES[name]
+            if on_profile and sched.cube_only and shape != cube:
+                continue  # runs on the unit masks: listed with the cube
+            if not sched.valid(topo):
+                continue
+            form = closed_form(name, topo)
+            out.append(Option(name, on_profile or sh == shape, form.h, float(form.v_factor)))
+    return tuple(out)
+
+
+def _mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:
+    """Per multi-axis mesh: (mesh index, class -> axes, class sizes in bits).
+
+    Axes without demands merge into one class: their bits are interchangeable.
+    """
+    out = []
+    for m, mesh in enumerate(instance.meshes):
+        if len(mesh.axes) < 2:
+            continue
+        active = [i for i, ax in enumerate(mesh.axes) if ax.demands]
+        idle = tuple(i for i, ax in enumerate(mesh.axes) if not ax.demands)
+        classes = [(i,) for i in active] + ([idle] if idle else [])
+        sizes = [sum(mesh.axes[i].bits for i in cls) for cls in classes]
+        if len(classes) < 2 or not active:
+            continue
+        out.append((m, classes, sizes))
+    return out
+
+
+def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], int]]:
+    """Integer tables over bit types (one class per mesh) with the given margins."""
+    types: list[tuple[int, ...]] = [()]
+    for sizes in margins:
+        types = [(*t, c) for t in types for c in range(len(sizes))]
+
+    def rec(idx: int, left: list[list[int]], table: dict[tuple[int, ...], int]) -> Iterator[dict[tuple[int, ...], int]]:
+        if idx == len(types):
+            if all(v == 0 for sizes in left for v in sizes):
+                yield dict(table)
+            return
+        t = types[idx]
+        cap = min(left[m][c] for m, c in enumerate(t)) if t else n
+        # the last type of each remaining combination is forced; try large counts first
+        for count in range(cap, -1, -1):
+            for m, c in enumerate(t):
+                left[m][c] -= count
+            if all(v >= 0 for sizes in left for v in sizes) and _feasible(types, idx + 1, left):
+                table[t] = count
+                yield from rec(idx + 1, left, table)
+                del table[t]
+            for m, c in enumerate(t):
+                left[m][c] += count
+
+    yield from rec(0, [list(s) for s in margins], {})
+
+
+def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -> bool:
+    """Every remaining margin must still be reachable by the remaining types."""
+    for m, sizes in enumerate(left):
+        for c, need in enumerate(sizes):
+            if need and not any(t[m] == c for t in types[start:]):
+                return False
+    return True
+
+
+def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
+    """Bit partitions of all meshes, one per symmetry class, deterministic order."""
+    n = instance.n
+    classes = _mesh_classes(instance)
+    margins = [sizes for _, _, sizes in classes]
+    out = []
+    for table in _tables(margins, n):
+        # hand out bit positions from the top, type by type
+        bit = n - 1
+        owner: dict[int, tuple[int, ...]] = {}
+        for t in sorted(table):
+            for _ in range(table[t]):
+                owner[bit] = t
+                bit -= 1
+        parts: list[tuple[tuple[int, ...], ...]] = []
+        for m, mesh in enumerate(instance.meshes):
+            if len(mesh.axes) == 1:
+                parts.append((tuple(range(n - 1, -1, -1)),))
+                continue
+            pos = next((j for j, (mm, _, _) in enumerate(classes) if mm == m), None)
+            axis_bits: list[list[int]] = [[] for _ in mesh.axes]
+            if pos is None:
+                # no active axis, or a single class: any split will do
+                b = n - 1
+                for i, ax in enumerate(mesh.axes):
+                    for _ in range(ax.bits):
+                        axis_bits[i].append(b)
+                        b -= 1
+            else:
+                cls = classes[pos][1]
+                pool: list[list[int]] = [[] for _ in cls]
+                for b in range(n - 1, -1, -1):
+                    pool[owner[b][pos]].append(b)
+                for c, members in enumerate(cls):
+                    bits_left = pool[c]
+                    for i in members:
+                        axis_bits[i] = bits_left[: mesh.axes[i].bits]
+                        bits_left = bits_left[mesh.axes[i].bits :]
+            parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
+        if tuple(parts) not in out:
+            out.append(tuple(parts))
+    return out

@@ -1,0 +1,1 @@
+"""Realization: physical fabric files, wiring, port coloring, circuits and their validator."""

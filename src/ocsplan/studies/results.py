@@ -1,0 +1,226 @@
+"""Study results and their CSV cache: one row per (instance, method), keyed by instance content hash
+and a fingerprint of the planner code, so a rerun solves only what changed."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import InstanceError
+from ..files import write_atomic
+from ..instance import Instance, dumps_instance
+
+__all__ = [
+    "CSV_COLUMNS",
+    "EXACT_METHODS",
+    "TOLERANCE",
+    "Result",
+    "code_fingerprint",
+    "dumps_results",
+    "instance_digest",
+    "read_results",
+    "table_rows",
+    "write_results",
+]
+
+
+EXACT_METHODS = frozenset({"cpsat", "milp"})
+
+
+# relative tolerance under which two objectives count as equal
+TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Result:
+    """One method's answer on one instance (``error`` set when it failed)."""
+
+    instance: str
+    path: str
+    digest: str
+    n: int
+    meshes: int
+    demands: int
+    ports: int
+    method: str
+    status: str
+    objective_s: float | None
+    bound_s: float | None
+    seconds: float
+    ports_used: int | None
+    time_limit: float | None
+    error: str = ""
+    code: str = ""  # fingerprint of the planner code that produced the row
+
+
+CSV_COLUMNS = (
+    "instance",
+    "n",
+    "meshes",
+    "demands",
+    "L",
+    "method",
+    "status",
+    "objective_s",
+    "bound_s",
+    "gap",
+    "bound_gap",
+    "seconds",
+    "ports_used",
+    "time_limit",
+    "flag",
+    "hash",
+    "code",
+    "path",
+    "error",
+)
+
+
+@cache
+def code_fingerprint() -> str:
+    """Hash of the package's Python sources: a cached row is reused only if the code
+    that produced it is unchanged."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent  # the whole ocsplan package
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def instance_digest(instance: Instance) -> str:
+    """Content hash of an instance (its canonical TOML, so formatting does not count)."""
+    return hashlib.sha256(dumps_instance(instance).encode()).hexdigest()[:16]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def dumps_results(results: Sequence[Result]) -> str:
+    """CSV text of results (columns :data:`CSV_COLUMNS`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in table_rows(results):
+        writer.writerow({k: _fmt(row[k]) for k in CSV_COLUMNS})
+    return buf.getvalue()
+
+
+def write_results(results: Sequence[Result], path: str | Path) -> None:
+    write_atomic(path, dumps_results(results))
+
+
+def _num(text: str) -> float | None:
+    return float(text) if text not in ("", None) else None
+
+
+def read_results(path: str | Path) -> list[Result]:
+    """Results from a study CSV (the cache); a missing file gives none."""
+    target = Path(path)
+    if not target.exists():
+        return []
+    try:
+        with target.open(encoding="utf-8", newline="") as handle:
+            out = []
+            for line, row in enumerate(csv.DictReader(handle), start=2):
+                try:
+                    limit = _num(row["time_limit"])
+                    used = _num(row["ports_used"])
+                    out.append(
+                        Result(
+                            instance=row["instance"],
+                            path=row["path"],
+                            digest=row["hash"],
+                            n=int(row["n"]),
+                            meshes=int(row["meshes"]),
+                            demands=int(row["demands"]),
+                            ports=int(row["L"]),
+                            method=row["method"],
+                            status=row["status"],
+                            objective_s=_num(row["objective_s"]),
+                            bound_s=_num(row["bound_s"]),
+                            seconds=float(row["seconds"]),
+                            ports_used=None if used is None else int(used),
+                            time_limit=limit,
+                            error=row.get("error", "") or "",
+                            code=row.get("code", "") or "",
+                        )
+                    )
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise InstanceError(str(path), f"line {line}", f"not a study row: {exc}") from None
+            return out
+    except OSError as exc:
+        raise InstanceError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
+
+
+def _optimum(rows: Sequence[Result]) -> float | None:
+    proven = [r.objective_s for r in rows if r.status == "optimal" and r.objective_s is not None]
+    return min(proven) if proven else None
+
+
+def _best_bound(rows: Sequence[Result]) -> float | None:
+    bounds = [r.bound_s for r in rows if r.bound_s is not None]
+    return max(bounds) if bounds else None
+
+
+def _flag(row: Result, peers: Sequence[Result], optimum: float | None) -> str:
+    if row.objective_s is None:
+        return ""
+    flags = []
+    if optimum is not None and row.objective_s > optimum * (1 + TOLERANCE):
+        flags.append("worse than proven optimum")
+    if row.status == "optimal":
+        better = [p for p in peers if p.objective_s is not None and p.objective_s < row.objective_s * (1 - TOLERANCE)]
+        if better:
+            flags.append(f"claims optimal but {better[0].method} is better")
+    return "; ".join(flags)
+
+
+def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag."""
+    by_instance: dict[str, list[Result]] = {}
+    for r in results:
+        by_instance.setdefault(r.digest, []).append(r)
+    rows = []
+    for r in results:
+        peers = by_instance[r.digest]
+        optimum = _optimum(peers)
+        bound = _best_bound(peers)
+        obj = r.objective_s
+        gap = None if obj is None or optimum is None or optimum <= 0 else max(0.0, (obj - optimum) / optimum)
+        bound_gap = None if obj is None or bound is None or bound <= 0 else max(0.0, (obj - bound) / bound)
+        rows.append(
+            {
+                "instance": r.instance,
+                "n": r.n,
+                "meshes": r.meshes,
+                "demands": r.demands,
+                "L": r.ports,
+                "method": r.method,
+                "status": r.status,
+                "objective_s": obj,
+                "bound_s": r.bound_s,
+                "gap": gap,
+                "bound_gap": bound_gap,
+                "seconds": r.seconds,
+                "ports_used": r.ports_used,
+                "time_limit": r.time_limit,
+                "flag": _flag(r, peers, optimum),
+                "hash": r.digest,
+                "code": r.code,
+                "path": r.path,
+                "error": r.error,
+            }
+        )
+    return rows

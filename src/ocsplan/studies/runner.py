@@ -1,0 +1,187 @@
+"""Running a study: every (instance, method) task on a pool of local processes, rows
+written back to the CSV cache as they finish (Ctrl-C keeps every finished row)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import InfeasibleError, OcsplanError
+from ..instance import Instance, load_instance
+from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, write_results
+
+__all__ = ["collect_paths", "default_workers", "run_method", "run_study"]
+
+
+def collect_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Instance files: files as given, directories searched for ``*.toml`` (sorted)."""
+    out: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            out.extend(sorted(path.rglob("*.toml")))
+        else:
+            out.append(path)
+    seen: set[Path] = set()
+    unique = []
+    for path in out:
+        if path not in seen:
+            seen.add(path)
+            unique.append(path)
+    return unique
+
+
+def run_method(
+    instance: Instance,
+    path: str,
+    method: str,
+    time_limit: float | None = None,
+    workers: int | None = None,
+) -> Result:
+    """Plan ``instance`` with ``method``; failures become a row with ``error`` set."""
+    from ..planning.registry import solve
+
+    options: dict[str, Any] = {}
+    if method in EXACT_METHODS:
+        if time_limit is not None:
+            options["time_limit"] = time_limit
+        if workers is not None:
+            options["workers"] = workers
+    start = time.perf_counter()
+
+    def row(status: str, objective: float | None, bound: float | None, used: int | None, error: str = "") -> Result:
+        return Result(
+            instance=instance.name,
+            path=path,
+            digest=instance_digest(instance),
+            n=instance.n,
+            meshes=len(instance.meshes),
+            demands=len(instance.demands()),
+            ports=instance.budget.ports,
+            method=method,
+            status=status,
+            objective_s=objective,
+            bound_s=bound,
+            seconds=time.perf_counter() - start,
+            ports_used=used,
+            time_limit=time_limit if method in EXACT_METHODS else None,
+            error=error,
+            code=code_fingerprint(),
+        )
+
+    try:
+        plan = solve(instance, method, **options)
+    except InfeasibleError as exc:
+        return row("infeasible", None, None, None, str(exc))
+    except OcsplanError as exc:
+        return row("error", None, None, None, str(exc))
+    return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used)
+
+
+@dataclass(frozen=True)
+class _Task:
+    path: str
+    method: str
+    time_limit: float | None
+    workers: int | None
+
+
+def _run_task(task: _Task) -> Result:
+    instance = load_instance(task.path)
+    return run_method(instance, task.path, task.method, task.time_limit, task.workers)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _reusable(cached: Result, time_limit: float | None) -> bool:
+    if cached.status == "error" or cached.code != code_fingerprint():
+        return False
+    if cached.method not in EXACT_METHODS:
+        return True
+    return cached.status in ("optimal", "infeasible") or cached.time_limit == time_limit
+
+
+def run_study(
+    paths: Sequence[Path],
+    methods: Sequence[str],
+    out: str | Path,
+    *,
+    time_limit: float | None = None,
+    jobs: int = 1,
+    workers: int | None = None,
+    fresh: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_result: Callable[[Result, bool], None] | None = None,
+) -> tuple[list[Result], bool]:
+    """Run every method on every instance; returns (results in order, interrupted?).
+
+    ``on_start(total, cached)`` and ``on_result(result, cached)`` report progress.
+    The CSV at ``out`` is the cache and is rewritten after every finished row.
+    """
+    instances = [(str(p), load_instance(p)) for p in paths]
+    cache = {} if fresh else {(r.digest, r.method): r for r in read_results(out)}
+    order: dict[tuple[str, str], int] = {}
+    done: dict[tuple[str, str], Result] = {}
+    tasks: list[_Task] = []
+    for path, inst in instances:
+        digest = instance_digest(inst)
+        for method in methods:
+            key = (digest, method)
+            if key in order:
+                continue
+            order[key] = len(order)
+            hit = cache.get(key)
+            if hit is not None and _reusable(hit, time_limit):
+                done[key] = replace(hit, path=path, instance=inst.name)
+            else:
+                tasks.append(_Task(path, method, time_limit, workers))
+    if on_start is not None:
+        on_start(len(order), len(done))
+    for result in done.values():
+        if on_result is not None:
+            on_result(result, True)
+
+    def ordered() -> list[Result]:
+        return [done[k] for k in sorted(done, key=order.__getitem__)]
+
+    def record(result: Result) -> None:
+        done[(result.digest, result.method)] = result
+        write_results(ordered(), out)
+        if on_result is not None:
+            on_result(result, False)
+
+    interrupted = False
+    if done and not tasks:
+        write_results(ordered(), out)
+    if jobs <= 1:
+        try:
+            for task in tasks:
+                record(_run_task(task))
+        except KeyboardInterrupt:
+            interrupted = True
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        pool = ctx.Pool(processes=jobs, initializer=_ignore_sigint, maxtasksperchild=50)
+        try:
+            for result in pool.imap_unordered(_run_task, tasks):
+                record(result)
+            pool.close()
+        except KeyboardInterrupt:
+            interrupted = True
+            pool.terminate()
+        finally:
+            pool.join()
+    return ordered(), interrupted
+
+
+def default_workers(jobs: int) -> int:
+    """Solver threads per job so that all jobs together use the machine's cores."""
+    return max(1, (os.cpu_count() or 1) // max(1, jobs))

@@ -1,0 +1,122 @@
+"""What a study found: per-row gaps and flags against the proven optimum, per-method
+summary statistics and the gap plot. A study reporter: it builds tables and plots, the CLI prints them."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .results import TOLERANCE, Result, table_rows
+
+__all__ = ["Summary", "plot_gaps", "summarize"]
+
+
+
+
+
+
+
+
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Per method: counts, gaps to proven optima, solve-time percentiles."""
+
+    method: str
+    runs: int
+    optimal: int
+    feasible: int
+    failed: int
+    compared: int  # rows with a proven optimum to compare with
+    at_optimum: int
+    mean_gap: float | None
+    median_gap: float | None
+    max_gap: float | None
+    time_p50: float
+    time_p90: float
+    time_max: float
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summarize(results: Sequence[Result]) -> list[Summary]:
+    rows = table_rows(results)
+    out = []
+    for method in dict.fromkeys(r.method for r in results):
+        mine = [row for row in rows if row["method"] == method]
+        gaps = [row["gap"] for row in mine if row["gap"] is not None]
+        times = [row["seconds"] for row in mine]
+        out.append(
+            Summary(
+                method=method,
+                runs=len(mine),
+                optimal=sum(1 for row in mine if row["status"] == "optimal"),
+                feasible=sum(1 for row in mine if row["status"] == "feasible"),
+                failed=sum(1 for row in mine if row["status"] in ("error", "infeasible", "unknown")),
+                compared=len(gaps),
+                at_optimum=sum(1 for g in gaps if g <= TOLERANCE),
+                mean_gap=statistics.fmean(gaps) if gaps else None,
+                median_gap=statistics.median(gaps) if gaps else None,
+                max_gap=max(gaps) if gaps else None,
+                time_p50=_percentile(times, 0.5),
+                time_p90=_percentile(times, 0.9),
+                time_max=max(times) if times else math.nan,
+            )
+        )
+    return out
+
+
+def plot_gaps(results: Sequence[Result], path: str | Path) -> None:
+    """Scatter of each method's gap to the proven optimum against n (log2 world size)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [row for row in table_rows(results) if row["gap"] is not None]
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    for k, method in enumerate(methods):
+        mine = [row for row in rows if row["method"] == method]
+        offset = (k - (len(methods) - 1) / 2) * 0.12
+        xs = [row["n"] + offset + 0.01 * (int(row["hash"][:4], 16) % 7 - 3) for row in mine]
+        ys = [100 * row["gap"] for row in mine]
+        ax.scatter(xs, ys, s=12, alpha=0.6, label=method)
+        by_n: dict[int, list[float]] = {}
+        for row in mine:
+            by_n.setdefault(row["n"], []).append(100 * row["gap"])
+        ns = sorted(by_n)
+        ax.plot(
+            [n + offset for n in ns],
+            [statistics.fmean(by_n[n]) for n in ns],
+            marker="_",
+            linewidth=1,
+        )
+    ax.set_xlabel("instance size n (world = 2^n accelerators)")
+    ax.set_ylabel("gap to proven optimum (%)")
+    ax.set_yscale("symlog", linthresh=0.1)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="method (lines: mean per n)")
+    ax.set_title("optimality gap against instance size")
+    fig.tight_layout()
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
+    try:
+        fig.savefig(tmp)
+        os.replace(tmp, target)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
