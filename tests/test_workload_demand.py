@@ -68,9 +68,9 @@ def test_emitted_instance_equals_named_instance() -> None:
                         ports=36, latency=0.52e-6, link=50e9)
     named = load_instance(instance_path("megatron-5t-n512-b1"))
     assert inst.meshes == named.meshes
-    assert (inst.fabric.world, inst.fabric.ports) == (named.fabric.world, named.fabric.ports)
-    assert inst.fabric.latency == pytest.approx(named.fabric.latency)
-    assert inst.fabric.link == pytest.approx(named.fabric.link)
+    assert (inst.budget.world, inst.budget.ports) == (named.budget.world, named.budget.ports)
+    assert inst.budget.latency == pytest.approx(named.budget.latency)
+    assert inst.budget.link == pytest.approx(named.budget.link)
 
 
 def test_single_rank_axes_carry_no_demand() -> None:

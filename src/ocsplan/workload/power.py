@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InstanceError
-from ..fabrics import FabricSpec
-from ..wiring import inventory
+from ..realization.fabrics import FabricSpec
+from ..realization.wiring import inventory
 
 __all__ = [
     "CPO_W",
@@ -102,7 +102,8 @@ def _rate(spec: FabricSpec, rate: float | None) -> int:
     return value
 
 
-def fabric_power(spec: FabricSpec, xpu_w: float, *, rate: float | None = None, ports: int | None = None) -> PowerBreakdown:
+def fabric_power(spec: FabricSpec, xpu_w: float, *, rate: float | None = None,
+                 ports: int | None = None) -> PowerBreakdown:
     """Table 12 power of every installed component of ``spec`` (optionally at another rate or radix)."""
     gbps = _rate(spec, rate)
     inv = inventory(spec)

@@ -21,20 +21,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..cayley import Topology, expand
-from ..fabrics import FabricSpec
 from ..instance import Instance
 from ..plan import GeneratorPlan, Plan, demand_topology
+from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
 from ..simlette import SimOptions, simulate_plan, simulate_workload
+from ..simlette.circuitmap import circuits_from_plan, hybrid_uplinks, technology
 from ..simlette.engine import Engine
-from ..simlette.fabric import circuits_from_plan, hybrid_uplinks, technology
 from ..simlette.network import Network
 from ..simlette.simulate import network_factory
-from ..simlette.workload import Workload, program_workload
 from ..simlette.timing import DL_FLIT
+from ..simlette.workload import Workload, program_workload
 from .demand import DemandRow
 
-__all__ = ["NATIVE", "NETWORKS", "Priced", "group_analytical", "native_sends", "price_native", "price_planned", "symmetric_analytical"]
+__all__ = [
+    "NATIVE", "NETWORKS", "Priced", "group_analytical", "native_sends", "price_native", "price_planned",
+    "symmetric_analytical",
+]
 
 NETWORKS = ("analytical", "simlette")
 
@@ -205,7 +208,7 @@ def _native_routes(instance: Instance, spec: FabricSpec) -> Plan:
                 lo = min(bits)
                 masks.update(g << lo for g in range(1, 1 << len(bits)))
     gens = tuple(GeneratorPlan(mask, 1, "fold") for mask in sorted(masks))
-    b = instance.fabric
+    b = instance.budget
     return Plan(instance.name, "native", "native", b.world, spec.ports, 0, b.latency, b.link, gens, (), 0.0)
 
 
@@ -215,7 +218,7 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
     tech = technology(spec)
     routes = hybrid_uplinks(_native_routes(instance, spec), spec) if tech == "hybrid" else None
     factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports, routes=routes)
-    world = instance.fabric.world
+    world = instance.budget.world
     by_key = {(r.region, r.axis): r for r in rows}
     mesh_keys = {"world": [[("attention", "world"), ("lm-head", "world")]],
                  "attention": [[("attention", "KVP")], [("attention", "TPA")]],

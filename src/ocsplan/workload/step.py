@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import InfeasibleError, InstanceError
-from ..fabrics import FabricSpec
 from ..instance import loads_instance
 from ..plan import Plan
-from ..simlette.fabric import technology
+from ..realization.fabrics import FabricSpec
+from ..simlette.circuitmap import technology
 from .accelerator import Accelerator
 from .demand import COMM, DemandRow, Precision, demand_rows, instance_toml
 from .kernels import Compute, Memory, compute_time, memory_per_rank, require_fit
@@ -83,7 +83,7 @@ class Step:
 
 @lru_cache(maxsize=512)
 def _plan_text(text: str) -> Plan:
-    from .. import solve  # the planner registry (ocsplan.planning.registry after the layout merge)
+    from ..planning.registry import solve
 
     return solve(loads_instance(text, "<workload>"))
 
