@@ -24,7 +24,7 @@ from .power import fabric_power
 from .pricing import NETWORKS, Priced, price_native, price_planned
 from .splits import Split, check_split, check_world, valid_splits
 
-__all__ = ["CollectiveTime", "Step", "best_step", "decode_step", "plan_for"]
+__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "best_step", "decode_step", "plan_for", "step_to_dict"]
 
 
 @dataclass(frozen=True)
@@ -165,3 +165,33 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
                                  precision=precision) for s in finalists]
         best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
     return best, ranked
+
+
+STEP_SCHEMA = "ocsplan.decode/1"
+
+
+def step_to_dict(step: Step) -> dict[str, object]:
+    """The step as plain data (schema ``ocsplan.decode/1``)."""
+    c = step.compute
+    return {
+        "schema": STEP_SCHEMA,
+        "model": step.model, "accelerator": step.accelerator, "fabric": step.fabric,
+        "technology": step.technology, "network": step.network, "comm": step.comm,
+        "world": step.world, "split": {"kvp": step.split.kvp, "tpa": step.split.tpa, "ep": step.split.ep,
+                                       "tpe": step.split.tpe},
+        "batch": step.batch, "context": step.context,
+        "memory": {"weights_bytes": step.memory.weights, "kv_bytes": step.memory.kv,
+                   "total_bytes": step.memory.total, "capacity_bytes": step.memory.capacity},
+        "kernels": [{"name": k.name, "region": k.region, "count": k.count, "flops": k.flops, "bytes": k.bytes,
+                     "time_s": k.time_s} for k in c.kernels],
+        "attention_s": c.attention_s, "ffn_s": c.ffn_s, "lm_head_s": c.lm_head_s,
+        "windows": c.windows, "launch_s": c.launch_s,
+        "collectives": [{"region": x.row.region, "axis": x.row.axis, "collective": x.row.collective,
+                         "groups": x.row.groups, "ranks": x.row.ranks, "calls": x.row.calls,
+                         "payload_bytes": x.row.payload, "schedule": x.schedule, "time_s": x.time_s,
+                         "total_s": x.total_s} for x in step.collectives],
+        "comm_s": step.comm_s, "step_s": step.step_s,
+        "tokens_per_s_user": step.tokens_per_s_user, "tokens_per_s": step.tokens_per_s,
+        "power_w": step.power_w, "system_w": step.system_w, "installed": step.installed,
+        "tokens_per_s_mw": step.tokens_per_s_mw,
+    }
