@@ -93,3 +93,17 @@ def test_power_ratios_printed() -> None:
     assert "1.604" in result.stdout
     result = runner.invoke(app, ["power", files[0], files[2], "--ports", "128"])
     assert "1.937" in result.stdout
+
+
+def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
+    csv_path, png = tmp_path / "f4.csv", tmp_path / "f4.png"
+    fabrics = ",".join(str(FABRICS / f"nvl576-{f}.toml") for f in ("all-eps", "all-ocs"))
+    result = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1,4",
+                                 "--fabrics", fabrics, "--csv", str(csv_path), "--png", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "64 points" in result.stdout  # 16 splits x 1 context x 2 batches x 2 fabrics
+    assert len(csv_path.read_text().splitlines()) == 1 + 4 and png.exists()
+    bad = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--fabrics", "no-such",
+                              "--csv", str(tmp_path / "x.csv")])
+    assert bad.exit_code == 2 and "--fabrics: no fabric file 'no-such'" in bad.stderr
+    assert not (tmp_path / "x.csv").exists()

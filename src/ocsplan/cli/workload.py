@@ -29,7 +29,7 @@ from ..workload.kernels import compute_time, memory_per_rank, require_fit
 from ..workload.quantities import format_count
 from .app import app, emit_json, err, handle_errors, out, parse_option
 
-__all__ = ["decode", "power", "splits", "workload"]
+__all__ = ["decode", "pareto", "power", "splits", "workload"]
 
 ModelArg = Annotated[str, typer.Argument(metavar="MODEL",
                                          help="catalogue name, model TOML or HuggingFace config.json")]
@@ -226,3 +226,83 @@ def power(
                       f"{b.switches_total / 1e3:.1f} kW", f"{b.pluggables} = {b.pluggables_total / 1e3:.1f} kW",
                       f"{b.cpo} = {b.cpo_total / 1e3:.1f} kW", f"{b.total / 1e3:.1f} kW", f"{first / b.total:.3f}")
     out.print(table)
+
+
+def _fabric_path(name: str) -> Path:
+    """A fabric file, or a short name ``all-eps`` for ``simulate/fabrics/nvl576-all-eps.toml``."""
+    path = Path(name)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    short = Path("simulate") / "fabrics" / f"nvl576-{name}.toml"
+    if not short.exists():
+        raise InstanceError("--fabrics", "", f"no fabric file {name!r} (and no {short})")
+    return short
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InstanceError(option, "", f"expected comma-separated integers, got {text!r}") from None
+    if not values:
+        raise InstanceError(option, "", "empty list")
+    return [_batch(v) for v in values]
+
+
+@app.command()
+@handle_errors
+def pareto(
+    model: ModelArg,
+    contexts: Annotated[str, typer.Option(help="context lengths, e.g. 32Ki,5M")] = "32Ki,5M",
+    batches: Annotated[str, typer.Option(help="batch sizes")] = "1,2,4,8,16",
+    fabrics: Annotated[str, typer.Option(help="fabric files or short names (all-eps = "
+                                              "simulate/fabrics/nvl576-all-eps.toml)")] = "all-eps,hybrid,all-ocs",
+    accelerator: AccOpt = "rx00",
+    world: WorldOpt = 512,
+    comm: CommOpt = "fp4",
+    network: Annotated[str, typer.Option(help="analytical, or simlette to re-simulate each cell's "
+                                              "splits within 7 % of its best")] = "analytical",
+    jobs: Annotated[int, typer.Option(help="worker processes")] = 1,
+    cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
+    png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
+) -> None:
+    """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
+    from ..realization.fabrics import load_fabric
+    from ..workload.pareto import cells_csv, pareto_sweep, write_png
+    from ..workload.pricing import NETWORKS
+
+    m = load_model(model)
+    acc = load_accelerator(accelerator)
+    check_world(world, "--world")
+    precision = precision_for(comm)
+    ctx = [parse_option(parse_tokens, c.strip(), "--contexts") for c in contexts.split(",") if c.strip()]
+    if not ctx:
+        raise InstanceError("--contexts", "", "empty list")
+    sizes = _int_list(batches, "--batches")
+    specs = [load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()]
+    if network not in NETWORKS:
+        raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    if jobs < 1:
+        raise InstanceError("--jobs", "", f"must be positive, got {jobs}")
+    cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, jobs=jobs,
+                         cache=cache)
+    table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
+    for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
+        table.add_column(col, justify="left" if col in ("fabric", "split") else "right")
+    for c in cells:
+        s = c.best
+        if s is None:
+            table.add_row(str(c.context), str(c.batch), c.fabric, "does not fit", "", "", "", "", "", style="dim")
+            continue
+        table.add_row(str(c.context), str(c.batch), c.fabric, str(s.split), format_time(s.step_s),
+                      format_time(s.comm_s), f"{s.tokens_per_s_user:.1f}", f"{s.tokens_per_s:.1f}",
+                      f"{s.tokens_per_s_mw:.0f}")
+    points = sum(c.timed + c.infeasible for c in cells)
+    table.caption = f"{points} points ({len(cells)} cells x {points // max(1, len(cells))} splits)"
+    table.caption_justify = "left"
+    out.print(table)
+    if csv_out is not None:
+        write_atomic(csv_out, cells_csv(cells))
+    if png is not None:
+        write_png(cells, png)

@@ -7,13 +7,16 @@ fabric's Table 12 power pro-rated to the N serving accelerators.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-from ..errors import InfeasibleError, InstanceError
+from ..errors import InfeasibleError, InstanceError, PlanError
+from ..files import write_atomic
 from ..instance import loads_instance
-from ..plan import Plan
+from ..plan import Plan, dumps_plan, loads_plan
 from ..realization.fabrics import FabricSpec
 from ..simlette.circuitmap import technology
 from .accelerator import Accelerator
@@ -24,7 +27,8 @@ from .power import fabric_power
 from .pricing import NETWORKS, Priced, price_native, price_planned
 from .splits import Split, check_split, check_world, valid_splits
 
-__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "best_step", "decode_step", "plan_for", "step_to_dict"]
+__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "best_step", "decode_step", "plan_for", "step_to_dict",
+           "use_plan_cache"]
 
 
 @dataclass(frozen=True)
@@ -81,11 +85,31 @@ class Step:
         return self.tokens_per_s / (self.power_w / 1e6)
 
 
+_PLAN_DIR: list[Path] = []  # the on-disk plan cache, when one is in use
+
+
+def use_plan_cache(directory: Path | None) -> None:
+    """Keep plans as ``<sha256 of the instance>.json`` in ``directory`` (None: memory only)."""
+    _PLAN_DIR.clear()
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        _PLAN_DIR.append(directory)
+
+
 @lru_cache(maxsize=512)
 def _plan_text(text: str) -> Plan:
     from ..planning.registry import solve
 
-    return solve(loads_instance(text, "<workload>"))
+    path = _PLAN_DIR[0] / f"{hashlib.sha256(text.encode()).hexdigest()}.json" if _PLAN_DIR else None
+    if path is not None and path.exists():
+        try:
+            return loads_plan(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, PlanError):
+            pass  # a damaged cache entry is planned again
+    plan = solve(loads_instance(text, "<workload>"))
+    if path is not None:
+        write_atomic(path, dumps_plan(plan))
+    return plan
 
 
 def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: int,
