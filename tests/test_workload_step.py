@@ -58,3 +58,17 @@ def test_batch_not_fitting_and_bad_network() -> None:
         decode_step(m, RX00, ocs, 512, Split(4, 128, 8, 64), 1, T5M, network="psychic")
     with pytest.raises(InstanceError, match="accelerators"):
         decode_step(m, RX00, ocs, 1024, Split(8, 128, 8, 128), 1, T5M)
+
+
+@pytest.mark.parametrize("fabric", ["nvl576-all-ocs", "nvl576-all-eps", "nvl576-hybrid"])
+def test_simlette_network_small(fabric: str) -> None:
+    # Simlette (message mode) adds DL-flit rounding, credits and contention to the analytical model:
+    # never faster than it by more than rounding, and on these small collectives within 2x.
+    m, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / f"{fabric}.toml")
+    split = Split(2, 8, 4, 4)
+    ana = decode_step(m, RX00, spec, 16, split, 2, 32768)
+    sim = decode_step(m, RX00, spec, 16, split, 2, 32768, network="simlette")
+    assert sim.network == "simlette" and sim.compute == ana.compute
+    for a, s in zip(ana.collectives, sim.collectives, strict=True):
+        assert a.row == s.row and a.schedule == s.schedule
+        assert 0.98 * a.time_s <= s.time_s <= 2 * a.time_s

@@ -47,7 +47,7 @@ def _batch(batch: int) -> int:
 
 
 def _gb(nbytes: float) -> str:
-    return f"{nbytes / 1e9:.4g} GB"
+    return f"{nbytes / 1e12:.4g} TB" if nbytes >= 1e12 else f"{nbytes / 1e9:.4g} GB"
 
 
 def _rate_option(text: str, option: str) -> float:

@@ -155,7 +155,7 @@ def load_accelerator(spec: str | Path) -> Accelerator:
     """A catalogue name (b200, rx00) or a TOML path."""
     text = str(spec)
     path = Path(text)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.is_file():
         return parse_accelerator(read_document(path, text), text, path.stem)
     names = accelerator_catalogue()
     if text not in names:

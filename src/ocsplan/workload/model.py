@@ -271,7 +271,7 @@ def load_model(spec: str | Path) -> Model:
     """A catalogue name, a TOML file or a HuggingFace ``config.json``."""
     text = str(spec)
     path = Path(text)
-    if path.suffix in (".toml", ".json") or path.exists():
+    if path.suffix in (".toml", ".json") or path.is_file():
         name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
         return parse_model(read_document(path, text), text, name)
     names = catalogue()
