@@ -19,7 +19,7 @@ from pathlib import Path
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.workload import load_accelerator, load_model, parse_tokens
 from ocsplan.workload.pareto import cells_csv, pareto_sweep
-from ocsplan.workload.step import _plan_text
+from ocsplan.workload.step import clear_plan_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,11 +41,11 @@ def main() -> None:
     for name in args.models.split(","):
         model = load_model(name)
         with tempfile.TemporaryDirectory() as cache:
-            _plan_text.cache_clear()
+            clear_plan_memory()
             start = time.perf_counter()
             cells = pareto_sweep(model, acc, specs, contexts, batches, 512, jobs=args.jobs, cache=Path(cache))
             cold = time.perf_counter() - start
-            _plan_text.cache_clear()
+            clear_plan_memory()
             start = time.perf_counter()
             again = pareto_sweep(model, acc, specs, contexts, batches, 512, jobs=args.jobs, cache=Path(cache))
             warm = time.perf_counter() - start

@@ -17,6 +17,7 @@ from ocsplan.simlette.workload import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 from ocsplan.workload.pricing import (
     _native_routes,
+    compile_program,
     group_analytical,
     native_sends,
     symmetric_analytical,
@@ -69,8 +70,10 @@ def test_group_equals_full_analytical_on_a_plan() -> None:
     for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
             for k, d in enumerate(axis.demands):
-                program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits), d.payload_bytes)
+                program = compile_program(SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits),
+                                                                      d.payload_bytes))
                 full = analytical(demand_workload(plan, m, i, k), net)
                 assert group_analytical(program, axis.bits, net) == pytest.approx(full, rel=1e-12)
+                assert group_analytical(program, axis.bits, net, spec.rack_size) == pytest.approx(full, rel=1e-12)
                 checked += 1
     assert checked == 5

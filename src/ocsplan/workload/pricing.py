@@ -16,7 +16,7 @@ priced alone (the analytical model) or simulated alone (all its groups).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -35,8 +35,8 @@ from ..simlette.workload import Workload, program_workload
 from .demand import DemandRow
 
 __all__ = [
-    "NATIVE", "NETWORKS", "Priced", "group_analytical", "native_sends", "price_native", "price_planned",
-    "symmetric_analytical",
+    "NATIVE", "NETWORKS", "Compiled", "Priced", "compile_program", "group_analytical", "native_sends",
+    "price_native", "price_planned", "symmetric_analytical",
 ]
 
 NETWORKS = ("analytical", "simlette")
@@ -81,12 +81,13 @@ def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> 
     cmap = circuits_from_plan(plan, spec)
     factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports, circuits=cmap)
     net = factory(_engine(spec), _ignore)
+    rack = spec.rack_size if spec.two_level else spec.accelerators
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
             for d in axis.demands:
                 key = _PLAN_KEYS[(mesh.name, i, d.collective)]
                 program = _local_program(d.schedule, demand_topology(d.groups, axis.bits), d.payload_bytes)
-                times[key] = (d.schedule, group_analytical(program, axis.bits, net))
+                times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
     notes: tuple[str, ...] = ()
     if network == "simlette":
         report = simulate_plan(plan, spec, SimOptions(mode="message"))
@@ -96,30 +97,51 @@ def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> 
     return Priced(times, plan, notes)
 
 
-@lru_cache(maxsize=1024)
-def _local_program(schedule: str, topology: Topology, payload: int) -> Program:
-    return SCHEDULES[schedule].build(topology, payload)
+Compiled = tuple[int, tuple[tuple[tuple[int, int, int, float], ...], ...]]  # size, phases of (src, dst, gen, B)
 
 
-def group_analytical(program: Program, bits: Sequence[int], net: Network) -> float:
+def compile_program(program: Program) -> Compiled:
+    """A program's transfers as plain tuples (bytes as floats), empty transfers dropped."""
+    return program.size, tuple(tuple((t.src, t.dst, t.gen, float(t.nbytes)) for t in phase if t.nbytes > 0)
+                               for phase in program.phases)
+
+
+@lru_cache(maxsize=128)
+def _local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
+    return compile_program(SCHEDULES[schedule].build(topology, payload))
+
+
+def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
     """:func:`ocsplan.simlette.analytical` over the group of rank 0 only.
 
     On circuits every resource is one node's edge, so groups share nothing,
     and with rank-order placement every group sees the same stages: one group
-    gives the time of all (the tests compare with the full workload).
+    gives the time of all (the tests compare with the full workload). With a
+    power-of-two ``rack_size`` an edge's latency and capacity depend only on
+    the sender's rack and the generator and are looked up once per pair.
     """
-    glob = [expand(x, bits) for x in range(program.size)]  # expand is linear: gens map alike
+    size, phases = program
+    glob = [expand(x, bits) for x in range(size)]  # expand is linear: gens map alike
+    shift = rack_size.bit_length() - 1 if rack_size > 0 and rack_size & (rack_size - 1) == 0 else -1
+    memo: dict[tuple[int, int], tuple[float, float]] = {}
     total = 0.0
-    for phase in program.phases:
+    for phase in phases:
         latency = 0.0
-        load: dict[Hashable, float] = {}
-        for t in phase:
-            if t.nbytes <= 0:
-                continue
-            src, dst, gen = glob[t.src], glob[t.dst], glob[t.gen]
-            latency = max(latency, net.latency(src, dst, gen))
-            for key, capacity in net.resources(src, dst, gen):
-                load[key] = load.get(key, 0.0) + float(t.nbytes) / capacity
+        load: dict[tuple[int, int], float] = {}
+        for s_local, d_local, g_local, nbytes in phase:
+            src, gen = glob[s_local], glob[g_local]
+            where = (src >> shift if shift >= 0 else src, gen)
+            found = memo.get(where)
+            if found is None:
+                resources = net.resources(src, glob[d_local], gen)
+                if len(resources) != 1:
+                    raise ValueError("group_analytical prices circuit networks (one resource per edge)")
+                found = (net.latency(src, glob[d_local], gen), resources[0][1])
+                memo[where] = found
+            if found[0] > latency:
+                latency = found[0]
+            key = (src, gen)
+            load[key] = load.get(key, 0.0) + nbytes / found[1]
         if load:
             total += latency + max(load.values())
     return total
@@ -140,7 +162,7 @@ def _bits_of_axes(shape: Sequence[int], low_first: int) -> list[tuple[int, ...]]
     return bits
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16)
 def _program_workload(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int) -> Workload:
     a = len(bits)
     topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InfeasibleError, InstanceError, PlanError
@@ -27,8 +26,17 @@ from .power import fabric_power
 from .pricing import NETWORKS, Priced, price_native, price_planned
 from .splits import Split, check_split, check_world, valid_splits
 
-__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "best_step", "decode_step", "plan_for", "step_to_dict",
-           "use_plan_cache"]
+__all__ = [
+    "STEP_SCHEMA",
+    "CollectiveTime",
+    "Step",
+    "best_step",
+    "clear_plan_memory",
+    "decode_step",
+    "plan_for",
+    "step_to_dict",
+    "use_plan_cache",
+]
 
 
 @dataclass(frozen=True)
@@ -96,19 +104,31 @@ def use_plan_cache(directory: Path | None) -> None:
         _PLAN_DIR.append(directory)
 
 
-@lru_cache(maxsize=512)
+_MEMORY: dict[str, Plan] = {}  # plans of this process by instance text (at most 512)
+
+
+def clear_plan_memory() -> None:
+    """Forget the plans held in memory (the disk cache stays)."""
+    _MEMORY.clear()
+
+
 def _plan_text(text: str) -> Plan:
     from ..planning.registry import solve
 
+    plan = _MEMORY.get(text)
     path = _PLAN_DIR[0] / f"{hashlib.sha256(text.encode()).hexdigest()}.json" if _PLAN_DIR else None
-    if path is not None and path.exists():
+    if plan is None and path is not None and path.exists():
         try:
-            return loads_plan(path.read_text(encoding="utf-8"), str(path))
+            plan = loads_plan(path.read_text(encoding="utf-8"), str(path))
         except (OSError, PlanError):
-            pass  # a damaged cache entry is planned again
-    plan = solve(loads_instance(text, "<workload>"))
-    if path is not None:
+            plan = None  # a damaged cache entry is planned again
+    if plan is None:
+        plan = solve(loads_instance(text, "<workload>"))
+    if path is not None and not path.exists():
         write_atomic(path, dumps_plan(plan))
+    if len(_MEMORY) >= 512:
+        _MEMORY.clear()
+    _MEMORY[text] = plan
     return plan
 
 
