@@ -31,7 +31,9 @@ def test_cells_and_points(sweep: tuple[list, Path]) -> None:  # type: ignore[typ
     assert len(cells) == 2 * 2 * 2
     splits = len(valid_splits(load_model("gpt-oss-120b"), 8))
     assert all(c.timed + c.infeasible == splits for c in cells)
-    assert len(list(cache.glob("*.json"))) == 2 * splits  # one plan per (batch, split) of the OCS fabric
+    plans = [p for p in cache.glob("*.json") if not p.name.endswith(".times.json")]
+    assert len(plans) == 2 * splits  # one plan per (batch, split) of the OCS fabric
+    assert len(list(cache.glob("*.times.json"))) == 2 * splits  # and its analytical prices
 
 
 def test_winner_is_the_best_split(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]

@@ -8,6 +8,7 @@ fabric's Table 12 power pro-rated to the N serving accelerators.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,28 @@ def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: in
     return _plan_text(text)
 
 
+def _price_ocs(model: Model, spec: FabricSpec, world: int, split: Split, batch: int, precision: Precision,
+               network: str) -> Priced:
+    """Analytical prices of the plan, kept next to it in the disk cache (keyed by instance and fabric)."""
+    text = instance_toml(model, world, split, batch, ports=spec.ports, latency=spec.latency.hop(ocs=1),
+                         link=spec.link, precision=precision, name=f"{model.name}-gxnet")
+    if network != "analytical" or not _PLAN_DIR:
+        return price_planned(_plan_text(text), spec, network)
+    key = hashlib.sha256((text + repr(spec)).encode()).hexdigest()
+    path = _PLAN_DIR[0] / f"{key}.times.json"
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            times = {tuple(k.split("/", 1)): (str(v[0]), float(v[1])) for k, v in data.items()}
+            return Priced({(a, b): v for (a, b), v in times.items()})
+        except (OSError, ValueError, TypeError, IndexError, AttributeError):
+            pass  # a damaged entry is priced again
+    priced = price_planned(_plan_text(text), spec, network)
+    write_atomic(path, json.dumps({f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())},
+                                  sort_keys=True))
+    return priced
+
+
 def _check_fabric(spec: FabricSpec, world: int) -> None:
     serving = min(spec.serving, spec.accelerators)
     if world > serving:
@@ -163,7 +186,7 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     tech = technology(spec)
     priced: Priced
     if tech == "ocs":
-        priced = price_planned(plan_for(model, spec, world, split, batch, precision), spec, network)
+        priced = _price_ocs(model, spec, world, split, batch, precision, network)
     else:
         text = instance_toml(model, world, split, batch, ports=spec.ports, latency=spec.latency.hop(ocs=1),
                              link=spec.link, precision=precision)
