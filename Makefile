@@ -21,8 +21,9 @@ solve: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# ruff and mypy strict over src, tests and scripts (mypy's files: pyproject.toml)
 lint: $(STAMP)
-	$(BIN)/python -m pip install --quiet ruff mypy
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	$(BIN)/ruff check src tests scripts
 	$(BIN)/mypy
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ocsplan.instance import load_instance
+from ocsplan.instance import Instance, load_instance
+from ocsplan.plan import Plan
 from ocsplan.planning.exact import ExactRun
 from ocsplan.planning.exact.cpsat import CpSatBackend
 from ocsplan.planning.exact.milp import MilpBackend
@@ -29,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _timed(
-    instance: object, method: str, seeded: bool, args: argparse.Namespace
-) -> tuple[float, object]:
+    instance: Instance, method: str, seeded: bool, args: argparse.Namespace
+) -> tuple[float, Plan]:
     start = time.perf_counter()
-    run = ExactRun(instance, use_heuristic=seeded)  # type: ignore[arg-type]
+    run = ExactRun(instance, use_heuristic=seeded)
     backend = (
         CpSatBackend(args.time_limit, args.workers)
         if method == "cpsat"
@@ -83,8 +84,8 @@ def main() -> None:
                 f"{format_time(heur.objective_s)} ({heur_time:.2f} s)",
                 method,
                 plan.status,
-                format_time(plan.objective_s),  # type: ignore[attr-defined]
-                format_time(plan.bound_s) if plan.bound_s is not None else "",  # type: ignore[attr-defined]
+                format_time(plan.objective_s),
+                format_time(plan.bound_s) if plan.bound_s is not None else "",
                 f"{statistics.median(t for t, _ in seeded):.3f}",
                 f"{statistics.median(t for t, _ in unseeded):.3f}",
             )

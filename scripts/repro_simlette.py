@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from ocsplan.cayley import Topology
+from ocsplan.files import write_atomic, write_atomic_with
 from ocsplan.instance import load_instance, loads_instance
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.space import integer_partitions
@@ -60,10 +63,11 @@ RADICES = (8, 12, 16, 24)
 
 def _write(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, buffer.getvalue())
 
 
 def conformance(out: Path) -> None:
@@ -141,7 +145,7 @@ def figure3(out: Path) -> None:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out / "figure3.png", dpi=120)
+    write_atomic_with(out / "figure3.png", partial(fig.savefig, dpi=120))
     plt.close(fig)
 
 
@@ -194,7 +198,7 @@ def figures_19_20(out: Path, buffer: int, which: Sequence[int]) -> None:
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3, which="both")
         fig_.tight_layout()
-        fig_.savefig(out / f"figure{fig}.png", dpi=120)
+        write_atomic_with(out / f"figure{fig}.png", partial(fig_.savefig, dpi=120))
         plt.close(fig_)
 
 

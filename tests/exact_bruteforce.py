@@ -98,12 +98,12 @@ def brute_force(instance: Instance) -> float:
             if base > L:
                 continue
             # per demand: list of (generator set, p, cost)
-            menus = []
+            menus: list[list[tuple[tuple[object, ...], int, float]]] = []
             for j, ((blk, demands), prof) in enumerate(zip(active, profiles, strict=True)):
                 a = len(blk)
                 cube = Topology.cube(a)
                 for d in demands:
-                    menu = []
+                    menu: list[tuple[tuple[object, ...], int, float]] = []
                     if prof is None:
                         h, v = (
                             closed_form("ring", cube).h,
@@ -141,8 +141,8 @@ def brute_force(instance: Instance) -> float:
             for pick in product(*menus):
                 level = dict.fromkeys(weight, 1)
                 for gens, p, _ in pick:
-                    for g in gens:
-                        level[g] = max(level[g], p)
+                    for gen in gens:
+                        level[gen] = max(level[gen], p)
                 ports = sum(weight[g] * level[g] for g in level)
                 if ports <= L:
                     best = min(best, sum(c for _, _, c in pick))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from itertools import combinations
 
 import pytest
@@ -15,6 +16,7 @@ from ocsplan.cayley import (
     fold_name,
     is_tiling,
     mask_to_str,
+    min_tilings,
     profile_degree,
     str_to_mask,
     sub_masks,
@@ -167,3 +169,51 @@ def test_support_rule_and_cosets() -> None:
     assert coset_bases([2, 1, 0], 4) == [0, 8]
     groups = [sorted(b | expand(x, [2, 1, 0]) for x in range(8)) for b in coset_bases([2, 1, 0], 4)]
     assert groups == [list(range(8)), list(range(8, 16))]
+
+
+def _random_set(bits: int, folds: int, seed: int) -> frozenset[int]:
+    rng = random.Random(seed)
+    others = [m for m in range(1, 1 << bits) if m & (m - 1)]
+    return frozenset(rng.sample(others, min(folds, len(others)))) | {1 << b for b in range(bits)}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bounded_tiling_search_is_exact_on_small_sets(seed: int) -> None:
+    bits = 3 + seed % 2
+    gens = _random_set(bits, 1 + seed % 3, seed)
+    search = min_tilings(gens, bits)
+    assert search.proven and search.tilings
+    count = search.layer_count
+    assert count is not None
+    for tiling in search.tilings:
+        assert len(tiling) == count and is_tiling(tiling, bits)
+        assert {g for layer in tiling for g in layer} <= gens
+    for fewer in range(1, count):
+        assert not _any_tiling(sorted(gens), bits, fewer)
+
+
+@pytest.mark.parametrize(("bits", "folds", "seed"), [(7, 19, 0), (8, 14, 1), (8, 26, 2), (9, 12, 3), (9, 40, 4)])
+def test_bounded_tiling_search_on_large_sets(bits: int, folds: int, seed: int) -> None:
+    # the hanging cases: a valid tiling comes back (the search is bounded by work, not time)
+    gens = _random_set(bits, folds, seed)
+    search = min_tilings(gens, bits)
+    assert search.tilings
+    for tiling in search.tilings:
+        assert is_tiling(tiling, bits)
+        assert {g for layer in tiling for g in layer} <= gens
+        assert len(tiling) <= bits
+
+
+def test_budget_exhaustion_is_reported() -> None:
+    # Q4+1111: the greedy subspace tiling needs 4 layers (no 2-dim subspace lies in the
+    # set); the 3-layer tiling of Table 4 is found only by the exact search
+    gens = Topology.with_folds(4, [0b1111]).gens
+    starved = min_tilings(gens, 4, budget=0)
+    assert (starved.layer_count, starved.proven) == (4, False)
+    full = min_tilings(gens, 4)
+    assert (full.layer_count, full.proven) == (3, True)
+
+
+def test_disconnected_set_has_no_tiling() -> None:
+    search = min_tilings({0b0011, 0b0110}, 4)
+    assert search.tilings == () and search.layer_count is None

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import csv
 import json
+import random
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from ocsplan.cayley import Topology
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
 from ocsplan.plan import load_plan
@@ -35,7 +38,10 @@ def test_solve_json_to_stdout() -> None:
 @pytest.mark.parametrize(
     ("content", "field"),
     [
-        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n', "fabric.world"),
+        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n', "mesh"),
+        # read fine, refused by the shared-host planner (the world is no power of two)
+        ('name = "x"\n[fabric]\nworld = 12\nports = 4\nlatency = "1us"\nlink = "1GB/s"\n[[mesh]]\nshape = [12]\n',
+         "fabric.world"),
         ("[fabric\n", "toml"),
     ],
 )
@@ -68,10 +74,41 @@ def test_schedules_reproduces_table4() -> None:
     assert "MISMATCH" not in result.stdout and result.stdout.count(" ok ") >= 8
 
 
+def test_schedules_on_many_folds_finishes() -> None:
+    # issue 10 item 4: 9 bits with 40 folds used to hang in the tiling search
+    rng = random.Random(5)
+    folds = rng.sample([m for m in range(1, 512) if m & (m - 1)], 40)
+    text = ",".join(format(m, "09b") for m in folds)
+    result = runner.invoke(app, ["schedules", "--bits", "9", "--folds", text, "--no-check"])
+    assert result.exit_code == 0, result.output
+    assert "bruck" in result.output and "degree 49" in result.output
+    search = Topology.with_folds(9, folds).tiling_search
+    assert ("no tiling with fewer than" in result.output) == (not search.proven)
+
+
 def test_schedules_rejects_bad_mask() -> None:
     result = runner.invoke(app, ["schedules", "--bits", "4", "--folds", "11"])
     assert result.exit_code == 2
     assert result.stderr.startswith("--folds: ")
+
+
+def test_frontier_nine_bits_from_the_table() -> None:
+    result = runner.invoke(app, ["frontier", "--bits", "9", "--max-degree", "40"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│") for line in result.stdout.splitlines()
+            if line.startswith("│")}
+    # issue 10: diameter 2 at degree 39 (l(9,2) <= 39); degree 32 is open (sphere bound 2)
+    assert rows["39"][2].strip() == "2"
+    assert rows["32"][3].strip().startswith("open")
+    assert "41" not in rows
+
+
+@pytest.mark.parametrize(("args", "option"), [(["--bits", "10"], "--bits"), (["--bits", "4", "--max-degree", "0"],
+                                                                            "--max-degree")])
+def test_frontier_rejects_options(args: list[str], option: str) -> None:
+    result = runner.invoke(app, ["frontier", *args])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{option}: ")
 
 
 def test_frontier_command() -> None:
@@ -80,3 +117,93 @@ def test_frontier_command() -> None:
     assert "exhaustive" in result.stdout
     nine = next(line for line in result.stdout.splitlines() if line.startswith("│      9 "))
     assert nine.split("│")[2].strip() == "2"
+
+
+FABRIC_576 = Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "nvl576-all-ocs-serve576.toml"
+
+N576 = """name = "n576"
+[fabric]
+world = 576
+ports = 16
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "mesh"
+shape = [8, 72]
+axes = [{ collective = "all-reduce", payload = "8kB" }, { collective = "all-reduce", payload = "8kB" }]
+"""
+
+
+def test_stacked_solve_and_shared_host_refusal(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    result = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--json", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    assert "C8(1)" in result.stdout and "stacked-link" in result.stdout
+    assert json.loads((tmp_path / "p.json").read_text())["schema"] == "ocsplan.plan/2"
+    refused = runner.invoke(app, ["solve", str(path), "--json", str(tmp_path / "h.json")])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == f"{path}: fabric.world: world 576 is not a power of two: use --method stacked"
+    assert not (tmp_path / "h.json").exists()
+    few = tmp_path / "few.toml"
+    few.write_text(N576.replace("ports = 16", "ports = 3"))
+    result = runner.invoke(app, ["solve", str(few), "--method", "stacked"])
+    assert result.exit_code == 3 and result.stderr.strip().startswith(f"infeasible: {few}: 3 ports cannot connect")
+
+
+def test_compare_better_column(tmp_path: Path) -> None:
+    path = tmp_path / "fig15.toml"
+    path.write_text(N576.replace("576", "512").replace("[8, 72]", "[8, 64]"))
+    target = tmp_path / "cmp.csv"
+    demands = tmp_path / "demands.csv"
+    result = runner.invoke(app, ["compare", str(path), "--methods", "heuristic,stacked", "--csv", str(target),
+                                 "--demands", str(demands)])
+    assert result.exit_code == 0, result.output
+    rows = {r["method"]: r for r in csv.DictReader(target.open())}
+    # Figure 15 at L = 16: shared-host ahead
+    assert rows["heuristic"]["better"] == "best" and rows["stacked"]["better"] == ""
+    assert float(rows["heuristic"]["objective_s"]) < float(rows["stacked"]["objective_s"])
+    per = list(csv.DictReader(demands.open()))
+    assert [(r["mesh"], r["axis"]) for r in per] == [("mesh", "0"), ("mesh", "1")]
+    # the 8-axis: K8 in one phase (shared-host) against the ring C8(1) in four (stacked, 2 ports)
+    assert (per[0]["heuristic_phases"], per[0]["stacked_phases"], per[0]["better"]) == ("1", "4", "heuristic")
+    for r in per:
+        winner = min(("heuristic", "stacked"), key=lambda m: float(r[f"{m}_time_s"]))
+        assert r["better"] == winner
+    assert "per demand, better: heuristic 2, stacked 0, tie 0 (of 2)" in result.stdout
+
+
+def test_seed_only_for_stacked(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    result = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, ["solve", str(path), "--seed", "7"])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == "--seed: only --method stacked samples, not 'heuristic'"
+
+
+def test_stacked_plan_json_errors(tmp_path: Path) -> None:
+    path = tmp_path / "n576.toml"
+    path.write_text(N576)
+    plan_path = tmp_path / "p.json"
+    assert runner.invoke(app, ["solve", str(path), "--method", "stacked", "--json", str(plan_path)]).exit_code == 0
+    data = json.loads(plan_path.read_text())
+    data["construction"] = "woven"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    result = runner.invoke(app, ["realize", str(bad), "--fabric", str(FABRIC_576), "--out", str(tmp_path / "c.json")])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"{bad}: construction: expected 'shared-host' or 'stacked', got 'woven'"
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_circulant_command() -> None:
+    result = runner.invoke(app, ["circulant", "--size", "8", "--degree", "3"])
+    assert result.exit_code == 0, result.output
+    # the Wagner graph C8(1,4): diameter 2; one-shot all-reduce moves 1 + 4 = 5 sigma (by hand)
+    assert "C8(1,4): degree 3, diameter 2 (exhaustive" in result.stdout
+    assert result.stdout.count(" ok ") == 5
+    bad = runner.invoke(app, ["circulant", "--size", "9", "--degree", "3"])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == "--degree: odd degree 3 on Z_9: N is odd, so no offset is its own negative"

@@ -96,7 +96,25 @@ def test_simulate_with_a_saved_realization(plan_file: Path, tmp_path: Path) -> N
     )
     assert result.exit_code == 0, result.output
     (d,) = json.loads(result.stdout)["demands"]
-    assert d["credit_stall_s"] > 0  # 6 credits on a 272.8 ns loop
+    # one-shot-dvo on K4, 4 KiB messages = 7 DL flits, sent together. 4 KiB of buffer holds
+    # 6 credits: the 7th flit of every message waits for a credit, so the run is slower than
+    # with unlimited buffers by exactly the worst credit wait. 4480 B = 7 credits: no wait.
+    runs = {}
+    for buffer in ("4480B", None):
+        extra = ["--buffer", buffer] if buffer else []
+        again = runner.invoke(
+            app,
+            ["simulate", str(plan_file), "--fabric", fabric, "--circuits", str(circuits),
+             "--demand", "attention:0", *extra, "--json", "-"],
+        )
+        assert again.exit_code == 0, again.output
+        (runs[buffer],) = json.loads(again.stdout)["demands"]
+    free = runs[None]
+    assert free["credit_stall_s"] == 0.0
+    assert d["credit_stall_s"] > 0
+    assert d["simulated_s"] - free["simulated_s"] == pytest.approx(d["credit_stall_s"], rel=1e-9)
+    assert runs["4480B"]["credit_stall_s"] == 0.0
+    assert runs["4480B"]["simulated_s"] == pytest.approx(free["simulated_s"], rel=1e-12)
 
 
 @pytest.mark.parametrize(

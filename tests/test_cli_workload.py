@@ -107,3 +107,11 @@ def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
                               "--csv", str(tmp_path / "x.csv")])
     assert bad.exit_code == 2 and "--fabrics: no fabric file 'no-such'" in bad.stderr
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("args", [["decode", "--help"], ["pareto", "--help"],
+                                  ["workload", "megatron-5t", "--split", "4,128,64,8"]])
+def test_workload_commands_import_no_heavy_library(args: list[str]) -> None:
+    from .test_cli_startup import _command, _loaded
+
+    assert _loaded(_command(args)) == set()

@@ -145,12 +145,13 @@ def test_time_limited_run_is_never_worse_than_its_seed(method: str) -> None:
     run = ExactRun(inst)
     assert run.seed is not None
     plan = run.solve(backend(method, time_limit=0.01), method)
-    assert plan.status in ("optimal", "feasible", "unknown")
+    # proving this optimum takes CP-SAT ~0.6 s and HiGHS ~2.5 s: 0.01 s cannot
+    assert plan.status in ("feasible", "unknown")
     assert plan.objective_s <= run.seed.objective_s
     # at least the sum of every demand's cheapest choice, even before the solver has a bound
     floor = sum(min(c.cost for c in dc.choices) for dc in run.candidates.demands)
     assert plan.bound_s is not None
-    assert floor * (1 - 1e-12) <= plan.bound_s <= plan.objective_s
+    assert floor * (1 - 1e-12) <= plan.bound_s < plan.objective_s
     assert check_plan(plan, inst) == []
 
 
@@ -215,7 +216,7 @@ class _Fixed:
         picks = [
             max(
                 (c for c, ch in enumerate(dc.choices) if ch.shape is None and ch.p == 1),
-                key=lambda c, dc=dc: dc.choices[c].cost,
+                key=lambda c, dc=dc: dc.choices[c].cost,  # type: ignore[misc]
             )
             for dc in cand.demands
         ]

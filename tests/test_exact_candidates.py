@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 
@@ -9,10 +12,9 @@ import pytest
 
 from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
-from ocsplan.instance import load_instance
+from ocsplan.instance import Instance, load_instance
 from ocsplan.planning.exact import enumerate_candidates
-from ocsplan.planning.exact.candidates import RING
-from ocsplan.planning.space import candidate_partitions
+from ocsplan.planning.space import RING, candidate_partitions
 
 from .exact_bruteforce import brute_force
 from .tiny import TINY, tiny
@@ -21,11 +23,54 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = [*TINY, *(load_instance(p) for p in sorted((ROOT / "instances").glob("*.toml")))]
 
 
+def _signature(inst: Instance, parts: tuple[tuple[tuple[int, ...], ...], ...]) -> tuple[object, ...]:
+    """What survives renaming the bit positions: per bit, which axis owns it in each mesh
+    (axes without demands are interchangeable, so they share one name), as a multiset."""
+    owner = []
+    for b in range(inst.n):
+        key = []
+        for mesh, axes in zip(inst.meshes, parts, strict=True):
+            i = next(i for i, bits in enumerate(axes) if b in bits)
+            key.append(i if mesh.axes[i].demands else -1)
+        owner.append(tuple(key))
+    return tuple(sorted(owner))
+
+
+def _all_partitions(inst: Instance) -> Iterator[tuple[tuple[tuple[int, ...], ...], ...]]:
+    """Every assignment of the n bit positions to the axes of every mesh (brute force)."""
+
+    def splits(sizes: list[int], free: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], ...]]:
+        if not sizes:
+            yield ()
+            return
+        for first in itertools.combinations(free, sizes[0]):
+            rest = tuple(b for b in free if b not in first)
+            for tail in splits(sizes[1:], rest):
+                yield (tuple(sorted(first, reverse=True)), *tail)
+
+    per_mesh = [list(splits([ax.bits for ax in mesh.axes], tuple(range(inst.n)))) for mesh in inst.meshes]
+    yield from itertools.product(*per_mesh)
+
+
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: i.name)
-def test_partitions_are_the_heuristics_without_repeats(inst: object) -> None:
-    cand = enumerate_candidates(inst)  # type: ignore[arg-type]
-    assert list(cand.partitions) == list(dict.fromkeys(candidate_partitions(inst)))  # type: ignore[arg-type]
-    assert len(set(cand.partitions)) == len(cand.partitions)
+def test_partitions_are_one_per_symmetry_class(inst: Instance) -> None:
+    # independent of the enumeration under test: every assignment of bit positions to
+    # axes, grouped by what a renaming of the bit positions cannot change
+    cand = enumerate_candidates(inst)
+    assert list(cand.partitions) == list(dict.fromkeys(candidate_partitions(inst)))  # the shared space
+    count = math.prod(
+        math.factorial(inst.n) // math.prod(math.factorial(ax.bits) for ax in mesh.axes) for mesh in inst.meshes
+    )
+    if count > 200_000:
+        pytest.skip("too many assignments to enumerate")
+    classes = {_signature(inst, parts) for parts in _all_partitions(inst)}
+    got = [_signature(inst, parts) for parts in cand.partitions]
+    for parts in cand.partitions:  # each a genuine assignment
+        for mesh, axes in zip(inst.meshes, parts, strict=True):
+            assert [len(a) for a in axes] == [ax.bits for ax in mesh.axes]
+            assert sorted(b for a in axes for b in a) == list(range(inst.n))
+    assert len(got) == len(set(got))  # no class twice
+    assert set(got) == classes  # every class once
 
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: i.name)

@@ -12,8 +12,8 @@ from ocsplan.instance import load_instance
 from ocsplan.plan import assemble
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.exact import build_formulation, enumerate_candidates
-from ocsplan.planning.exact.candidates import RING
 from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.space import RING
 
 from .tiny import TINY, tiny
 
@@ -91,7 +91,16 @@ def test_domains(name: str) -> None:
             assert (lo, hi) == (0, 1), var
     assert all(c == int(c) for row in mdl.rows for _, c in row.terms)
     assert set(mdl.objective) == {v for picks in form.pick for v in picks}
-    assert sum(1 for row in mdl.rows if row.name == "ports") == 1
+    (ports,) = [row for row in mdl.rows if row.name == "ports"]
+    # the heuristic's plan, priced and counted by plan.assemble (not by the model): the
+    # model must accept it, price it the same, and count its ports beyond the base cube
+    inst = load_instance(ROOT / "instances" / name)
+    plan = plan_heuristic(inst)
+    hint = form.hint_from_plan(plan)
+    assert hint is not None and mdl.violations(hint) == []
+    assert math.isclose(mdl.value(hint), plan.objective_s, rel_tol=1e-9)
+    assert ports.rhs == plan.ports - plan.n
+    assert sum(c * hint.get(v, 0) for v, c in ports.terms) <= plan.ports_used - plan.n
 
 
 @pytest.mark.parametrize(

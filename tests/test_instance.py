@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InstanceError
-from ocsplan.instance import dumps_instance, load_instance, loads_instance
+from ocsplan.instance import (
+    dumps_instance,
+    load_instance,
+    loads_instance,
+    require_shared_host,
+    shared_host_problem,
+)
 
 from .conftest import INSTANCES
 
@@ -68,11 +74,11 @@ def _mutate(old: str, new: str) -> str:
 
 
 BAD = [
-    (_mutate("world = 16", "world = 24"), "fabric.world"),
+    (_mutate("world = 16", "world = 24"), "mesh[0].shape"),
     (_mutate("world = 16", "world = 1"), "fabric.world"),
     (_mutate("shape = [4, 4]", "shape = [4, 8]"), "mesh[0].shape"),
-    (_mutate("shape = [4, 4]", "shape = [3, 4]"), "mesh[0].shape[0]"),
-    (_mutate("ports = 6", "ports = 3"), "fabric.ports"),
+    (_mutate("shape = [4, 4]", "shape = [0, 4]"), "mesh[0].shape[0]"),
+    (_mutate("ports = 6", "ports = 0"), "fabric.ports"),
     (_mutate('collective = "all-reduce"', 'collective = "allreduce"'), "mesh[0].axes[0].collective"),
     (_mutate('schedule = "bruck"', 'schedule = "brook"'), "mesh[0].axes[1].demands[1].schedule"),
     (_mutate('schedule = "bruck"', 'schedule = "one-shot"'), "mesh[0].axes[1].demands[1].schedule"),
@@ -96,6 +102,38 @@ def test_invalid_input_names_file_and_field(text: str, field: str) -> None:
     message = str(info.value)
     assert message.startswith(f"bad.toml: {field}: ")
     assert "\n" not in message
+
+
+# Read fine (--method stacked takes them), refused by the shared-host planners.
+SHARED_HOST_BAD = [
+    (_mutate("world = 16", "world = 24").replace("shape = [4, 4]", "shape = [4, 6]"), "fabric.world",
+     "world 24 is not a power of two: use --method stacked"),
+    (_mutate("world = 16", "world = 12").replace("shape = [4, 4]", "shape = [3, 4]"), "fabric.world",
+     "world 12 is not a power of two: use --method stacked"),
+    (_mutate("world = 16", "world = 16").replace("shape = [4, 4]", "shape = [2, 8]"), None, ""),
+    (_mutate("ports = 6", "ports = 3"), "fabric.ports", "3 ports cannot hold the base cube of 4 generators"),
+]
+
+
+@pytest.mark.parametrize(("text", "field", "message"), SHARED_HOST_BAD)
+def test_shared_host_problems(text: str, field: str | None, message: str) -> None:
+    inst = loads_instance(text, "bad.toml")
+    problem = shared_host_problem(inst)
+    if field is None:
+        assert problem is None
+        return
+    assert problem is not None and problem.field == field
+    assert str(problem) == f"bad.toml: {field}: {message}"
+    with pytest.raises(InstanceError):
+        require_shared_host(inst)
+
+
+def test_non_power_of_two_axis_named() -> None:
+    text = GOOD.replace("world = 16", "world = 48").replace("shape = [4, 4]", "shape = [4, 12]")
+    problem = shared_host_problem(loads_instance(text, "bad.toml"))
+    assert problem is not None and problem.field == "fabric.world"
+    text = text.replace("world = 48", "world = 64").replace("shape = [4, 12]", "shape = [4, 16]")
+    assert shared_host_problem(loads_instance(text, "ok.toml")) is None
 
 
 def test_missing_file(tmp_path: Path) -> None:

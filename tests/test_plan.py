@@ -9,7 +9,9 @@ from ocsplan.errors import PlanError
 from ocsplan.instance import load_instance
 from ocsplan.plan import (
     Decision,
-    DemandChoice,
+    DemandDecision,
+    DemandPlan,
+    Plan,
     assemble,
     check_plan,
     dumps_plan,
@@ -48,8 +50,8 @@ def test_assemble_by_hand() -> None:
     decision = Decision(
         partitions=(attention, ffn),
         choices=(
-            ((DemandChoice("one-shot-dvo", ((7, 6),)),), (DemandChoice(cfp, ((5, 4, 3), (2, 1, 0))),)),
-            ((DemandChoice(cfp, ((7, 6), (5, 4))),), (DemandChoice(cfp, ((2, 1, 0), (3,))),)),
+            ((DemandDecision("one-shot-dvo", ((7, 6),)),), (DemandDecision(cfp, ((5, 4, 3), (2, 1, 0))),)),
+            ((DemandDecision(cfp, ((7, 6), (5, 4))),), (DemandDecision(cfp, ((2, 1, 0), (3,))),)),
         ),
     )
     plan = assemble(inst, decision, method="manual", status="manual")
@@ -60,7 +62,7 @@ def test_assemble_by_hand() -> None:
     assert plan.objective_s == pytest.approx(expected, rel=1e-12)
 
 
-def _with_demand(plan, demand):  # type: ignore[no-untyped-def]
+def _with_demand(plan: Plan, demand: DemandPlan) -> Plan:
     """The plan with the demand of attention axis 1 replaced."""
     mesh = plan.meshes[0]
     axis = replace(mesh.axes[1], demands=(demand,))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ocsplan.errors import InstanceError, RealizationError
 from ocsplan.instance import loads_instance
-from ocsplan.plan import Decision, DemandChoice, assemble, demand_topology
+from ocsplan.plan import Decision, DemandDecision, assemble, demand_topology
 from ocsplan.realization.circuits import by_port, dumps_circuits, loads_circuits
 from ocsplan.realization.realize import place, realize, route_rail
 from ocsplan.realization.validate import validate
@@ -235,7 +235,7 @@ def test_small_rings_by_hand(shape: tuple[int, int], ring_bits: tuple[int, ...],
     )
     decision = Decision(
         partitions=((tuple(b for b in range(3) if b not in ring_bits), ring_bits),),
-        choices=(((), (DemandChoice("ring", tuple((b,) for b in ring_bits), copies),)),),
+        choices=(((), (DemandDecision("ring", tuple((b,) for b in ring_bits), copies),)),),
         rings=frozenset({(0, 1)}),
     )
     plan = assemble(inst, decision, method="manual", status="manual")

@@ -8,6 +8,7 @@ ideal cost (per-link accounting, p = 1) must equal the closed form exactly.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from fractions import Fraction
 
@@ -48,15 +49,54 @@ def test_conformance(schedule: str, topology: str) -> None:
     assert used <= sched.uses(topo)
 
 
+def _profiles_by_brute_force(bits: int) -> set[tuple[int, ...]]:
+    """Every way to split ``bits`` into sub-block sizes (multisets), from all compositions."""
+    out = set()
+    for cuts in itertools.product((False, True), repeat=bits - 1):
+        parts, run = [], 1
+        for cut in cuts:
+            if cut:
+                parts.append(run)
+                run = 1
+            else:
+                run += 1
+        parts.append(run)
+        out.add(tuple(sorted(parts, reverse=True)))
+    return out
+
+
 def test_matrix_is_complete() -> None:
-    # 29 block folds of 1..6 bits (p(1) + ... + p(6)) plus FQ3, Q4+1100 (the block fold
-    # Q4[2,1,1] with its tiling searched rather than given) and Q4+1111
+    # 29 block folds of 1..6 bits (p(1) + ... + p(6) = 1 + 2 + 3 + 5 + 7 + 11) plus FQ3,
+    # Q4+1100 (the block fold Q4[2,1,1] with its tiling searched rather than given), Q4+1111
     assert len(MATRIX) == 32
-    assert len(CASES) > 300
+    folds = [t for name, t in MATRIX.items() if name not in ("FQ3", "Q4+1100", "Q4+1111")]
+    want = {(a, s) for a in range(1, 7) for s in _profiles_by_brute_force(a)}
+    assert len(want) == 29
+    seen = set()
+    for topo in folds:
+        # a block fold of sub-blocks of k bits is a product of complete graphs K_{2^k}:
+        # 2^a nodes, degree sum(2^k - 1); the generators are the non-zero masks inside a block
+        # the sub-blocks: the bits that some generator's mask joins (connected components)
+        blocks = [{b} for b in range(topo.bits)]
+        for g in topo.gens:
+            touched = [blk for blk in blocks if any(g >> b & 1 for b in blk)]
+            blocks = [blk for blk in blocks if blk not in touched] + [set().union(*touched)]
+        profile = tuple(sorted((len(blk) for blk in blocks), reverse=True))
+        assert topo.degree == sum((1 << k) - 1 for k in profile)
+        assert topo.size == 1 << topo.bits
+        seen.add((topo.bits, profile))
+    assert seen == want
+    # FQ3: Q3 plus the all-ones mask; Q4 plus one 2-bit fold; Q4 plus the all-ones mask
+    assert [MATRIX[x].degree for x in ("FQ3", "Q4+1100", "Q4+1111")] == [4, 5, 5]
+    # every schedule is exercised, and every schedule valid on a cube is valid on all six
+    assert {name for name, sched in SCHEDULES.items()} == {c.values[0] for c in CASES}
+    for name, sched in SCHEDULES.items():
+        if sched.valid(Topology.cube(1)):
+            assert all(sched.valid(Topology.cube(a)) for a in range(1, 7)), name
 
 
 # Paper Table 4: h / v (in units of sigma) of the all-reduce schedules.
-TABLE4 = {
+TABLE4: dict[str, dict[str, tuple[int, int | Fraction]]] = {
     "Q3": {
         "recursive-doubling": (3, 3),
         "one-shot": (3, 12),
@@ -128,24 +168,24 @@ def _design_formula(schedule: str, shape: tuple[int, ...]) -> tuple[int, Fractio
         return ell, Fraction(1)
     if schedule == "rs-ag":
         desc = sorted(r, reverse=True)
-        return 2 * ell, 2 * sum(Fraction(1, _prod(desc[: j + 1])) for j in range(ell))
+        return 2 * ell, 2 * sum((Fraction(1, _prod(desc[: j + 1])) for j in range(ell)), Fraction(0))
     if schedule == "ring":
         return 2 * (size - 1), Fraction(2 * (size - 1), size)
     if schedule == "layered":
         asc = sorted(r)
-        return ell, sum(Fraction(_prod(asc[:j]), size) for j in range(ell))
+        return ell, sum((Fraction(_prod(asc[:j]), size) for j in range(ell)), Fraction(0))
     if schedule == "bruck":
-        return ell, sum(Fraction(1, x) for x in r)
+        return ell, sum((Fraction(1, x) for x in r), Fraction(0))
     if schedule == "bruck-parallel":
         return ell, Fraction(1, min(r))
     if schedule == "rs-ag-parallel" and len(set(r)) == 1:
-        return 2 * ell, Fraction(2, ell) * sum(Fraction(1, r[0] ** t) for t in range(1, ell + 1))
+        return 2 * ell, Fraction(2, ell) * sum((Fraction(1, r[0] ** t) for t in range(1, ell + 1)), Fraction(0))
     if schedule == "one-shot":
         # ball sizes of a product of complete graphs: elementary symmetric sums of (r_j - 1)
         e = [Fraction(1)]
         for x in r:
             e = [e[k] + (e[k - 1] * (x - 1) if k else 0) for k in range(len(e))] + [e[-1] * (x - 1)]
-        balls = [sum(e[: k + 1]) for k in range(ell + 1)]
+        balls = [sum(e[: k + 1], Fraction(0)) for k in range(ell + 1)]
         return ell, sum(balls[:ell], Fraction(0))
     raise KeyError(schedule)
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
-from ocsplan.plan import dumps_plan, plan_to_dict
+from ocsplan.plan import AxisPlan, Plan, dumps_plan, plan_to_dict
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.space import candidate_partitions
@@ -15,7 +15,7 @@ from .bruteforce import brute_force
 from .conftest import ROOT, instance_path
 
 
-def _axes(plan):  # type: ignore[no-untyped-def]
+def _axes(plan: Plan) -> list[tuple[str, int, AxisPlan]]:
     return [(mesh.name, i, axis) for mesh in plan.meshes for i, axis in enumerate(mesh.axes)]
 
 
@@ -117,6 +117,18 @@ def test_megatron_plan_is_valid() -> None:
     assert check_plan(plan, inst) == []
     assert plan.ports_used <= 36
     assert json.loads(dumps_plan(plan))["schema"] == "ocsplan.plan/1"
+    # Eq. 1 by hand over the plan's demands: T = h * lambda + v / (p * R), 0.52 us, 50 GB/s
+    total = 0.0
+    for mesh in plan.meshes:
+        for axis in mesh.axes:
+            for d in axis.demands:
+                t = d.phases * 0.52e-6 + d.volume_bytes / (d.multiplicity * 50e9)
+                assert d.time_s == pytest.approx(t, rel=1e-12)
+                total += d.weight * t
+    assert plan.objective_s == pytest.approx(total, rel=1e-12)
+    # the optimum both exact backends prove (CP-SAT and HiGHS, tests/test_exact_backends.py)
+    assert plan.objective_s == pytest.approx(512.0899333e-6, rel=1e-8)
+    assert plan.ports_used == sum(g.ports for g in plan.generators)  # every circuit takes a port
 
 
 TINY = {

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
 
-from ocsplan.realization.fabrics import LATENCY_PRESETS
+from ocsplan.cayley import Topology
+from ocsplan.realization.fabrics import LATENCY_PRESETS, load_fabric
+from ocsplan.schedules import SCHEDULES
+from ocsplan.simlette import SimOptions, simulate_program
 from ocsplan.simlette.timing import DL_FLIT, TL_FLIT, Stages, dl_flits
+
+from .conftest import ROOT
 
 
 @pytest.mark.parametrize(
@@ -28,8 +34,19 @@ def test_dl_flits(nbytes: int | Fraction, flits: int) -> None:
     assert dl_flits(nbytes) == flits
 
 
-def test_flit_sizes() -> None:
-    assert (TL_FLIT, DL_FLIT) == (64, 640)  # UALink: ten 64 B TL flits per 640 B DL flit
+@pytest.mark.parametrize(
+    ("nbytes", "wire_flits"),
+    [(1, 1), (64, 1), (640, 1), (641, 2), (1280, 2), (1281, 3), (6400, 10)],
+)
+def test_a_message_occupies_whole_640_byte_flits_on_the_wire(nbytes: int, wire_flits: int) -> None:
+    # UALink (paper §5.2): ten 64 B TL flits per 640 B DL flit, and a message takes whole
+    # DL flits. One-shot on two accelerators over one OCS (Table 9 nominal: 520 ns per hop)
+    # at 400 Gb/s: 520 ns + wire_flits x 640 B / 50 GB/s (12.8 ns a flit), by hand.
+    assert (TL_FLIT, DL_FLIT) == (64, 640)
+    spec = replace(load_fabric(ROOT / "simulate/fabrics/ocs-single.toml"), accelerators=2, ports=1)
+    program = SCHEDULES["one-shot"].build(Topology.from_profile((1,)), nbytes)
+    result = simulate_program(program, spec, SimOptions(), ports=1)
+    assert result.simulated_s == pytest.approx(520e-9 + wire_flits * 640 / 50e9, rel=1e-9)
 
 
 @pytest.mark.parametrize("preset", sorted(LATENCY_PRESETS))

@@ -132,10 +132,12 @@ def test_fault_lines() -> None:
 
 def test_validator_shares_only_data_classes_and_the_reader() -> None:
     # independence from the realizer: validate.py may import the data classes and
-    # reader (circuits), the plan and schedules it checks against, and the mask helpers
+    # reader (circuits), the plan and schedules it checks against, and the mask helpers;
+    # for stacked plans the circulant graph and its schedules (not the stacked realizer)
     source = (Path(__file__).resolve().parent.parent / "src" / "ocsplan" / "realization" / "validate.py").read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections", "dataclasses", "cayley", "circuits", "plan", "schedules"}
+    assert imported <= {"__future__", "collections", "collections.abc", "dataclasses", "cayley", "circuits",
+                        "plan", "schedules", "schedules.circulant", "planning.circulant"}
 
 
 @pytest.mark.parametrize("key", ["circuits", "nodes"])

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 __all__ = [
+    "TILING_BUDGET",
+    "TilingSearch",
     "Topology",
     "axis_generators",
     "bits_of",
     "block_fold",
     "block_fold_groups",
     "block_fold_profile",
+    "cayley_distances",
     "compress",
     "coset_bases",
     "expand",
@@ -27,6 +30,7 @@ __all__ = [
     "is_tiling",
     "mask_of",
     "mask_to_str",
+    "min_tilings",
     "popcount",
     "profile_degree",
     "profile_folds",
@@ -35,6 +39,25 @@ __all__ = [
     "sumset",
     "topology_name",
 ]
+
+
+def cayley_distances(gens: Iterable[int], bits: int) -> tuple[int, ...]:
+    """Breadth-first search of the Cayley graph of Z_2^bits with generators ``gens``:
+    the distance from label 0 to every label (-1 if unreachable). The one BFS."""
+    order = list(gens)
+    dist = [-1] * (1 << bits)
+    dist[0] = 0
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for x in frontier:
+            for g in order:
+                y = x ^ g
+                if dist[y] < 0:
+                    dist[y] = dist[x] + 1
+                    nxt.append(y)
+        frontier = nxt
+    return tuple(dist)
 
 
 def popcount(mask: int) -> int:
@@ -300,20 +323,7 @@ class Topology:
     @cached_property
     def distances(self) -> tuple[int, ...]:
         """Graph distance from label 0 to every label (-1 if unreachable)."""
-        dist = [-1] * self.size
-        dist[0] = 0
-        frontier = [0]
-        gens = sorted(self.gens)
-        while frontier:
-            nxt = []
-            for x in frontier:
-                for g in gens:
-                    y = x ^ g
-                    if dist[y] < 0:
-                        dist[y] = dist[x] + 1
-                        nxt.append(y)
-            frontier = nxt
-        return tuple(dist)
+        return cayley_distances(sorted(self.gens), self.bits)
 
     @cached_property
     def connected(self) -> bool:
@@ -338,37 +348,167 @@ class Topology:
         return tuple(out)
 
     @cached_property
-    def tilings(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
-        """Fewest-layer tilings, one per multiset of layer sizes (the costs depend on no more)."""
+    def tiling_search(self) -> TilingSearch:
+        """The bounded search for fewest-layer tilings (see :func:`min_tilings`)."""
         if self.layers is not None:
-            return (self.layers,)
-        return _min_tilings(self.gens, self.bits)
+            return TilingSearch((self.layers,), True)
+        return min_tilings(self.gens, self.bits)
+
+    @cached_property
+    def tilings(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """Fewest-layer tilings found, one per multiset of layer sizes (the costs depend on no more).
+
+        Fewest among all tilings when ``tiling_search.proven``; otherwise the best
+        found within :data:`TILING_BUDGET`. Empty only for a disconnected topology.
+        """
+        return self.tiling_search.tilings
 
 
-def _min_tilings(gens: frozenset[int], bits: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+TILING_BUDGET = 2_000_000
+"""Work bound of the exact tiling search, in label translations (about 0.1-0.3 s)."""
+
+_STEP_WORK = 24  # overhead of one search step, in label translations
+
+
+@dataclass(frozen=True)
+class TilingSearch:
+    """Tilings found and whether they are proven to have the fewest layers.
+
+    ``proven`` is False when the exact search ran out of :data:`TILING_BUDGET`
+    before ruling out every smaller layer count ("no tiling found within the bound").
+    """
+
+    tilings: tuple[tuple[tuple[int, ...], ...], ...]
+    proven: bool
+
+    @property
+    def layer_count(self) -> int | None:
+        return len(self.tilings[0]) if self.tilings else None
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+class _Budget:
+    def __init__(self, work: int) -> None:
+        self.left = work
+
+    def spend(self, work: int) -> None:
+        self.left -= work
+        if self.left < 0:
+            raise _OutOfBudget
+
+
+def _least_degree(bits: int, count: int) -> int:
+    """Fewest generators of a ``count``-layer tiling of ``bits`` bits (balanced sizes)."""
+    if count <= 0:
+        return 0 if bits == 0 else 1 << 30
+    base, extra = divmod(bits, count)
+    if base == 0:
+        return 1 << 30 if bits < count else 0
+    return extra * ((1 << (base + 1)) - 1) + (count - extra) * ((1 << base) - 1)
+
+
+def min_tilings(
+    gens: Iterable[int], bits: int, budget: int = TILING_BUDGET
+) -> TilingSearch:
+    """Fewest-layer tilings of (Z2)^bits by layers of ``gens``, by a bounded search.
+
+    Block folds are answered directly. Otherwise a greedy direct sum of subspaces
+    inside the generator set gives a tiling (one exists whenever the set spans);
+    then a depth-first search, limited to ``budget`` label translations, looks for
+    tilings with fewer layers, from the counting lower bound up, and for other
+    layer-size multisets at the best count.
+    """
+    gset = frozenset(gens)
     if bits == 0:
-        return ((),)
-    groups = block_fold_groups(gens, bits)
+        return TilingSearch(((),), True)
+    groups = block_fold_groups(gset, bits)
     if groups is not None:
         # A tile of 2**k labels needs 2**k - 1 generators, so a block fold's
         # fewest-layer tiling is its own sub-blocks.
-        return (tuple(tuple(sub_masks(bits_of(grp))) for grp in groups),)
-    for count in range(1, bits + 1):
-        found = _search_tilings(sorted(gens), bits, count)
-        if found:
-            return found
-    return ()
+        return TilingSearch((tuple(tuple(sub_masks(bits_of(grp))) for grp in groups),), True)
+    greedy = _greedy_tiling(gset, bits)
+    if greedy is None:
+        return TilingSearch((), True)
+    ordered = sorted(gset)
+    found: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {
+        tuple(sorted(map(len, greedy), reverse=True)): greedy
+    }
+    best = len(greedy)
+    proven = True
+    work = _Budget(budget)
+    low = next(c for c in range(1, bits + 1) if _least_degree(bits, c) <= len(ordered))
+    for count in range(low, best + 1):
+        results: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
+        try:
+            _search_tilings(ordered, bits, count, results, work)
+        except _OutOfBudget:
+            if count < best and not results:
+                proven = False
+        if results:
+            if count < best:
+                found, best = {}, count
+            for key, tiling in results.items():
+                found.setdefault(key, tiling)
+            break
+        if work.left <= 0:
+            break
+    tilings = tuple(found[key] for key in sorted(found, reverse=True))
+    return TilingSearch(tilings, proven)
+
+
+def _greedy_tiling(gens: frozenset[int], bits: int) -> tuple[tuple[int, ...], ...] | None:
+    """A direct sum of subspaces inside gens + {0}, largest first, or None if gens do not span."""
+    member = set(gens) | {0}
+    ordered = sorted(gens)
+    span = [0]
+    span_set = {0}
+    layers: list[tuple[int, ...]] = []
+    while len(span) < 1 << bits:
+        best: list[int] = []
+        for first in [g for g in ordered if g not in span_set][:32]:
+            space = _grow_subspace(first, ordered, member, span_set)
+            if len(space) > len(best):
+                best = space
+        if not best:
+            return None
+        layers.append(tuple(sorted(x for x in best if x)))
+        grown = [x ^ v for x in span for v in best]
+        span, span_set = grown, set(grown)
+    layers.sort(key=len, reverse=True)
+    return tuple(layers)
+
+
+def _grow_subspace(first: int, ordered: list[int], member: set[int], span: set[int]) -> list[int]:
+    """Greedy subspace V of ``member`` containing ``first``, meeting ``span`` only in 0."""
+    space = [0, first]
+    reach = {x ^ v for x in span for v in space}
+    for g in ordered:
+        if g in reach:
+            continue
+        coset = [v ^ g for v in space]
+        if all(y in member for y in coset):
+            space += coset
+            reach |= {x ^ y for x in span for y in coset}
+    return space
 
 
 def _search_tilings(
-    gens: list[int], bits: int, count: int, limit: int = 64
-) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """Tilings with exactly ``count`` layers, one per multiset of layer sizes.
+    gens: list[int],
+    bits: int,
+    count: int,
+    results: dict[tuple[int, ...], tuple[tuple[int, ...], ...]],
+    work: _Budget,
+    limit: int = 64,
+) -> None:
+    """Tilings with exactly ``count`` layers, one per multiset of layer sizes, into ``results``.
 
     Depth first: layers in non-increasing size, equal-size layers ordered by their
     smallest generator, each layer's generators ascending, so every tiling is met once.
+    Raises :class:`_OutOfBudget` when ``work`` runs out.
     """
-    results: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
 
     def extend(
         elements: list[int], layers: list[tuple[int, ...]], max_k: int, first_floor: int
@@ -383,18 +523,20 @@ def _search_tilings(
                 results.setdefault(key, tuple(layers))
             return
         used = {g for layer in layers for g in layer}
+        work.spend(len(gens))
         candidates = [g for g in gens if g not in used]
+        if len(candidates) < _least_degree(rest, left):
+            return
         for k in range(min(max_k, rest - (left - 1)), -(-rest // left) - 1, -1):
             floor = first_floor if k == max_k else 0
-            for layer, grown in _layers_of_size(elements, candidates, (1 << k) - 1, floor):
+            for layer, grown in _layers_of_size(elements, candidates, (1 << k) - 1, floor, work):
                 extend(grown, [*layers, layer], k, layer[0] + 1)
 
     extend([0], [], bits, 0)
-    return tuple(results[key] for key in sorted(results, reverse=True))
 
 
 def _layers_of_size(
-    elements: list[int], candidates: list[int], size: int, first_floor: int
+    elements: list[int], candidates: list[int], size: int, first_floor: int, work: _Budget
 ) -> Iterator[tuple[tuple[int, ...], list[int]]]:
     """Ascending ``size``-subsets of candidates whose sumset with ``elements`` is direct."""
 
@@ -408,11 +550,10 @@ def _layers_of_size(
             s = candidates[idx]
             if not chosen and s < first_floor:
                 continue
+            work.spend(len(elements) + _STEP_WORK)
             shifted = [x ^ s for x in elements]
             if any(y in occupied for y in shifted):
                 continue
             yield from rec(idx + 1, (*chosen, s), occupied.union(shifted), grown + shifted)
 
     yield from rec(0, (), set(elements), list(elements))
-
-

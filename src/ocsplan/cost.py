@@ -1,4 +1,11 @@
-"""The one evaluator of the cost model: T = h * lambda + v / (p * R) (paper Eq. 1)."""
+"""Paper Eq. 1, T = h * lambda + v / (p * R), in one place: :func:`phase_time`.
+
+Planners (plan assembly, the exact candidates' prices, the ``schedules``
+table) call it. Two places compute the same quantity on purpose from other
+inputs: ``schedules.verify.ideal_time`` measures h and v on an executable
+program (the conformance check), and the heuristic splits T into its latency
+and bandwidth parts to rank options.
+"""
 
 from __future__ import annotations
 

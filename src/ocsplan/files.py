@@ -1,15 +1,17 @@
-"""File helpers shared by every reader and writer: the only place that touches the disk.
+"""File helpers shared by every reader and writer.
 
-Readers turn OS, encoding and syntax problems into one-line ocsplan errors;
-:func:`write_atomic` writes through a temporary file and a rename, so an
-interrupted or failed write never leaves a half-written output.
+Readers turn OS, encoding and syntax problems into one-line ocsplan errors.
+Every file ocsplan writes (plans, circuits, reports, CSVs, figures, exported
+models) goes through :func:`write_atomic` or :func:`write_atomic_with`: a
+temporary file and a rename, so an interrupted or failed write never leaves a
+half-written output. The writers live with what they write (e.g. the model
+exports in ``planning/exact``), but none opens the target itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
 
-__all__ = ["read_json", "read_text", "read_toml", "toml_data", "write_atomic"]
+__all__ = ["read_json", "read_text", "read_toml", "toml_data", "write_atomic", "write_atomic_with"]
 
 
 def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
@@ -55,16 +57,37 @@ def read_json(text: str, source: str) -> dict[str, Any]:
     return data
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename (never half-written)."""
+def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None:
+    """Let ``write`` create the file at a temporary path next to ``path`` (with the same
+    suffixes, for writers that choose the format by them), then rename it into place."""
+    import tempfile  # imported on use: it is slow to import
+
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes), dir=directory)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write(tmp)
+        # mkstemp creates the file 0600: give it the mode a plain open() would (umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp.exists():
+            tmp.unlink()
         raise
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` (UTF-8 text, or bytes) to ``path``, never half-written."""
+
+    def write(tmp: Path) -> None:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            with tmp.open("w", encoding="utf-8") as handle:
+                handle.write(data)
+
+    write_atomic_with(path, write)

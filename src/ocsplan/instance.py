@@ -27,6 +27,8 @@ __all__ = [
     "load_instance",
     "loads_instance",
     "parse_instance",
+    "require_shared_host",
+    "shared_host_problem",
 ]
 
 
@@ -42,7 +44,8 @@ class Demand:
 
 @dataclass(frozen=True)
 class Axis:
-    """A mesh axis of ``size`` ranks (a power of two) and its demands."""
+    """A mesh axis of ``size`` ranks and its demands (a power of two for the
+    shared-host planners; any size for ``--method stacked``)."""
 
     size: int
     demands: tuple[Demand, ...] = ()
@@ -151,14 +154,11 @@ class _Reader:
             if key not in table:
                 raise self.fail(f"fabric.{key}", "missing")
         world = self.integer(table["world"], "fabric.world")
-        if world < 2 or not _is_power_of_two(world):
-            raise self.fail("fabric.world", f"must be a power of two >= 2, got {world}")
-        n = world.bit_length() - 1
+        if world < 2:
+            raise self.fail("fabric.world", f"must be >= 2, got {world}")
         ports = self.integer(table["ports"], "fabric.ports")
-        if ports < n:
-            raise self.fail(
-                "fabric.ports", f"{ports} ports cannot hold the base cube of {n} generators"
-            )
+        if ports < 1:
+            raise self.fail("fabric.ports", f"must be >= 1, got {ports}")
         latency = self.convert(parse_time, table["latency"], "fabric.latency")
         link = self.convert(parse_rate, table["link"], "fabric.link")
         return Budget(world=world, ports=ports, latency=latency, link=link)
@@ -241,8 +241,8 @@ class _Reader:
         shape: list[int] = []
         for j, size in enumerate(shape_raw):
             size = self.integer(size, f"{field}.shape[{j}]")
-            if not _is_power_of_two(size):
-                raise self.fail(f"{field}.shape[{j}]", f"must be a power of two, got {size}")
+            if size < 1:
+                raise self.fail(f"{field}.shape[{j}]", f"must be >= 1, got {size}")
             shape.append(size)
         product = 1
         for size in shape:
@@ -285,6 +285,37 @@ class _Reader:
                 raise self.fail(f"mesh[{m}].name", f"duplicate mesh name {mesh.name!r}")
             seen.add(mesh.name)
         return Instance(name, fabric, meshes, description, self.source)
+
+
+def shared_host_problem(instance: Instance) -> InstanceError | None:
+    """Why the shared-host planners (heuristic, cpsat, milp) cannot take ``instance``.
+
+    Their base host graph is the cube over binary rank labels: the world and every
+    axis must be powers of two and the ports must hold the n cube generators. The
+    reader accepts any sizes (``--method stacked`` needs no more), so these checks
+    live here; the message names the field, as a reader error would.
+    """
+    source = instance.source or instance.name
+    world = instance.budget.world
+    if not _is_power_of_two(world):
+        return InstanceError(source, "fabric.world", f"world {world} is not a power of two: use --method stacked")
+    for m, mesh in enumerate(instance.meshes):
+        for j, size in enumerate(mesh.shape):
+            if not _is_power_of_two(size):
+                return InstanceError(
+                    source, f"mesh[{m}].shape[{j}]", f"axis size {size} is not a power of two: use --method stacked"
+                )
+    n, ports = instance.n, instance.budget.ports
+    if ports < n:
+        return InstanceError(source, "fabric.ports", f"{ports} ports cannot hold the base cube of {n} generators")
+    return None
+
+
+def require_shared_host(instance: Instance) -> None:
+    """Raise :func:`shared_host_problem`'s error, if any."""
+    problem = shared_host_problem(instance)
+    if problem is not None:
+        raise problem
 
 
 def parse_instance(data: Mapping[str, Any], source: str = "<instance>") -> Instance:

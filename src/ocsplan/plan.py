@@ -1,7 +1,8 @@
 """Plans: the planners' shared result type, its JSON form and its validity checker.
 
-A plan is self-contained (schema ``ocsplan.plan/1``): from it any tool can
-recompute every demand's time and the objective. :func:`assemble` turns a
+A plan is self-contained (schema ``ocsplan.plan/1``; ``ocsplan.plan/2`` adds
+stacked-link plans, whose axes are circulants on Z_N instead of generator masks):
+from it any tool can recompute every demand's time and the objective. :func:`assemble` turns a
 planner's decisions into a plan, :func:`check_plan` re-derives every number
 independently of the planner that made it; tests and the exact backends reuse it.
 """
@@ -33,10 +34,14 @@ from .instance import Instance
 from .schedules import SCHEDULES
 
 __all__ = [
+    "RANKS",
     "SCHEMA",
+    "SCHEMA_STACKED",
+    "SEED_NOTE",
     "AxisPlan",
+    "CirculantPlan",
     "Decision",
-    "DemandChoice",
+    "DemandDecision",
     "DemandPlan",
     "GeneratorPlan",
     "MeshPlan",
@@ -54,6 +59,10 @@ __all__ = [
 ]
 
 SCHEMA = "ocsplan.plan/1"
+SCHEMA_STACKED = "ocsplan.plan/2"  # stacked-link plans (construction "stacked")
+RANKS = "row-major"  # stacked plans: rank = mixed-radix number of the coordinates, last axis fastest
+# the note an exact run adds when it returns its heuristic seed (see :attr:`Plan.source`)
+SEED_NOTE = "no better plan than the heuristic's seed found"
 Groups = tuple[tuple[int, ...], ...]
 
 
@@ -61,13 +70,18 @@ Groups = tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
-class DemandChoice:
-    """A demand's schedule, the bit groups of the block fold it runs on, and the
-    multiplicity it asks for (its generators get at least this many circuits)."""
+class DemandDecision:
+    """What a planner decided for one demand: its schedule, the bit groups of the block
+    fold it runs on, and the multiplicity it asks for (its generators get at least this
+    many circuits). Planners pick it among the search space's
+    :class:`~ocsplan.planning.space.Choice` objects."""
 
     schedule: str
     groups: Groups
     multiplicity: int = 1
+
+
+DemandChoice = DemandDecision  # the name before the layout change (kept for old imports)
 
 
 @dataclass(frozen=True)
@@ -80,7 +94,7 @@ class Decision:
     """
 
     partitions: tuple[tuple[tuple[int, ...], ...], ...]
-    choices: tuple[tuple[tuple[DemandChoice, ...], ...], ...]
+    choices: tuple[tuple[tuple[DemandDecision, ...], ...], ...]
     rings: frozenset[tuple[int, int]] = frozenset()
 
 
@@ -113,6 +127,26 @@ class DemandPlan:
 
 
 @dataclass(frozen=True)
+class CirculantPlan:
+    """A stacked-link axis: the circulant C_N(offsets) on the axis coordinate, each
+    offset carried by ``multiplicity`` parallel circuits (ports = degree x multiplicity).
+
+    ``search`` says how the offsets were found (exhaustive, complete, sampled);
+    ``lower_bound`` is the Moore-type bound on the diameter of any circulant of this degree.
+    """
+
+    offsets: tuple[int, ...]
+    multiplicity: int
+    diameter: int
+    search: str
+    lower_bound: int
+
+    @property
+    def ports(self) -> int:
+        return len(self.offsets) * self.multiplicity
+
+
+@dataclass(frozen=True)
 class AxisPlan:
     size: int
     bits: tuple[int, ...]
@@ -120,6 +154,7 @@ class AxisPlan:
     degree: int
     demands: tuple[DemandPlan, ...]
     ring: bool = False
+    circulant: CirculantPlan | None = None  # stacked plans only
 
 
 @dataclass(frozen=True)
@@ -145,6 +180,11 @@ class Plan:
     bound_s: float | None = None
     solve_seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    construction: str = "shared-host"  # or "stacked" (schema ocsplan.plan/2)
+
+    @property
+    def stacked(self) -> bool:
+        return self.construction == "stacked"
 
     @property
     def n(self) -> int:
@@ -156,6 +196,12 @@ class Plan:
         if self.bound_s is None or self.bound_s <= 0:
             return None
         return max(0.0, (self.objective_s - self.bound_s) / self.bound_s)
+
+    @property
+    def source(self) -> str:
+        """The planner whose decision this is: ``method``, or ``heuristic`` when an exact
+        run found nothing better than its heuristic seed and returns the seed's plan."""
+        return "heuristic" if SEED_NOTE in self.notes else self.method
 
     def generator(self, mask: int, kind: str | None = None) -> GeneratorPlan | None:
         for g in self.generators:
@@ -307,7 +353,66 @@ def assemble(
 # -- JSON ------------------------------------------------------------------------------
 
 
+def _stacked_axis(axis: AxisPlan) -> dict[str, Any]:
+    circ = axis.circulant
+    return {
+        "size": axis.size,
+        "topology": axis.topology,
+        "degree": axis.degree,
+        "circulant": None if circ is None else {
+            "offsets": list(circ.offsets),
+            "multiplicity": circ.multiplicity,
+            "ports": circ.ports,
+            "diameter": circ.diameter,
+            "search": circ.search,
+            "lower_bound": circ.lower_bound,
+        },
+        "demands": [
+            {
+                "collective": d.collective,
+                "payload_bytes": d.payload_bytes,
+                "weight": d.weight,
+                "schedule": d.schedule,
+                "uses": list(d.uses),
+                "phases": d.phases,
+                "volume_bytes": d.volume_bytes,
+                "multiplicity": d.multiplicity,
+                "time_s": d.time_s,
+            }
+            for d in axis.demands
+        ],
+    }
+
+
+def _stacked_to_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_STACKED,
+        "construction": plan.construction,
+        "instance": plan.instance,
+        "method": plan.method,
+        "status": plan.status,
+        "world": plan.world,
+        "ports": plan.ports,
+        "ports_used": plan.ports_used,
+        "latency_s": plan.latency_s,
+        "link_Bps": plan.link_Bps,
+        "generators": [],
+        "meshes": [
+            {"name": mesh.name, "shape": list(mesh.shape), "ranks": RANKS,
+             "axes": [_stacked_axis(axis) for axis in mesh.axes]}
+            for mesh in plan.meshes
+        ],
+        "objective_s": plan.objective_s,
+        "bound_s": plan.bound_s,
+        "gap": plan.gap,
+        "notes": list(plan.notes),
+        "solve_seconds": plan.solve_seconds,
+    }
+
+
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    if plan.stacked:
+        return _stacked_to_dict(plan)
     n = plan.n
     return {
         "schema": SCHEMA,
@@ -376,8 +481,17 @@ def _get(data: Mapping[str, Any], key: str, where: str) -> Any:
 def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
     """Read a plan dict (as written by :func:`plan_to_dict`); raises PlanError."""
     try:
-        if data.get("schema") != SCHEMA:
-            raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
+        if data.get("schema") not in (SCHEMA, SCHEMA_STACKED):
+            raise PlanError(
+                f"{source}: schema: expected {SCHEMA!r} or {SCHEMA_STACKED!r}, got {data.get('schema')!r}"
+            )
+        construction = "shared-host"
+        if data["schema"] == SCHEMA_STACKED:
+            construction = str(data.get("construction", "shared-host"))
+        if construction not in ("shared-host", "stacked"):
+            raise PlanError(f"{source}: construction: expected 'shared-host' or 'stacked', got {construction!r}")
+        if construction == "stacked":
+            return _stacked_from_dict(data, source)
         generators = tuple(
             GeneratorPlan(str_to_mask(g["mask"]), int(g["multiplicity"]), str(g["kind"]))
             for g in _get(data, "generators", source)
@@ -433,6 +547,67 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
         raise PlanError(f"{source}: malformed plan: {exc!r}") from None
 
 
+def _stacked_from_dict(data: Mapping[str, Any], source: str) -> Plan:
+    meshes = []
+    for mesh in _get(data, "meshes", source):
+        if mesh.get("ranks", RANKS) != RANKS:
+            raise PlanError(f"{source}: mesh {mesh.get('name')!r}: ranks: only {RANKS!r} is known")
+        axes = []
+        for axis in mesh["axes"]:
+            raw = axis.get("circulant")
+            circ = None if raw is None else CirculantPlan(
+                offsets=tuple(int(x) for x in raw["offsets"]),
+                multiplicity=int(raw["multiplicity"]),
+                diameter=int(raw["diameter"]),
+                search=str(raw["search"]),
+                lower_bound=int(raw["lower_bound"]),
+            )
+            demands = tuple(
+                DemandPlan(
+                    collective=str(d["collective"]),
+                    payload_bytes=int(d["payload_bytes"]),
+                    weight=float(d["weight"]),
+                    schedule=str(d["schedule"]),
+                    groups=(),
+                    uses=tuple(int(u) for u in d["uses"]),
+                    phases=int(d["phases"]),
+                    volume_bytes=float(d["volume_bytes"]),
+                    multiplicity=int(d["multiplicity"]),
+                    time_s=float(d["time_s"]),
+                )
+                for d in axis["demands"]
+            )
+            axes.append(AxisPlan(
+                size=int(axis["size"]),
+                bits=(),
+                topology=str(axis["topology"]),
+                degree=int(axis["degree"]),
+                demands=demands,
+                circulant=circ,
+            ))
+        meshes.append(MeshPlan(str(mesh["name"]), tuple(int(s) for s in mesh["shape"]), tuple(axes)))
+    bound = data.get("bound_s")
+    if _get(data, "generators", source):
+        raise PlanError(f"{source}: generators: a stacked plan has no cube or fold generators")
+    return Plan(
+        instance=str(_get(data, "instance", source)),
+        method=str(_get(data, "method", source)),
+        status=str(_get(data, "status", source)),
+        world=int(_get(data, "world", source)),
+        ports=int(_get(data, "ports", source)),
+        ports_used=int(_get(data, "ports_used", source)),
+        latency_s=float(_get(data, "latency_s", source)),
+        link_Bps=float(_get(data, "link_Bps", source)),
+        generators=(),
+        meshes=tuple(meshes),
+        objective_s=float(_get(data, "objective_s", source)),
+        bound_s=None if bound is None else float(bound),
+        solve_seconds=float(data.get("solve_seconds", 0.0)),
+        notes=tuple(str(x) for x in data.get("notes", [])),
+        construction="stacked",
+    )
+
+
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
     return plan_from_dict(read_json(text, source), source)
 
@@ -445,7 +620,7 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     write_atomic(path, dumps_plan(plan))
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # ``ocsplan.plan.check_plan`` moved to :mod:`ocsplan.planning.check`; the old
     # import path keeps working (imported lazily: the checker imports this module).
     if name == "check_plan":

@@ -9,19 +9,20 @@ import typer
 from rich.table import Table
 
 from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
+from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
-from ..plan import dumps_plan
-from ..planning.frontier import EXHAUSTIVE_BITS, diameter_frontier, schedulable_frontier
+from ..plan import Plan, dumps_plan
+from ..planning.covering import COVERING_MAX_BITS
+from ..planning.frontier import frontier_rows
 from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
-from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import app, emit_json, err, handle_errors, out, parse_option
 from .render import compare_table, plan_table
 
-__all__ = ["compare", "frontier", "parse_methods", "schedules", "solve"]
+__all__ = ["circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
 
 
 @app.command()
@@ -40,6 +41,7 @@ def solve(
     circuits_out: Annotated[
         str | None, typer.Option("--circuits", help="with --realize: write circuits JSON to PATH, or -")] = None,
     placement: Annotated[str, typer.Option(help="with --realize: contiguous, bits or bits:4,3,2,1,0")] = "contiguous",
+    seed: Annotated[int | None, typer.Option(help="seed of the sampled circulant search (--method stacked)")] = None,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     from .realize import realize_plan, report_realization
@@ -52,6 +54,10 @@ def solve(
         options["workers"] = workers
     if export is not None:
         options["export"] = _export_target(export, method)
+    if seed is not None:
+        if method != "stacked":
+            raise InstanceError("--seed", "", f"only --method stacked samples, not {method!r}")
+        options["seed"] = seed
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
@@ -129,9 +135,13 @@ def schedules(
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         table.add_row(
             sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(form.h * lam + v / rate), verdict,
+            str(form.v_factor), str(form.u), format_time(phase_time(form.h, v, 1, lam, rate)), verdict,
         )
     out.print(table)
+    search = topo.tiling_search
+    if not search.proven:
+        out.print(f"note: no tiling with fewer than {search.layer_count} layers found within the bound "
+                  f"(TILING_BUDGET); the layered schedules use {search.layer_count} layers", markup=False)
 
 
 @app.command()
@@ -140,29 +150,76 @@ def frontier(
     bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
     max_degree: Annotated[int | None, typer.Option(help="last degree to print")] = None,
 ) -> None:
-    """Print the diameter frontier and the schedulable frontier of an axis."""
-    if not 1 <= bits <= 8:
-        raise InstanceError("--bits", "", f"must be between 1 and 8, got {bits}")
-    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
-    sched = schedulable_frontier(bits)
-    points = [p for p in diameter_frontier(bits) if p.degree <= top]
-    method = "exhaustive" if bits <= EXHAUSTIVE_BITS else "local search (upper bound) / sphere bound"
-    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); diameter by {method}",
+    """Print the diameter frontier and the schedulable frontier of an axis (m <= 9)."""
+    if not 1 <= bits <= COVERING_MAX_BITS:
+        raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
+    if max_degree is not None and max_degree < 1:
+        raise InstanceError("--max-degree", "", f"must be at least 1, got {max_degree}")
+    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree",
                   title_justify="left")
-    for col in ("degree", "diameter", "proof", "example folds", "coset layers", "block fold"):
+    for col in ("degree", "diameter", "proof", "source", "example folds", "coset layers", "block fold"):
         table.add_column(col, justify="right" if col in ("degree", "diameter", "coset layers") else "left")
-    for p in points:
-        layers = min((count for count, deg, _ in sched if deg <= p.degree), default=None)
-        shape = next((s for count, deg, s in sched if count == layers), ())
-        folds = [mask_to_str(g, bits) for g in p.generators if g & (g - 1)]
+    for row in frontier_rows(bits, max_degree):
+        folds = [mask_to_str(g, bits) for g in row.generators if g & (g - 1)]
         shown = ",".join(folds[:4]) + (f",... (+{len(folds) - 4})" if len(folds) > 4 else "")
-        proof = "exact" if p.exact else f">= {p.lower_bound}"
-        table.add_row(str(p.degree), str(p.diameter), proof, shown, str(layers), fold_name(shape))
+        degrees = str(row.degree) if row.last_degree == row.degree else f"{row.degree}-{row.last_degree}"
+        proof = row.proof if row.proof != "open" else f"open (>= {row.lower_bound})"
+        table.add_row(degrees, str(row.diameter), proof, row.source, shown, str(row.coset_layers),
+                      fold_name(row.block_shape))
     out.print(table)
+
+
+@app.command()
+@handle_errors
+def circulant(
+    size: Annotated[int, typer.Option(help="axis size N (ranks of Z_N)")],
+    degree: Annotated[int, typer.Option(help="ports per rank |S| (odd needs N even)")],
+    payload: Annotated[str, typer.Option(help="buffer size sigma, e.g. 8kB")] = "8kB",
+    latency: Annotated[str, typer.Option(help="lambda per phase")] = "0.52us",
+    link: Annotated[str, typer.Option(help="R per circuit")] = "400Gb/s",
+    seed: Annotated[int, typer.Option(help="seed of the sampled search (large axes)")] = 0,
+) -> None:
+    """The least-diameter circulant of a degree on Z_N and its one-shot schedules (stacked axes)."""
+    from ..planning.circulant import MAX_SIZE, degree_problem, least_diameter
+    from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
+
+    if not 2 <= size <= MAX_SIZE:
+        raise InstanceError("--size", "", f"must be between 2 and {MAX_SIZE}, got {size}")
+    problem = degree_problem(size, degree)
+    if problem is not None:
+        raise InstanceError("--degree", "", problem)
+    sigma = parse_option(parse_bytes, payload, "--payload")
+    lam = parse_option(parse_time, latency, "--latency")
+    rate = parse_option(parse_rate, link, "--link")
+    choice = least_diameter(size, degree, seed=seed)
+    proof = "minimal" if choice.exact else f"upper bound, Moore-type bound {choice.lower_bound}"
+    table = Table(
+        title=f"{choice.graph.name}: degree {degree}, diameter {choice.diameter} ({choice.method} search of "
+              f"{choice.candidates} sets; {proof}), payload {format_bytes(sigma)}",
+        title_justify="left",
+    )
+    for col in ("collective", "schedule", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
+        table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
+    for collective, names in CIRCULANT_CATALOGUE.items():
+        for name in names:
+            form = circulant_cost(name, choice.graph, collective)
+            v = form.volume(sigma)
+            verdict = ""
+            if size <= 128:
+                program = circulant_program(name, choice.graph, sigma, collective)
+                verify(program, choice.graph)
+                ideal = ideal_cost(program)
+                same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
+                verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
+            table.add_row(collective, name, str(form.h), format_bytes(v), str(form.v_factor), str(form.u),
+                          format_time(form.h * lam + v / rate), verdict)
+    out.print(table)
+    out.print(f"offsets: {', '.join(map(str, choice.graph.offsets))}", markup=False)
 
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
+    from ..studies.results import EXACT_METHODS
 
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")
@@ -189,22 +246,40 @@ def compare(
     time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write the rows as CSV")] = None,
+    demands_out: Annotated[
+        Path | None, typer.Option("--demands", help="write one CSV row per demand: each method's time, better")
+    ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
-    from ..studies.results import instance_digest, table_rows, write_results
+    from ..files import write_atomic
+    from ..studies.results import demand_rows, dumps_demand_rows, instance_digest, table_rows, write_results
     from ..studies.runner import run_method
 
     chosen = parse_methods(methods)
     loaded = [(str(p), load_instance(p)) for p in instances]
     results = []
+    per_demand: list[dict[str, Any]] = []
     flagged = 0
     for path, inst in loaded:
-        mine = [run_method(inst, path, m, time_limit, workers) for m in chosen]
+        plans: dict[str, Plan] = {}
+        mine = []
+        for m in chosen:
+
+            def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
+                into[method] = plan
+
+            mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
+        per_demand.extend(demand_rows(inst, plans))
         results.extend(mine)
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
         out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
     if csv_out is not None:
         write_results(results, csv_out)
+    if demands_out is not None:
+        write_atomic(demands_out, dumps_demand_rows(per_demand))
+        wins = [row["better"] for row in per_demand]
+        counts = ", ".join(f"{m} {wins.count(m)}" for m in chosen) + f", tie {wins.count('tie')}"
+        out.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
     if flagged:
         err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)

@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import PlanError
 from ..plan import Plan, load_plan
-from ..planning.check import check_plan
-from ..realization.circuits import Circuits, dumps_circuits, load_circuits
-from ..realization.fabrics import load_fabric
-from ..realization.realize import realize as realize_circuits
-from ..realization.validate import validate as validate_circuits
 from .app import app, emit_json, err, fail, handle_errors, out
-from .render import realization_tables
+
+if TYPE_CHECKING:
+    from ..realization.circuits import Circuits
+
+# the realization modules (networkx among them) are imported by the commands that use them
 
 __all__ = ["realize_command", "realize_plan", "report_realization", "validate_command"]
 
 
 def realize_plan(plan: Plan, fabric_path: Path, placement: str) -> Circuits:
-    return realize_circuits(plan, load_fabric(fabric_path), placement)
+    from ..realization.fabrics import load_fabric
+    from ..realization.realize import realize
+
+    return realize(plan, load_fabric(fabric_path), placement)
 
 
 def report_realization(c: Circuits, target: str | None, quiet: bool = False) -> None:
+    from ..realization.circuits import dumps_circuits
+    from .render import realization_tables
+
     console = err if quiet or target == "-" else out
     for table in realization_tables(c):
         console.print(table)
@@ -44,6 +49,8 @@ def realize_command(
     ] = "contiguous",
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    from ..planning.check import check_plan
+
     plan = load_plan(plan_path)
     problems = check_plan(plan)
     if problems:
@@ -59,6 +66,9 @@ def validate_command(
         Path | None, typer.Option("--plan", help="also check every schedule transfer of this plan")] = None,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
+    from ..realization.circuits import load_circuits
+    from ..realization.validate import validate as validate_circuits
+
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path) if plan_path is not None else None
     faults = validate_circuits(circuits, plan)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from ..plan import Plan
-from ..realization.circuits import Circuits
 from ..units import format_bytes, format_time
+
+if TYPE_CHECKING:
+    from ..realization.circuits import Circuits
 
 __all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
 
@@ -21,7 +23,7 @@ def plan_table(plan: Plan) -> Table:
         table.add_column(col, justify="right" if col in ("axis", "deg", "w", "h", "p", "T") else "left")
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
-            bits = ",".join(map(str, axis.bits))
+            bits = ",".join(map(str, axis.bits)) if not plan.stacked else f"Z{axis.size}"
             if not axis.demands:
                 table.add_row(mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", "",
                               style="dim")
@@ -31,6 +33,19 @@ def plan_table(plan: Plan) -> Table:
                     format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
                     str(d.multiplicity), format_time(d.time_s),
                 )
+    if plan.stacked:
+        table.caption = (
+            f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
+            f"{plan.ports}; stacked-link: "
+            + ", ".join(
+                f"{axis.circulant.ports}" + (f" ({axis.circulant.multiplicity}x)" if axis.circulant.multiplicity > 1
+                                             else "")
+                for mesh in plan.meshes for axis in mesh.axes if axis.circulant is not None
+            )
+            + f" ports per axis; solved in {plan.solve_seconds:.3g} s"
+        )
+        table.caption_justify = "left"
+        return table
     folds = sum(1 for g in plan.generators if g.kind == "fold")
     cubes = sum(1 for g in plan.generators if g.kind == "cube")
     rings = sum(1 for g in plan.generators if g.kind == "ring")
@@ -56,16 +71,19 @@ def _percent(value: float | None) -> str:
 
 def compare_table(name: str, rows: list[dict[str, Any]]) -> Table:
     table = Table(title=name, title_justify="left")
-    for col in ("method", "status", "objective", "bound", "gap", "ports", "time", "flag"):
-        table.add_column(col, justify="left" if col in ("method", "status", "flag") else "right")
+    for col in ("method", "status", "source", "objective", "bound", "gap", "ports", "time", "better", "flag"):
+        table.add_column(col, justify="left" if col in ("method", "status", "source", "better", "flag")
+                         else "right")
     for row in rows:
         ports = "" if row["ports_used"] is None else f"{row['ports_used']}/{row['L']}"
         table.add_row(
-            row["method"], row["status"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
-            _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["flag"] or row["error"],
+            row["method"], row["status"], row["source"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
+            _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["better"], row["flag"] or row["error"],
             style="bold red" if row["flag"] else None,
         )
-    table.caption = "gap: to the proven optimum of this instance (when a method proved one)"
+    table.caption = ("gap: to the proven optimum of this instance (when a method proved one); source: "
+                     "the planner whose plan it is (heuristic: the exact run found nothing better than its seed); "
+                     "better: the smallest objective of the methods compared")
     table.caption_justify = "left"
     return table
 

@@ -11,8 +11,6 @@ from rich.table import Table
 
 from ..errors import InstanceError, PlanError
 from ..plan import Plan, load_plan
-from ..realization.circuits import load_circuits
-from ..realization.fabrics import load_fabric
 from ..units import format_bytes, format_time, parse_bytes
 from .app import app, emit_json, err, handle_errors, out, parse_option
 
@@ -75,6 +73,8 @@ def simulate(
     ] = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
+    from ..realization.circuits import load_circuits
+    from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
 
     plan = load_plan(plan_path)
@@ -130,6 +130,7 @@ def sweep(
     latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
+    from ..realization.fabrics import load_fabric
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
 

@@ -138,7 +138,7 @@ class Allocator:
                 raised, extra = self.moves(level, every, targets)
                 choice = self._pick(raised, extra, every, targets, total, spare, False)
                 if choice is not None:
-                    choice = self._lowest_equal(level, choice, total, spare)
+                    choice = self._lowest_equal(level, choice, total)
             if choice is None:
                 break
             (_, neg_extra, _, _), new_level = choice
@@ -186,7 +186,7 @@ class Allocator:
 
     def _lowest_equal(
         self, level: npt.NDArray[np.int64], choice: tuple[tuple[float, int, int, int], npt.NDArray[np.int64]],
-        total: float, spare: int,
+        total: float,
     ) -> tuple[tuple[float, int, int, int], npt.NDArray[np.int64]]:
         """The saving grows with the level; take the lowest level that saves as much."""
         (gain, _, neg_set, neg_target), _ = choice

@@ -7,7 +7,12 @@ i.e. the smallest covering radius of a binary linear code of length d and
 codimension a. Exhaustive for a <= 5 (a basis can be taken to be the unit
 masks, so only the d - a further generators are enumerated); for larger axes a
 deterministic local search gives an upper bound, reported as such together
-with the sphere-covering lower bound.
+with the sphere-covering lower bound (:func:`diameter_frontier`, kept as the
+exhaustive reference for small axes).
+
+:func:`frontier_rows` is what ``ocsplan frontier`` prints: for m <= 9 it reads
+the shipped covering table (:mod:`ocsplan.planning.covering`) and takes, per
+degree, the better of the table's set and the best block fold.
 """
 
 from __future__ import annotations
@@ -18,9 +23,19 @@ from functools import lru_cache
 from itertools import combinations
 from math import comb
 
-from ..cayley import profile_degree
+from ..cayley import block_fold, cayley_distances, profile_degree
+from ..errors import OcsplanError
+from .covering import COVERING_MAX_BITS, covering_sets
 
-__all__ = ["DiameterPoint", "diameter_frontier", "schedulable_frontier", "sphere_bound"]
+__all__ = [
+    "DiameterPoint",
+    "FrontierRow",
+    "diameter_frontier",
+    "frontier_rows",
+    "least_block_shape",
+    "schedulable_frontier",
+    "sphere_bound",
+]
 
 EXHAUSTIVE_BITS = 5
 
@@ -47,24 +62,8 @@ class DiameterPoint:
 
 
 def _diameter(gens: tuple[int, ...], bits: int) -> int:
-    size = 1 << bits
-    seen = 1  # bitset of reached labels
-    frontier = [0]
-    depth = 0
-    full = (1 << size) - 1
-    while seen != full:
-        nxt = []
-        for x in frontier:
-            for g in gens:
-                y = x ^ g
-                if not seen >> y & 1:
-                    seen |= 1 << y
-                    nxt.append(y)
-        if not nxt:
-            return 1 << 30
-        frontier = nxt
-        depth += 1
-    return depth
+    dist = cayley_distances(gens, bits)
+    return max(dist) if min(dist) >= 0 else 1 << 30
 
 
 def sphere_bound(bits: int, degree: int) -> int:
@@ -79,19 +78,7 @@ def sphere_bound(bits: int, degree: int) -> int:
 
 def _score(gens: list[int], bits: int) -> tuple[int, int]:
     """(diameter, labels at that distance): the local search's objective."""
-    size = 1 << bits
-    dist = [-1] * size
-    dist[0] = 0
-    frontier = [0]
-    while frontier:
-        nxt = []
-        for x in frontier:
-            for g in gens:
-                y = x ^ g
-                if dist[y] < 0:
-                    dist[y] = dist[x] + 1
-                    nxt.append(y)
-        frontier = nxt
+    dist = cayley_distances(gens, bits)
     if min(dist) < 0:
         return (1 << 30, 0)
     worst = max(dist)
@@ -172,3 +159,68 @@ def diameter_frontier(bits: int, seed: int = 0) -> tuple[DiameterPoint, ...]:
                 best = _diameter(tuple(current), bits)
         points.append(DiameterPoint(degree, best, tuple(current), best <= floor, floor))
     return tuple(points)
+
+
+@dataclass(frozen=True)
+class FrontierRow:
+    """One degree of an axis's frontier: the least known diameter and how it is known.
+
+    ``degrees`` is a range when a plateau above the table (diameter 2 up to the
+    complete graph) is folded into one row. ``coset_layers`` and ``block_shape``
+    give the schedulable frontier: the fewest tiling layers of a block fold at
+    this degree and a shape attaining it.
+    """
+
+    degree: int
+    last_degree: int
+    diameter: int
+    proof: str
+    lower_bound: int
+    generators: tuple[int, ...]
+    source: str  # "table" or "block fold"
+    coset_layers: int
+    block_shape: tuple[int, ...]
+
+
+def least_block_shape(bits: int, degree: int) -> tuple[int, ...]:
+    """The block fold with the fewest layers (its diameter) whose degree is at most ``degree``."""
+    for count in range(1, bits + 1):
+        base, extra = divmod(bits, count)
+        shape = tuple([base + 1] * extra + [base] * (count - extra))
+        if profile_degree(shape) <= degree:
+            return shape
+    return tuple([1] * bits)
+
+
+def frontier_rows(bits: int, max_degree: int | None = None) -> list[FrontierRow]:
+    """Diameter and schedulable frontier of an axis of ``bits`` bits from the shipped table.
+
+    Per degree the better of the table's set and the best block fold; the work is
+    bounded by ``max_degree`` (degrees above the table are one plateau row).
+    """
+    if not 1 <= bits <= COVERING_MAX_BITS:
+        raise OcsplanError(f"frontier: bits must be between 1 and {COVERING_MAX_BITS}, got {bits}")
+    top = (1 << bits) - 1 if max_degree is None else min(max_degree, (1 << bits) - 1)
+    table = {s.degree: s for s in covering_sets(bits)}
+    rows: list[FrontierRow] = []
+    degree = bits
+    while degree <= top:
+        shape = least_block_shape(bits, degree)
+        entry = table.get(degree)
+        if entry is not None and entry.diameter <= len(shape):
+            rows.append(FrontierRow(degree, degree, entry.diameter, entry.proof, entry.lower_bound,
+                                    entry.generators, "table", len(shape), shape))
+            degree += 1
+            continue
+        gens = tuple(sorted(g for layer in block_fold(shape) for g in layer))
+        last = degree
+        if len(shape) == 2 and degree < (1 << bits) - 1:
+            # the plateau: 1 + d < 2**bits labels within one hop, so the diameter stays 2
+            last = min(top, (1 << bits) - 2)
+        # diameter 2 below the complete graph and 1 at it are least by the sphere bound;
+        # a deeper block fold only stands in where the table has nothing better (open)
+        proof = "sphere" if len(shape) <= 2 else "open"
+        lower = len(shape) if proof == "sphere" else (entry.lower_bound if entry is not None else 1)
+        rows.append(FrontierRow(degree, last, len(shape), proof, lower, gens, "block fold", len(shape), shape))
+        degree = last + 1
+    return rows

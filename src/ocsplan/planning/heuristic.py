@@ -25,7 +25,7 @@ from itertools import combinations
 from ..cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
-from ..plan import Decision, DemandChoice, Plan, assemble
+from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES, closed_form
 from .allocate import allocate
 from .space import RING, Groups, Shape, candidate_partitions, integer_partitions, shape_options
@@ -468,7 +468,7 @@ def _partitions_into(
 
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     instance = ctx.instance
-    choices: list[list[list[DemandChoice]]] = [
+    choices: list[list[list[DemandDecision]]] = [
         [[] for _ in mesh.axes] for mesh in instance.meshes
     ]
     rings = set()
@@ -483,7 +483,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
             flat += 1
             if shape == RING:
                 choices[ax.mesh][ax.index].append(
-                    DemandChoice("ring", tuple((b,) for b in block), result.levels[("ring", j)])
+                    DemandDecision("ring", tuple((b,) for b in block), result.levels[("ring", j)])
                 )
                 continue
             opt = shape_options(d.collective, d.schedule, shape)[k]
@@ -493,7 +493,7 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
                 members = [1 << b for b in block]
                 groups = tuple((b,) for b in block)
             p = min((result.levels[m] for m in members), default=1)
-            choices[ax.mesh][ax.index].append(DemandChoice(opt.schedule, groups, p))
+            choices[ax.mesh][ax.index].append(DemandDecision(opt.schedule, groups, p))
     return Decision(
         partitions=search.partition,
         choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),

@@ -6,22 +6,51 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import OcsplanError
-from ..instance import Instance
+from ..instance import Instance, require_shared_host
 from ..plan import Plan
-from .exact import plan_cpsat, plan_milp
-from .heuristic import plan_heuristic
 
-__all__ = ["PLANNERS", "solve"]
+__all__ = ["PLANNERS", "SHAPE_FREE", "solve"]
 
 Planner = Callable[..., Plan]
 
+
+
+def _heuristic(instance: Instance, **_: Any) -> Plan:
+    from .heuristic import plan_heuristic  # numpy too is imported only when a planner runs
+
+    return plan_heuristic(instance)
+
+
+def _cpsat(instance: Instance, **options: Any) -> Plan:
+    from .exact import plan_cpsat  # OR-Tools is imported only when an exact method runs
+
+    return plan_cpsat(instance, **options)
+
+
+def _milp(instance: Instance, **options: Any) -> Plan:
+    from .exact import plan_milp  # PuLP and HiGHS likewise
+
+    return plan_milp(instance, **options)
+
+
+# the exact planners take the options time_limit, workers and export
 PLANNERS: dict[str, Planner] = {
-    "heuristic": lambda instance, **_: plan_heuristic(instance),
+    "heuristic": _heuristic,
+    "cpsat": _cpsat,
+    "milp": _milp,
 }
 
-# -- exact planners (issue 3): options time_limit, workers, export -----------------------
-PLANNERS["cpsat"] = lambda instance, **options: plan_cpsat(instance, **options)
-PLANNERS["milp"] = lambda instance, **options: plan_milp(instance, **options)
+
+def _stacked(instance: Instance, **options: Any) -> Plan:
+    from .stacked import plan_stacked  # stacked-link allocation (issue 11): option seed
+
+    return plan_stacked(instance, **options)
+
+
+PLANNERS["stacked"] = _stacked
+
+# planners that take any world and axis sizes (the others need powers of two)
+SHAPE_FREE = frozenset({"stacked"})
 
 
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:
@@ -29,4 +58,6 @@ def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan
     planner = PLANNERS.get(method)
     if planner is None:
         raise OcsplanError(f"unknown method {method!r} (known: {', '.join(sorted(PLANNERS))})")
+    if method not in SHAPE_FREE:
+        require_shared_host(instance)
     return planner(instance, **options)

@@ -21,8 +21,8 @@ from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, schedules_for
 __all__ = [
     "PREFERENCE",
     "RING",
+    "Choice",
     "Groups",
-    "Option",
     "Shape",
     "candidate_partitions",
     "integer_partitions",
@@ -47,13 +47,19 @@ def integer_partitions(total: int, largest: int | None = None) -> tuple[Shape, .
 
 
 @dataclass(frozen=True)
-class Option:
-    """One way to run a demand: schedule, on the axis's fold or on its unit masks."""
+class Choice:
+    """A point of the search space: one way to run a demand (schedule, on the axis's
+    fold or on its unit masks) with its phases h and volume factor v/sigma. The exact
+    models price it per multiplicity as a :class:`~ocsplan.planning.exact.candidates.Candidate`;
+    a planner's pick is a :class:`~ocsplan.plan.DemandDecision`."""
 
     schedule: str
     on_profile: bool
     h: int
     v_factor: float
+
+
+Option = Choice  # the name before the layout change (kept for old imports)
 
 
 # Order of preference among options that tie exactly (paper Table 6 names the
@@ -80,11 +86,11 @@ def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option, ...]:
+def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice, ...]:
     """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube."""
     demand = Demand(collective, 1, 1.0, requested)
     bits = sum(shape) if shape != RING else 0
-    out: list[Option] = []
+    out: list[Choice] = []
     if shape == RING:
         return ()
     cube: Shape = (1,) * bits
@@ -99,7 +105,7 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Option
             if not sched.valid(topo):
                 continue
             form = closed_form(name, topo)
-            out.append(Option(name, on_profile or sh == shape, form.h, float(form.v_factor)))
+            out.append(Choice(name, on_profile or sh == shape, form.h, float(form.v_factor)))
     return tuple(out)
 
 

@@ -27,6 +27,7 @@ from .fabrics import LatencyBudget, Level
 from .wiring import Inventory, LevelCount
 
 __all__ = [
+    "CIRCULANT",
     "SCHEMA",
     "Circuit",
     "Circuits",
@@ -42,11 +43,14 @@ __all__ = [
     "by_port",
     "circuits_from_dict",
     "circuits_to_dict",
+    "circulant_label",
     "dumps_circuits",
     "generator_label",
     "load_circuits",
     "loads_circuits",
+    "parse_circulant",
     "parse_label",
+    "shift",
     "write_circuits",
 ]
 
@@ -59,8 +63,38 @@ def generator_label(mask: int, kind: str, n: int) -> str:
     return f"ring:{bits}" if kind == "ring" else bits
 
 
+CIRCULANT = "circulant:"
+
+
+def circulant_label(slot: int, size: int, stride: int, offset: int) -> str:
+    return f"{CIRCULANT}{slot}:{size}:{stride}:{offset}"
+
+
+def parse_circulant(label: str) -> tuple[int, int, int]:
+    """(N, stride, s) of a circulant label; ValueError if it is not one."""
+    if not label.startswith(CIRCULANT):
+        raise ValueError(f"not a circulant label: {label!r}")
+    parts = label[len(CIRCULANT):].split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not a circulant label: {label!r}")
+    _, size, stride, offset = (int(p) for p in parts)
+    if size < 2 or stride < 1 or not 0 < offset <= size // 2:
+        raise ValueError(f"not a circulant label: {label!r}")
+    return size, stride, offset
+
+
+def shift(x: int, size: int, stride: int, delta: int) -> int:
+    """The rank whose axis coordinate is x's plus ``delta`` (mod size), other coordinates kept."""
+    c = (x // stride) % size
+    return x + ((c + delta) % size - c) * stride
+
+
 def parse_label(label: str) -> tuple[int, str]:
-    """(mask, kind) of a generator label; ValueError if it is not one."""
+    """(mask, kind) of a generator label; ValueError if it is not one.
+
+    A stacked plan's ``circulant:A:N:stride:s`` gives (s, "circulant")."""
+    if label.startswith(CIRCULANT):
+        return parse_circulant(label)[2], "circulant"
     ring = label.startswith("ring:")
     mask = str_to_mask(label[5:] if ring else label)
     if ring:

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Sequence
 
-import networkx as nx
-
 __all__ = [
     "balanced_orientation",
     "bipartite_edge_coloring",
@@ -53,6 +51,8 @@ def is_proper(edges: Sequence[Edge], colors: Sequence[int]) -> bool:
 
 def is_bipartite(edges: Sequence[Edge]) -> bool:
     """Whether the multigraph has no odd cycle."""
+    import networkx as nx  # imported on use: it is slow to import
+
     graph: nx.MultiGraph = nx.MultiGraph()
     graph.add_edges_from(edges)
     return bool(nx.is_bipartite(graph))
@@ -204,6 +204,8 @@ def edge_coloring(edges: Sequence[Edge]) -> list[int]:
     max degree + 1 (Vizing). Otherwise DSATUR on the line graph (networkx),
     which may need more (Shannon's bound is 3/2 max degree).
     """
+    import networkx as nx  # imported on use: it is slow to import
+
     if any(u == v for u, v in edges):
         raise ValueError("loops cannot be colored")
     if is_bipartite(edges):
@@ -224,6 +226,8 @@ def balanced_orientation(edges: Sequence[Edge]) -> list[bool]:
     ``True`` keeps ``u -> v``. An Euler circuit of each component, after odd
     nodes are joined to one extra node, enters and leaves every node equally often.
     """
+    import networkx as nx  # imported on use: it is slow to import
+
     graph: nx.MultiGraph = nx.MultiGraph()
     for e, (u, v) in enumerate(edges):
         graph.add_edge(("n", u), ("n", v), key=e)

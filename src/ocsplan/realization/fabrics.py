@@ -11,7 +11,7 @@ every preset; replacing the switch by an OCS pass-through (10 ns) gives the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,27 +104,23 @@ class FabricSpec:
     def serving(self) -> int:
         return self.serving_racks * self.rack_size
 
-    @property
-    def oversubscription(self) -> float:
-        """Level-1 down/up port ratio (1.0 when non-blocking or single-level)."""
-        first = self.levels[0]
-        return first.down / first.up if self.two_level and first.up else 1.0
-
 
 _TOP = {"name", "description", "accelerators", "ports", "link", "latency", "racks", "level"}
 
 
+def _fail(source: str) -> Callable[[str, str], InstanceError]:
+    return lambda field, message: InstanceError(source, field, message)
+
+
+def _integer(source: str, value: object, field: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InstanceError(source, field, f"expected an integer >= {low}, got {value!r}")
+    return value
+
+
 def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpec:
     """Validate parsed TOML data of a fabric file."""
-
-    def fail(field: str, message: str) -> InstanceError:
-        return InstanceError(source, field, message)
-
-    def integer(value: object, field: str, low: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise fail(field, f"expected an integer >= {low}, got {value!r}")
-        return value
-
+    fail = _fail(source)
     for key in data:
         if key not in _TOP:
             raise fail(key, f"unknown field (allowed: {', '.join(sorted(_TOP))})")
@@ -132,74 +128,15 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
         if key not in data:
             raise fail(key, "missing")
     name = data.get("name", Path(source).stem)
-    accelerators = integer(data["accelerators"], "accelerators", 2)
-    ports = integer(data["ports"], "ports")
+    accelerators = _integer(source, data["accelerators"], "accelerators", 2)
+    ports = _integer(source, data["ports"], "ports")
     try:
         link = parse_rate(data["link"])
     except ValueError as exc:
         raise fail("link", str(exc)) from None
-    latency_raw = data.get("latency", "nominal")
-    if isinstance(latency_raw, str):
-        if latency_raw not in LATENCY_PRESETS:
-            raise fail("latency", f"unknown preset {latency_raw!r} (use {', '.join(LATENCY_PRESETS)})")
-        latency = LATENCY_PRESETS[latency_raw]
-    elif isinstance(latency_raw, Mapping):
-        preset = latency_raw.get("preset", "nominal")
-        if preset not in LATENCY_PRESETS:
-            raise fail("latency.preset", f"unknown preset {preset!r}")
-        base = LATENCY_PRESETS[preset]
-        values = {}
-        for key in ("endpoint", "protocol", "cable", "eps_switch", "ocs_switch"):
-            if key in latency_raw:
-                try:
-                    values[key] = parse_time(latency_raw[key])
-                except ValueError as exc:
-                    raise fail(f"latency.{key}", str(exc)) from None
-            else:
-                values[key] = getattr(base, key)
-        extra = set(latency_raw) - set(values) - {"preset"}
-        if extra:
-            raise fail(f"latency.{min(extra)}", "unknown field")
-        latency = LatencyBudget(**values)
-    else:
-        raise fail("latency", f"expected a preset name or a table, got {latency_raw!r}")
-    levels_raw = data["level"]
-    if not isinstance(levels_raw, list) or not 1 <= len(levels_raw) <= 2:
-        raise fail("level", "expected one or two [[level]] tables")
-    levels = []
-    for idx, raw in enumerate(levels_raw):
-        where = f"level[{idx}]"
-        if not isinstance(raw, Mapping):
-            raise fail(where, "expected a table")
-        tech = raw.get("technology")
-        if tech not in ("ocs", "eps"):
-            raise fail(f"{where}.technology", f"expected \"ocs\" or \"eps\", got {tech!r}")
-        radix = integer(raw.get("radix"), f"{where}.radix", 2)
-        down = integer(raw.get("down", radix), f"{where}.down")
-        up = integer(raw.get("up", 0), f"{where}.up", 0)
-        if down + up > radix:
-            raise fail(where, f"down {down} + up {up} exceed the radix {radix}")
-        extra = set(raw) - {"technology", "radix", "down", "up"}
-        if extra:
-            raise fail(f"{where}.{min(extra)}", "unknown field")
-        levels.append(Level(tech, radix, down, up))
-    racks = data.get("racks", {})
-    if not isinstance(racks, Mapping):
-        raise fail("racks", "expected a table")
-    if len(levels) == 2:
-        if "size" not in racks:
-            raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
-        if levels[0].up == 0:
-            raise fail("level[0].up", "a two-level fabric needs uplinks on level 1")
-    rack_size = integer(racks.get("size", accelerators), "racks.size")
-    if accelerators % rack_size:
-        raise fail("racks.size", f"{rack_size} does not divide {accelerators} accelerators")
-    serving = integer(racks.get("serving", accelerators // rack_size), "racks.serving")
-    if serving > accelerators // rack_size:
-        raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
-    extra = set(racks) - {"size", "serving"}
-    if extra:
-        raise fail(f"racks.{min(extra)}", "unknown field")
+    latency = _parse_latency(data.get("latency", "nominal"), source)
+    levels = _parse_levels(data["level"], source)
+    rack_size, serving = _parse_racks(data.get("racks", {}), levels, accelerators, source)
     return FabricSpec(
         name=str(name),
         accelerators=accelerators,
@@ -212,6 +149,81 @@ def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpe
         description=str(data.get("description", "")),
         source=source,
     )
+
+
+def _parse_latency(raw: object, source: str) -> LatencyBudget:
+    """A preset name, or a table of Table 9 terms over a preset."""
+    fail = _fail(source)
+    if isinstance(raw, str):
+        if raw not in LATENCY_PRESETS:
+            raise fail("latency", f"unknown preset {raw!r} (use {', '.join(LATENCY_PRESETS)})")
+        return LATENCY_PRESETS[raw]
+    if not isinstance(raw, Mapping):
+        raise fail("latency", f"expected a preset name or a table, got {raw!r}")
+    preset = raw.get("preset", "nominal")
+    if preset not in LATENCY_PRESETS:
+        raise fail("latency.preset", f"unknown preset {preset!r}")
+    base = LATENCY_PRESETS[preset]
+    values = {}
+    for key in ("endpoint", "protocol", "cable", "eps_switch", "ocs_switch"):
+        if key in raw:
+            try:
+                values[key] = parse_time(raw[key])
+            except ValueError as exc:
+                raise fail(f"latency.{key}", str(exc)) from None
+        else:
+            values[key] = getattr(base, key)
+    extra = set(raw) - set(values) - {"preset"}
+    if extra:
+        raise fail(f"latency.{min(extra)}", "unknown field")
+    return LatencyBudget(**values)
+
+
+def _parse_levels(raw: object, source: str) -> list[Level]:
+    """One or two [[level]] tables."""
+    fail = _fail(source)
+    if not isinstance(raw, list) or not 1 <= len(raw) <= 2:
+        raise fail("level", "expected one or two [[level]] tables")
+    levels = []
+    for idx, table in enumerate(raw):
+        where = f"level[{idx}]"
+        if not isinstance(table, Mapping):
+            raise fail(where, "expected a table")
+        tech = table.get("technology")
+        if tech not in ("ocs", "eps"):
+            raise fail(f"{where}.technology", f"expected \"ocs\" or \"eps\", got {tech!r}")
+        radix = _integer(source, table.get("radix"), f"{where}.radix", 2)
+        down = _integer(source, table.get("down", radix), f"{where}.down")
+        up = _integer(source, table.get("up", 0), f"{where}.up", 0)
+        if down + up > radix:
+            raise fail(where, f"down {down} + up {up} exceed the radix {radix}")
+        extra = set(table) - {"technology", "radix", "down", "up"}
+        if extra:
+            raise fail(f"{where}.{min(extra)}", "unknown field")
+        levels.append(Level(tech, radix, down, up))
+    return levels
+
+
+def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: str) -> tuple[int, int]:
+    """(rack size, serving racks); a two-level fabric must give the rack size."""
+    fail = _fail(source)
+    if not isinstance(racks, Mapping):
+        raise fail("racks", "expected a table")
+    if len(levels) == 2:
+        if "size" not in racks:
+            raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
+        if levels[0].up == 0:
+            raise fail("level[0].up", "a two-level fabric needs uplinks on level 1")
+    rack_size = _integer(source, racks.get("size", accelerators), "racks.size")
+    if accelerators % rack_size:
+        raise fail("racks.size", f"{rack_size} does not divide {accelerators} accelerators")
+    serving = _integer(source, racks.get("serving", accelerators // rack_size), "racks.serving")
+    if serving > accelerators // rack_size:
+        raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
+    extra = set(racks) - {"size", "serving"}
+    if extra:
+        raise fail(f"racks.{min(extra)}", "unknown field")
+    return rack_size, serving
 
 
 def load_fabric(path: str | Path) -> FabricSpec:

@@ -44,7 +44,7 @@ from .coloring import balanced_orientation, bipartite_edge_coloring, edge_colori
 from .fabrics import FabricSpec
 from .wiring import Inventory, LevelCount, Wiring, converters, inventory, wiring
 
-__all__ = ["PLACEMENTS", "place", "realize", "route_rail"]
+__all__ = ["PLACEMENTS", "Logical", "place", "realize", "route_rail", "wire_circuits"]
 
 PLACEMENTS = ("contiguous", "bits", "bits:<b,b,...>")
 
@@ -259,24 +259,13 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
     return tuple(routes)
 
 
-def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Circuits:
-    """Map every circuit of ``plan`` onto ports and OCS devices of ``fabric``.
-
-    Raises RealizationError (exit status 3) when the fabric cannot carry the
-    plan: EPS levels, too few accelerators or ports, circuits between devices
-    of a single level, more inter-rack circuits than uplinks.
-    """
-    n, world = plan.n, plan.world
-    wire = _check_fabric(plan, fabric)
-    place_ = place(plan, fabric, placement)
-    logical, ports_of, ring_ports, reserved, notes = _assign_ports(plan)
-    used_ports = sum(len(p) for p in ports_of.values())
-    if used_ports > fabric.ports:
-        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
-    if not math.isclose(plan.link_Bps, fabric.link):
-        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
-    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
-    acc = place_.accelerator
+def wire_circuits(
+    logical: Sequence[Logical], accelerator: Sequence[int], wire: Wiring, fabric: FabricSpec,
+    label_of_port: dict[int, str],
+) -> tuple[tuple[Circuit, ...], tuple[Device, ...]]:
+    """Paths of the circuits through the OCS devices: one device in a rack (or on a
+    single level), level 1, level 2, level 1 between racks (level 2 by :func:`route_rail`)."""
+    acc = accelerator
     meta: dict[str, tuple[int, int, int]] = {}  # device id -> (level, rail, index)
 
     def l1(rail: int, group: int) -> str:
@@ -325,11 +314,36 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Ci
             scopes[i] = "inter-rack"
     circuits = tuple(Circuit(a, port, b, port, label, scopes[i], paths[i])
                      for i, (a, b, port, label) in enumerate(logical))
+    return circuits, _devices(circuits, meta, fabric)
+
+
+def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Circuits:
+    """Map every circuit of ``plan`` onto ports and OCS devices of ``fabric``.
+
+    Raises RealizationError (exit status 3) when the fabric cannot carry the
+    plan: EPS levels, too few accelerators or ports, circuits between devices
+    of a single level, more inter-rack circuits than uplinks. Stacked plans go to
+    :func:`ocsplan.realization.stacked.realize_stacked`.
+    """
+    if plan.stacked:
+        from .stacked import realize_stacked
+
+        return realize_stacked(plan, fabric, placement)
+    n, world = plan.n, plan.world
+    wire = _check_fabric(plan, fabric)
+    place_ = place(plan, fabric, placement)
+    logical, ports_of, ring_ports, reserved, notes = _assign_ports(plan)
+    used_ports = sum(len(p) for p in ports_of.values())
+    if used_ports > fabric.ports:
+        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
+    if not math.isclose(plan.link_Bps, fabric.link):
+        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
+    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
+    circuits, devices = wire_circuits(logical, place_.accelerator, wire, fabric, label_of_port)
     nodes: list[list[NodePort]] = [[] for _ in range(world)]
     for c in circuits:
         nodes[c.a].append(NodePort(c.a_port, c.b, c.b_port, c.generator))
         nodes[c.b].append(NodePort(c.b_port, c.a, c.a_port, c.generator))
-    devices = _devices(circuits, meta, fabric)
     generators = []
     per_label = Counter(c.generator for c in circuits)
     inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")

@@ -16,13 +16,18 @@ circuit. Each fault names node and port where one is known.
 
 from __future__ import annotations
 
+import math
+import operator
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cayley import compress, expand, mask_of
 from ..plan import Plan, demand_topology
+from ..planning.circulant import Circulant
 from ..schedules import SCHEDULES
-from .circuits import Circuits, generator_label, parse_label
+from ..schedules.circulant import circulant_program
+from .circuits import CIRCULANT, Circuits, circulant_label, generator_label, parse_circulant, parse_label, shift
 
 __all__ = ["Fault", "validate"]
 
@@ -75,6 +80,8 @@ class _Checker:
         self.port_owner: dict[int, str] = {}
         self.peer_at: dict[tuple[int, int], tuple[int, int, str]] = {}  # from the circuits list
         self.cross: dict[str, dict[int, int]] = {}  # device -> port -> partner
+        # a stacked plan's circuit file: circulant sets on row-major ranks, any world
+        self.stacked = any(label.startswith(CIRCULANT) for label, _ in c.plan.generators)
 
     def fault(self, message: str, node: int | None = None, port: int | None = None,
               device: str | None = None) -> None:
@@ -85,7 +92,7 @@ class _Checker:
     def header(self) -> bool:
         c, f = self.c, self.c.fabric
         ok = True
-        if self.world < 2 or self.world & (self.world - 1):
+        if self.world < 2 or (self.world & (self.world - 1) and not self.stacked):
             self.fault(f"plan world {self.world} is not a power of two")
             return False
         for i, level in enumerate(f.levels):
@@ -123,10 +130,16 @@ class _Checker:
         for g in c.generators:
             try:
                 mask, kind = parse_label(g.label)
+                if kind == "circulant":
+                    size, stride, _ = parse_circulant(g.label)
+                    if self.world % (size * stride):
+                        self.fault(f"generator {g.label}: an axis of {size} with stride {stride} does not "
+                                   f"divide the world {self.world}")
+                        continue
             except ValueError:
                 self.fault(f"generator {g.label!r} is not a mask")
                 continue
-            if mask <= 0 or mask >> self.n:
+            if kind != "circulant" and (mask <= 0 or mask >> self.n):
                 self.fault(f"generator {g.label} is not a mask on {self.n} bits")
             self.kinds[g.label] = (mask, kind, g.multiplicity)
             want = 2 * g.multiplicity if kind == "ring" else g.multiplicity
@@ -146,6 +159,8 @@ class _Checker:
         mask, kind, _ = self.kinds[label]
         if kind == "ring":
             return y in _ring_neighbours(mask, x)
+        if kind == "circulant":
+            return y in _peers(label, x)
         return y == x ^ mask
 
     def circuits(self) -> None:
@@ -169,7 +184,8 @@ class _Checker:
                 self.fault(f"circuit to node {circ.b} has unknown generator {circ.generator}", circ.a, circ.a_port)
             elif not self._peer_ok(circ.generator, circ.a, circ.b):
                 mask, kind, _ = self.kinds[circ.generator]
-                want = "a ring neighbour" if kind == "ring" else f"node {circ.a ^ mask}"
+                want = ("a ring neighbour" if kind == "ring" else "node x +- s on its axis" if kind == "circulant"
+                        else f"node {circ.a ^ mask}")
                 self.fault(f"wrong peer: generator {circ.generator} joins node {circ.b}, expected {want}",
                            circ.a, circ.a_port)
             for x, p, y, q in ends:
@@ -208,6 +224,11 @@ class _Checker:
                     y, prev = _ring_neighbours(mask, x)
                     want = 2 * mult if y == prev else mult  # a ring of two is a double edge
                     if y == prev and x > y:
+                        continue
+                elif kind == "circulant":
+                    y, prev = _peers(label, x)
+                    want = mult  # x -> x + s; the pair of x - s is counted at x - s
+                    if y == prev and x > y:  # s = N/2: one matching
                         continue
                 else:
                     y, want = x ^ mask, mult
@@ -336,6 +357,9 @@ class _Checker:
         if plan.world != self.world:
             self.fault(f"plan has {plan.world} nodes, circuits file {self.world}")
             return
+        if plan.stacked:
+            self._against_stacked(plan)
+            return
         want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
         if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
             self.fault("generators or multiplicities differ from the plan")
@@ -365,6 +389,47 @@ class _Checker:
                         continue
                     self._route_matches(name, route.table, expect, glob, bases)
 
+    def _against_stacked(self, plan: Plan) -> None:
+        c = self.c
+        axes = [(m, i, math.prod(mesh.shape[i + 1:])) for m, mesh in enumerate(plan.meshes)
+                for i, axis in enumerate(mesh.axes) if axis.circulant is not None]
+        sets = []
+        for slot, (m, i, stride) in enumerate(axes):
+            axis = plan.meshes[m].axes[i]
+            assert axis.circulant is not None
+            sets += [(circulant_label(slot, axis.size, stride, s), axis.circulant.multiplicity)
+                     for s in axis.circulant.offsets if 2 * s <= axis.size]
+        want = tuple(sets)
+        if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
+            self.fault("circulant sets or multiplicities differ from the plan")
+        if c.ports_used != plan.ports_used + c.reserved_ports:
+            self.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
+        pairs: Counter[tuple[int, int]] = Counter()
+        for circ in c.circuits:
+            pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        routes = {(r.mesh, r.axis, r.demand): r for r in c.routes}
+        for m, a, stride in axes:
+            mesh, axis = plan.meshes[m], plan.meshes[m].axes[a]
+            assert axis.circulant is not None
+            graph = Circulant(axis.size, axis.circulant.offsets)
+            bases = [x for x in range(self.world) if (x // stride) % axis.size == 0]
+            glob = [local * stride for local in range(axis.size)]
+            for k, d in enumerate(axis.demands):
+                name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
+                program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
+                expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
+                for src, dst in sorted(set().union(*expect)):
+                    for base in bases:
+                        x, y = base + glob[src], base + glob[dst]
+                        if pairs[(min(x, y), max(x, y))] < d.multiplicity:
+                            self.fault(f"missing circuit: {name} sends to node {y} but fewer than "
+                                       f"{d.multiplicity} circuit(s) join them", x)
+                route = routes.get((mesh.name, a, k))
+                if route is None:
+                    self.fault(f"no routing table for {name}")
+                    continue
+                self._route_matches(name, route.table, expect, glob, bases, operator.add)
+
     def _coverage(self, name: str, ring: bool, bits: tuple[int, ...], glob: list[int], bases: list[int],
                   sent: set[tuple[int, int]], pairs: Counter[tuple[int, int]], mult: int,
                   port_of: dict[str, int]) -> None:
@@ -390,7 +455,8 @@ class _Checker:
                                f"but fewer than {mult} circuit(s) join them", x, port_of.get(label))
 
     def _route_matches(self, name: str, table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
-                       expect: list[set[tuple[int, int]]], glob: list[int], bases: list[int]) -> None:
+                       expect: list[set[tuple[int, int]]], glob: list[int], bases: list[int],
+                       join: Callable[[int, int], int] = operator.or_) -> None:
         if len(table) != self.world:
             return
         dst_of: list[dict[int, set[int]]] = []
@@ -401,13 +467,13 @@ class _Checker:
             dst_of.append(by_src)
         for base in bases:
             for local, offset in enumerate(glob):
-                x = base | offset
+                x = join(base, offset)
                 phases = table[x]
                 if len(phases) != len(expect):
                     self.fault(f"routing table of {name} has {len(phases)} phases, the schedule {len(expect)}", x)
                     continue
                 for ph, by_src in enumerate(dst_of):
-                    want = {base | glob[t] for t in by_src.get(local, ())}
+                    want = {join(base, glob[t]) for t in by_src.get(local, ())}
                     got = {peer for peer, _ in phases[ph]}
                     if want != got:
                         self.fault(f"routing table of {name} phase {ph} lists peers {sorted(got)}, "
@@ -420,6 +486,12 @@ class _Checker:
         if (k.circuits, k.inter_rack, k.intra_rack) != (total, crossing, total - crossing):
             self.fault(f"counts say {k.circuits} circuits ({k.inter_rack} inter-rack), the file has "
                        f"{len(self.c.circuits)} ({crossing})")
+
+
+def _peers(label: str, x: int) -> tuple[int, int]:
+    """(x + s, x - s) on the axis of a circulant label."""
+    size, stride, s = parse_circulant(label)
+    return shift(x, size, stride, s), shift(x, size, stride, -s)
 
 
 def validate(circuits: Circuits, plan: Plan | None = None) -> list[Fault]:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Protocol
 
 from ..cayley import Topology, sumset
 
@@ -19,6 +20,7 @@ __all__ = [
     "COLLECTIVES",
     "SCHEDULES",
     "ClosedForm",
+    "GroupGraph",
     "Item",
     "Program",
     "Schedule",
@@ -60,7 +62,8 @@ class Item:
 
 @dataclass(frozen=True)
 class Transfer:
-    """One message on the logical edge src -> dst = src XOR gen within a phase."""
+    """One message on the logical edge src -> dst = src XOR gen within a phase
+    (dst = src + gen mod N in a program on the circulant group Z_N)."""
 
     src: int
     dst: int
@@ -69,9 +72,27 @@ class Transfer:
     items: tuple[Item, ...] = ()
 
 
+class GroupGraph(Protocol):
+    """What the verifier needs of an axis graph: its name, size and generators."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def gens(self) -> frozenset[int]: ...
+
+
 @dataclass(frozen=True)
 class Program:
-    """An executable schedule on one collective group (local labels 0..M-1)."""
+    """An executable schedule on one collective group (local labels 0..M-1).
+
+    ``modulus`` 0 (the default): labels are masks of (Z2)^bits and a transfer
+    crosses src -> src XOR gen. ``modulus`` N > 0: labels are residues of Z_N
+    (a circulant axis, ``bits`` 0) and a transfer crosses src -> src + gen mod N.
+    """
 
     schedule: str
     collective: str
@@ -80,10 +101,15 @@ class Program:
     segments: int  # the buffer is cut into this many segments (chunks for all-to-all)
     unit: Fraction  # bytes of one item unit (see Item.units)
     phases: tuple[tuple[Transfer, ...], ...]
+    modulus: int = 0
 
     @property
     def size(self) -> int:
-        return 1 << self.bits
+        return self.modulus or 1 << self.bits
+
+    def target(self, src: int, gen: int) -> int:
+        """The label a transfer from ``src`` over ``gen`` reaches."""
+        return (src + gen) % self.modulus if self.modulus else src ^ gen
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from ..cayley import Topology
 from ..errors import OcsplanError
-from .base import Program
+from .base import GroupGraph, Program
 
 __all__ = ["IdealCost", "ScheduleError", "ideal_cost", "ideal_time", "verify"]
 
@@ -52,7 +52,7 @@ def ideal_time(program: Program, latency: float, rate: float, multiplicity: int 
     return cost.h * latency + float(cost.v) / (multiplicity * rate)
 
 
-def _check_edges(program: Program, topology: Topology) -> None:
+def _check_edges(program: Program, topology: GroupGraph) -> None:
     size = program.size
     for k, phase in enumerate(program.phases):
         for t in phase:
@@ -61,7 +61,7 @@ def _check_edges(program: Program, topology: Topology) -> None:
                 raise ScheduleError(f"{where}: label outside the group of {size}")
             if t.gen not in topology.gens:
                 raise ScheduleError(f"{where}: generator {t.gen:b} not in {topology.name}")
-            if t.src ^ t.gen != t.dst:
+            if program.target(t.src, t.gen) != t.dst:
                 raise ScheduleError(f"{where}: not an edge of generator {t.gen:b}")
             counted = program.unit * sum(item.units() for item in t.items)
             if counted != t.nbytes:
@@ -179,9 +179,16 @@ _VERIFIERS = {
 }
 
 
-def verify(program: Program, topology: Topology) -> None:
-    """Execute ``program`` on symbolic data; raise ScheduleError unless it is correct."""
-    if program.bits != topology.bits:
-        raise ScheduleError(f"{program.schedule}: program for {program.bits} bits on {topology.name}")
+def verify(program: Program, topology: Topology | GroupGraph) -> None:
+    """Execute ``program`` on symbolic data; raise ScheduleError unless it is correct.
+
+    ``topology`` is a (Z2)^a :class:`Topology` or a circulant on Z_N (any
+    :class:`GroupGraph`; the program's ``modulus`` must then be N).
+    """
+    if isinstance(topology, Topology):
+        if program.modulus or program.bits != topology.bits:
+            raise ScheduleError(f"{program.schedule}: program for {program.bits} bits on {topology.name}")
+    elif program.modulus != topology.size:
+        raise ScheduleError(f"{program.schedule}: program on Z_{program.modulus} on {topology.name}")
     _check_edges(program, topology)
     _VERIFIERS[program.collective](program)

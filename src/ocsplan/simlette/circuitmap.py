@@ -54,6 +54,7 @@ class Link:
     port: int
     ocs: int
     cables: int
+    peer: int | None = None  # the far rank when it is not rank XOR generator (stacked plans)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from fractions import Fraction
 from typing import Protocol
 
 import simpy
-from simpy.events import NORMAL
 
 __all__ = [
     "Device", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
@@ -106,12 +105,10 @@ class Engine:
     def at(self, time: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
         """Schedule ``callback`` at absolute ``time`` (not before now)."""
         env = self.env
-        ev = simpy.Event(env)
-        ev._ok = True
-        ev._value = None
-        ev.callbacks.append(callback)
         delay = time - env.now
-        env.schedule(ev, NORMAL, delay if delay > 0.0 else 0.0)
+        # SimPy's public timeout: a triggered event at NORMAL priority after ``delay``
+        ev = env.timeout(delay if delay > 0.0 else 0.0)
+        ev.callbacks.append(callback)
         self.events += 1
         return ev
 

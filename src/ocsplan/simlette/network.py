@@ -57,8 +57,6 @@ class Network:
         self._rsp: dict[Hashable, list[float]] = {}
         self._rsp_free: dict[Hashable, int] = {}
         self.acked = 0.0
-        self.responses = 0
-        self.rsp_stall = 0.0
         # least time from a decision anywhere to an arrival in a switch output queue
         self.lookahead = (eng.flit_time + stages.wire(1) + stages.switch_in) * (1 - 1e-9)
 
@@ -93,15 +91,11 @@ class Network:
             if free:
                 self._rsp_free[key] = free - 1
             else:
-                credit = heapq.heappop(heap)
-                if credit > t:
-                    self.rsp_stall += credit - t
-                    t = credit
+                t = max(t, heapq.heappop(heap))
         hop = self.latency(msg.dst, msg.src, msg.gen)
         arrive = t + hop
         if key is not None:  # the originator's port takes it; the credit crosses back
             heapq.heappush(self._rsp[key], arrive + hop - self.stages.send - self.stages.land)
-        self.responses += 1
         if arrive > self.acked:
             self.acked = arrive
 
@@ -164,7 +158,7 @@ class CircuitNetwork(Network):
             ports = []
             for link in self.cmap.of(src, gen):
                 wire = self.stages.wire(link.cables, link.ocs)
-                name = f"acc {src} port {link.port} -> acc {src ^ gen}"
+                name = f"acc {src} port {link.port} -> acc {src ^ gen if link.peer is None else link.peer}"
                 port = self._new_port((src, link.port), name, wire, self.sink, self.buffer_flits,
                                       single=True)
                 ports.append(port)

@@ -45,6 +45,9 @@ class Runner:
         self.phase = dict.fromkeys(workload.nodes, 0)
         self.got = {x: [0] * workload.phases for x in workload.nodes}
         self.ready = dict.fromkeys(workload.nodes, 0.0)
+        # latest landing per node and phase: a message of a later phase may be
+        # decided (look-ahead) before the node has all of its earlier phase
+        self.arrived = {x: [0.0] * workload.phases for x in workload.nodes}
         self.finish: dict[int, float] = {}
         self.index = {x: i for i, x in enumerate(workload.nodes)}
         widest = max((len(p) for x in workload.nodes for p in workload.sends[x]), default=0)
@@ -62,7 +65,10 @@ class Runner:
         h = self.w.phases
         expect = self.w.expect[x]
         got = self.got[x]
+        arrived = self.arrived[x]
         while self.phase[x] < h and got[self.phase[x]] == expect[self.phase[x]]:
+            if arrived[self.phase[x]] > self.ready[x]:
+                self.ready[x] = arrived[self.phase[x]]
             self.phase[x] += 1
             if self.phase[x] < h:
                 self._begin(x)
@@ -72,8 +78,8 @@ class Runner:
     def deliver(self, msg: Message) -> None:
         x = msg.dst
         self.got[x][msg.phase] += 1
-        if msg.landed > self.ready[x]:
-            self.ready[x] = msg.landed
+        if msg.landed > self.arrived[x][msg.phase]:
+            self.arrived[x][msg.phase] = msg.landed
         if self.got[x][msg.phase] > self.w.expect[x][msg.phase]:
             raise SimulationError(
                 f"node {x} got more phase-{msg.phase} messages than the schedule sends")

@@ -206,9 +206,18 @@ def simulate_plan(
     :func:`ocsplan.realize.realize` and ``placement``: ports, and one OCS
     device per circuit in a rack or on one level, three between racks.
     ``only(mesh, axis, demand)`` selects demands; ``payload`` replaces their
-    payloads (the closed form is re-evaluated for it).
+    payloads (the closed form is re-evaluated for it). Stacked plans run through
+    :func:`ocsplan.simlette.stacked.simulate_stacked` (circulant axes, circuits
+    from ``circuits`` or realized now; ``placement`` is contiguous).
     """
     options.check()
+    if plan.stacked:
+        from ..realization.circuits import Circuits
+        from .stacked import simulate_stacked
+
+        given = circuits if isinstance(circuits, Circuits) else None
+        return simulate_stacked(plan, spec, options, simulate_workload, network_factory, circuits=given,
+                                only=only, payload=payload)
     tech = technology(spec)
     cmap: CircuitMap | None = None
     routes: RackRoutes | None = None

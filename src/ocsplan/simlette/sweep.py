@@ -86,6 +86,10 @@ def sweep(
 ) -> list[SweepRow]:
     """Simulate every selected demand x schedule x payload."""
     options.check()
+    if plan.stacked:
+        from .stacked import sweep_stacked
+
+        return sweep_stacked(plan, spec, options, payloads, schedules, simulate_workload, network_factory, only)
     tech = technology(spec)
     cmap = routes = None
     if options.mode != "ideal":
@@ -168,10 +172,7 @@ def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> N
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
     plt.close(fig)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    tmp.replace(target)
+    write_atomic(path, buffer.getvalue())
 
 
 def write_csv(rows: Sequence[SweepRow], path: str | Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import InstanceError
 from ..files import write_atomic
 from ..instance import Instance, dumps_instance
+from ..plan import Plan
 
 __all__ = [
     "CSV_COLUMNS",
@@ -22,6 +23,8 @@ __all__ = [
     "TOLERANCE",
     "Result",
     "code_fingerprint",
+    "demand_rows",
+    "dumps_demand_rows",
     "dumps_results",
     "instance_digest",
     "read_results",
@@ -57,6 +60,7 @@ class Result:
     time_limit: float | None
     error: str = ""
     code: str = ""  # fingerprint of the planner code that produced the row
+    source: str = ""  # the planner whose plan this is (Plan.source): "heuristic" for a returned seed
 
 
 CSV_COLUMNS = (
@@ -67,6 +71,7 @@ CSV_COLUMNS = (
     "L",
     "method",
     "status",
+    "source",
     "objective_s",
     "bound_s",
     "gap",
@@ -75,6 +80,7 @@ CSV_COLUMNS = (
     "ports_used",
     "time_limit",
     "flag",
+    "better",
     "hash",
     "code",
     "path",
@@ -155,6 +161,7 @@ def read_results(path: str | Path) -> list[Result]:
                             time_limit=limit,
                             error=row.get("error", "") or "",
                             code=row.get("code", "") or "",
+                            source=row.get("source", "") or "",
                         )
                     )
                 except (KeyError, TypeError, ValueError) as exc:
@@ -187,8 +194,22 @@ def _flag(row: Result, peers: Sequence[Result], optimum: float | None) -> str:
     return "; ".join(flags)
 
 
+def _better(row: Result, peers: Sequence[Result]) -> str:
+    """"best" if no other method of the instance found a smaller objective, "tie" if
+    another found the same (within TOLERANCE), else empty."""
+    if row.objective_s is None:
+        return ""
+    others = [p.objective_s for p in peers if p is not row and p.method != row.method and p.objective_s is not None]
+    if any(o < row.objective_s * (1 - TOLERANCE) for o in others):
+        return ""
+    if any(o <= row.objective_s * (1 + TOLERANCE) for o in others):
+        return "tie"
+    return "best" if others else ""
+
+
 def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag."""
+    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag, better
+    (the method with the smallest objective on the instance)."""
     by_instance: dict[str, list[Result]] = {}
     for r in results:
         by_instance.setdefault(r.digest, []).append(r)
@@ -209,6 +230,7 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "L": r.ports,
                 "method": r.method,
                 "status": r.status,
+                "source": r.source,
                 "objective_s": obj,
                 "bound_s": r.bound_s,
                 "gap": gap,
@@ -217,6 +239,7 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "ports_used": r.ports_used,
                 "time_limit": r.time_limit,
                 "flag": _flag(r, peers, optimum),
+                "better": _better(r, peers),
                 "hash": r.digest,
                 "code": r.code,
                 "path": r.path,
@@ -224,3 +247,43 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# -- per-demand comparison (compare --demands) ----------------------------------------------
+
+
+def demand_rows(instance: Instance, plans: Mapping[str, Plan]) -> list[dict[str, Any]]:
+    """One row per demand of ``instance``: each method's schedule, phases and time, and
+    ``better``: the method with the smallest time (``tie`` within TOLERANCE)."""
+    methods = list(plans)
+    rows = []
+    for m, i, k, demand in instance.demands():
+        row: dict[str, Any] = {
+            "instance": instance.name, "mesh": instance.meshes[m].name, "axis": i, "demand": k,
+            "collective": demand.collective, "payload_bytes": demand.payload, "weight": demand.weight,
+        }
+        times: dict[str, float] = {}
+        for method in methods:
+            d = plans[method].meshes[m].axes[i].demands[k]
+            row[f"{method}_schedule"] = d.schedule
+            row[f"{method}_phases"] = d.phases
+            row[f"{method}_time_s"] = d.time_s
+            times[method] = d.time_s
+        best = min(times.values(), default=0.0)
+        winners = [x for x, t in times.items() if t <= best * (1 + TOLERANCE)]
+        row["better"] = "" if not times else winners[0] if len(winners) == 1 else "tie"
+        rows.append(row)
+    return rows
+
+
+def dumps_demand_rows(rows: Sequence[Mapping[str, Any]]) -> str:
+    """CSV text of :func:`demand_rows` (columns from the first row; methods may differ per instance)."""
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(c for c in row if c not in columns)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _fmt(row.get(c)) for c in columns})
+    return buf.getvalue()

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import InfeasibleError, OcsplanError
 from ..instance import Instance, load_instance
+from ..plan import Plan
 from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, write_results
 
 __all__ = ["collect_paths", "default_workers", "run_method", "run_study"]
@@ -43,8 +44,11 @@ def run_method(
     method: str,
     time_limit: float | None = None,
     workers: int | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
 ) -> Result:
-    """Plan ``instance`` with ``method``; failures become a row with ``error`` set."""
+    """Plan ``instance`` with ``method``; failures become a row with ``error`` set.
+
+    ``on_plan`` receives the plan when there is one (``compare --demands``)."""
     from ..planning.registry import solve
 
     options: dict[str, Any] = {}
@@ -55,7 +59,9 @@ def run_method(
             options["workers"] = workers
     start = time.perf_counter()
 
-    def row(status: str, objective: float | None, bound: float | None, used: int | None, error: str = "") -> Result:
+    def row(
+        status: str, objective: float | None, bound: float | None, used: int | None, error: str = "", source: str = ""
+    ) -> Result:
         return Result(
             instance=instance.name,
             path=path,
@@ -73,6 +79,7 @@ def run_method(
             time_limit=time_limit if method in EXACT_METHODS else None,
             error=error,
             code=code_fingerprint(),
+            source=source,
         )
 
     try:
@@ -81,7 +88,9 @@ def run_method(
         return row("infeasible", None, None, None, str(exc))
     except OcsplanError as exc:
         return row("error", None, None, None, str(exc))
-    return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used)
+    if on_plan is not None:
+        on_plan(plan)
+    return row(plan.status, plan.objective_s, plan.bound_s, plan.ports_used, source=plan.source)
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,16 @@ summary statistics and the gap plot. A study reporter: it builds tables and plot
 from __future__ import annotations
 
 import math
-import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..files import write_atomic_with
 from .results import TOLERANCE, Result, table_rows
 
-__all__ = ["Summary", "plot_gaps", "summarize"]
+__all__ = ["Summary", "gap_figure", "plot_gaps", "summarize"]
 
 
 
@@ -78,8 +79,9 @@ def summarize(results: Sequence[Result]) -> list[Summary]:
     return out
 
 
-def plot_gaps(results: Sequence[Result], path: str | Path) -> None:
-    """Scatter of each method's gap to the proven optimum against n (log2 world size)."""
+def gap_figure(results: Sequence[Result]) -> Any:
+    """A matplotlib figure: each method's gap to the proven optimum (%) against n
+    (log2 world size), one scatter and one line of means per method."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,12 +113,15 @@ def plot_gaps(results: Sequence[Result], path: str | Path) -> None:
     ax.legend(title="method (lines: mean per n)")
     ax.set_title("optimality gap against instance size")
     fig.tight_layout()
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
+    return fig
+
+
+def plot_gaps(results: Sequence[Result], path: str | Path) -> None:
+    """Write :func:`gap_figure` to ``path`` (PNG, PDF or SVG by its suffix), atomically."""
+    import matplotlib.pyplot as plt
+
+    fig = gap_figure(results)
     try:
-        fig.savefig(tmp)
-        os.replace(tmp, target)
+        write_atomic_with(path, fig.savefig)
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from ...cayley import Topology, fold_masks, profile_degree, profile_folds
+from ...cost import phase_time
 from ...errors import InfeasibleError
 from ...instance import Demand, Instance
 from ...schedules import closed_form
@@ -28,8 +29,8 @@ from ..space import RING, Shape, candidate_partitions, integer_partitions, shape
 
 __all__ = [
     "ActiveAxis",
+    "Candidate",
     "Candidates",
-    "Choice",
     "DemandCandidates",
     "enumerate_candidates",
 ]
@@ -41,9 +42,10 @@ _UB_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
-class Choice:
-    """One way to run a demand: on ``shape``'s profile (``shape`` not None) or on the
-    axis's unit masks (``shape`` None), or as a ring (``shape`` == RING)."""
+class Candidate:
+    """A search-space choice priced for the exact models, at one multiplicity p: on
+    ``shape``'s profile (``shape`` not None) or on the axis's unit masks (``shape``
+    None), or as a ring (``shape`` == RING)."""
 
     shape: Shape | None
     schedule: str
@@ -91,7 +93,7 @@ class DemandCandidates:
     axis_index: int
     index: int  # demand index on its axis
     demand: Demand
-    choices: tuple[Choice, ...]
+    choices: tuple[Candidate, ...]
 
 
 @dataclass(frozen=True)
@@ -105,10 +107,6 @@ class Candidates:
     axes: tuple[ActiveAxis, ...]
     demands: tuple[DemandCandidates, ...]
     upper_bound: float | None
-
-    @property
-    def single_mesh(self) -> bool:
-        return len(self.instance.meshes) == 1
 
     def folds(self) -> tuple[int, ...]:
         """Every fold mask any axis may install, ascending."""
@@ -141,7 +139,7 @@ def _prune(
 
 
 def _cost(demand: Demand, h: int, v_factor: float, p: int, latency: float, rate: float) -> float:
-    return demand.weight * (h * latency + v_factor * demand.payload / (p * rate))
+    return demand.weight * phase_time(h, v_factor * demand.payload, p, latency, rate)
 
 
 def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -> Candidates:
@@ -166,7 +164,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
     base_min = n - sum(max(0, instance.meshes[m].axes[i].bits - 2) for m, i in ring_axes)
 
     axes: list[ActiveAxis] = []
-    raw: list[list[tuple[Demand, int, list[Choice]]]] = []
+    raw: list[list[tuple[Demand, int, list[Candidate]]]] = []
     for m, mesh in enumerate(instance.meshes):
         for i, axis in enumerate(mesh.axes):
             if not axis.demands:
@@ -174,10 +172,10 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
             a = axis.bits
             cube: Shape = (1,) * a
             shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
-            per_demand: list[tuple[Demand, int, list[Choice]]] = []
+            per_demand: list[tuple[Demand, int, list[Candidate]]] = []
             useful: set[Shape] = {cube}
             for k, d in enumerate(axis.demands):
-                choices: list[Choice] = []
+                choices: list[Candidate] = []
                 cube_opts = [
                     (o.h, o.v_factor, o.schedule)
                     for o in shape_options(d.collective, d.schedule, cube)
@@ -188,7 +186,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                 for h, v, name in cube_kept:
                     top = p_cube if v > 0 else 1
                     choices.extend(
-                        Choice(None, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                        Candidate(None, name, h, v, p, _cost(d, h, v, p, lam, rate))
                         for p in range(1, top + 1)
                     )
                 for shape in shapes:
@@ -207,7 +205,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                     for h, v, name in kept:
                         top = p_top if v > 0 else 1
                         choices.extend(
-                            Choice(shape, name, h, v, p, _cost(d, h, v, p, lam, rate))
+                            Candidate(shape, name, h, v, p, _cost(d, h, v, p, lam, rate))
                             for p in range(1, top + 1)
                         )
                 if (m, i) in ring_axes:
@@ -215,7 +213,7 @@ def enumerate_candidates(instance: Instance, upper_bound: float | None = None) -
                     h, v = form.h, float(form.v_factor)
                     top = (ports - (n - a)) // 2
                     choices.extend(
-                        Choice(RING, "ring", h, v, p, _cost(d, h, v, p, lam, rate))
+                        Candidate(RING, "ring", h, v, p, _cost(d, h, v, p, lam, rate))
                         for p in range(1, top + 1)
                     )
                 per_demand.append((d, k, choices))

@@ -7,26 +7,36 @@ rounding error (half a unit per demand), so it stays a proven bound in seconds.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ortools.sat.python import cp_model
 
 from ...errors import OcsplanError
+from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 
-__all__ = ["CpSatBackend", "export_cpsat"]
+__all__ = ["CpSatBackend", "cpsat_status", "export_cpsat"]
 
 _UNITS = 1e9
 
-_STATUS = {
-    cp_model.OPTIMAL: "optimal",
-    cp_model.FEASIBLE: "feasible",
-    cp_model.INFEASIBLE: "infeasible",
-    cp_model.UNKNOWN: "unknown",
-    cp_model.MODEL_INVALID: "unknown",
+_STATUS: dict[int, str] = {
+    int(cp_model.OPTIMAL): "optimal",
+    int(cp_model.FEASIBLE): "feasible",
+    int(cp_model.INFEASIBLE): "infeasible",
+    int(cp_model.UNKNOWN): "unknown",
 }
+
+
+def cpsat_status(code: int, detail: str = "") -> str:
+    """The status of a CP-SAT answer; MODEL_INVALID (a bug in the model we built)
+    and codes this version does not know are errors, never a silent ``unknown``."""
+    if code == cp_model.MODEL_INVALID:
+        reason = detail.strip().splitlines()[0] if detail.strip() else "no reason given"
+        raise OcsplanError(f"CP-SAT rejected the model (MODEL_INVALID): {reason}")
+    if code not in _STATUS:
+        raise OcsplanError(f"CP-SAT returned status code {code}, which ocsplan does not know")
+    return _STATUS[code]
 
 
 def _translate(form: Formulation) -> tuple[cp_model.CpModel, list[cp_model.IntVar], float]:
@@ -85,7 +95,7 @@ class CpSatBackend:
         if self.time_limit is not None:
             params.max_time_in_seconds = float(self.time_limit)
         code = solver.solve(model)
-        status = _STATUS.get(code, "unknown")
+        status = cpsat_status(int(code), model.validate() if code == cp_model.MODEL_INVALID else "")
         demands = len(form.cand.demands)
         values: Assignment | None = None
         objective = bound = None
@@ -108,10 +118,11 @@ def _version() -> str:
 
 
 def export_cpsat(form: Formulation, path: str | Path) -> None:
-    """Write the CP-SAT model proto (``.pb.txt`` text, ``.pb`` binary)."""
+    """Write the CP-SAT model proto (``.pb.txt`` text, ``.pb`` binary), atomically."""
     model, _, _ = _translate(form)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
-    if not model.export_to_file(str(tmp)):
-        raise OcsplanError(f"{path}: CP-SAT could not write the model")
-    os.replace(tmp, target)
+
+    def write(tmp: Path) -> None:
+        if not model.export_to_file(str(tmp)):
+            raise OcsplanError(f"{path}: CP-SAT could not write the model")
+
+    write_atomic_with(path, write)

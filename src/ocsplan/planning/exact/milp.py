@@ -19,10 +19,11 @@ from typing import Any
 import pulp
 
 from ...errors import OcsplanError, SolverUnavailable
+from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
 from .model import Assignment, Formulation
 
-__all__ = ["MilpBackend", "export_lp", "to_pulp"]
+__all__ = ["MilpBackend", "cbc_status", "export_lp", "highs_status", "to_pulp"]
 
 _UNITS = 1e3
 _REL_GAP = 1e-9
@@ -68,6 +69,52 @@ def _quiet_stdout() -> Iterator[None]:
         os.dup2(saved, 1)
         os.close(saved)
         os.close(devnull)
+
+
+def highs_status(code: Any, has_solution: bool, name: str = "") -> str:
+    """The status of a HiGHS answer (``code``: a ``highspy.HighsModelStatus``).
+
+    Every variable of the model is bounded, so "unbounded or infeasible" means
+    infeasible and "unbounded" means a modelling error. A limit (time, nodes,
+    solutions, memory, interrupt) is ``feasible`` with an incumbent, else ``unknown``.
+    """
+    import highspy
+
+    codes = highspy.HighsModelStatus
+    label = name or str(code)
+    if code in (
+        codes.kNotset,
+        codes.kLoadError,
+        codes.kModelError,
+        codes.kPresolveError,
+        codes.kSolveError,
+        codes.kPostsolveError,
+    ):
+        raise OcsplanError(f"HiGHS failed: {label}")
+    if code == codes.kUnbounded:
+        raise OcsplanError(f"HiGHS reports the bounded model unbounded (modelling error): {label}")
+    if code == codes.kOptimal:
+        return "optimal"
+    if code in (codes.kInfeasible, codes.kUnboundedOrInfeasible):
+        return "infeasible"
+    return "feasible" if has_solution else "unknown"
+
+
+def cbc_status(status: int, sol_status: int) -> str:
+    """The status of a CBC answer from PuLP's ``prob.status`` and ``prob.sol_status``.
+
+    PuLP reports a run stopped with an incumbent as status Optimal and solution
+    status IntegerFeasible: only an optimal *solution* status proves optimality.
+    """
+    if status == pulp.LpStatusUnbounded or sol_status == pulp.LpSolutionUnbounded:
+        raise OcsplanError("CBC reports the bounded model unbounded (modelling error)")
+    if sol_status == pulp.LpSolutionOptimal:
+        return "optimal" if status == pulp.LpStatusOptimal else "feasible"
+    if sol_status == pulp.LpSolutionIntegerFeasible:
+        return "feasible"
+    if status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
+        return "infeasible"
+    return "unknown"
 
 
 class _Highs(pulp.HiGHS):  # type: ignore[misc]
@@ -118,7 +165,7 @@ class MilpBackend:
         start = {xs[v].name: float(x) for v, x in hint.items()} if hint else None
         if self.solver == "highs":
             return self._highs(form, prob, xs, scale, start)
-        return self._cbc(form, prob, xs, scale, start)
+        return self._cbc(form, prob, xs, start)
 
     def _highs(
         self,
@@ -128,7 +175,6 @@ class MilpBackend:
         scale: float,
         start: dict[str, float] | None,
     ) -> Outcome:
-        import highspy
 
         solver = _Highs(
             start=start,
@@ -143,23 +189,7 @@ class MilpBackend:
         model_status = highs.getModelStatus()
         info = highs.getInfo()
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        codes = highspy.HighsModelStatus
-        failures = (
-            codes.kNotset,
-            codes.kLoadError,
-            codes.kModelError,
-            codes.kPresolveError,
-            codes.kSolveError,
-            codes.kPostsolveError,
-        )
-        if model_status in failures:
-            raise OcsplanError(f"HiGHS failed: {highs.modelStatusToString(model_status)}")
-        if model_status == codes.kOptimal:
-            status = "optimal"
-        elif model_status in (codes.kInfeasible,):
-            status = "infeasible"
-        else:
-            status = "feasible" if has_solution else "unknown"
+        status = highs_status(model_status, has_solution, highs.modelStatusToString(model_status))
         values = None
         objective = bound = None
         if status in ("optimal", "feasible"):
@@ -177,7 +207,6 @@ class MilpBackend:
         form: Formulation,
         prob: pulp.LpProblem,
         xs: list[pulp.LpVariable],
-        scale: float,
         start: dict[str, float] | None,
     ) -> Outcome:
         if start:
@@ -201,14 +230,7 @@ class MilpBackend:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             prob.solve(solver)
-        if prob.sol_status == pulp.LpSolutionOptimal:
-            status = "optimal"
-        elif prob.sol_status == pulp.LpSolutionIntegerFeasible:
-            status = "feasible"
-        elif prob.status == pulp.LpStatusInfeasible:
-            status = "infeasible"
-        else:
-            status = "unknown"
+        status = cbc_status(prob.status, prob.sol_status)
         values = None
         objective = bound = None
         if status in ("optimal", "feasible"):
@@ -221,17 +243,8 @@ class MilpBackend:
 
 def export_lp(form: Formulation, path: str | Path) -> None:
     """Write the model as MPS (``.mps``) or CPLEX LP (``.lp``), atomically."""
-    target = Path(path)
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".mps", ".lp"):
+        raise OcsplanError(f"{path}: unknown model format (use .mps or .lp)")
     prob, _, _ = to_pulp(form)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
-    try:
-        if target.suffix.lower() == ".mps":
-            prob.writeMPS(str(tmp))
-        elif target.suffix.lower() == ".lp":
-            prob.writeLP(str(tmp))
-        else:
-            raise OcsplanError(f"{path}: unknown model format (use .mps or .lp)")
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic_with(path, lambda tmp: prob.writeMPS(str(tmp)) if suffix == ".mps" else prob.writeLP(str(tmp)))

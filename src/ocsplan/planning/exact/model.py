@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...cayley import fold_masks, mask_of, profile_degree, profile_folds
-from ...plan import Decision, DemandChoice, Plan
+from ...plan import Decision, DemandDecision, Plan
 from ..space import RING, Shape
-from .candidates import Candidates, Choice
+from .candidates import Candidate, Candidates, DemandCandidates
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
 
@@ -57,10 +57,6 @@ class LinearModel:
         for var, coef in items:
             merged[var] = merged.get(var, 0) + coef
         self.rows.append(Row(name, tuple((v, c) for v, c in merged.items() if c), sense, rhs))
-
-    @property
-    def binaries(self) -> int:
-        return sum(1 for lo, hi in zip(self.lower, self.upper, strict=True) if (lo, hi) == (0, 1))
 
     def value(self, assignment: Mapping[int, int]) -> float:
         return sum(c * assignment.get(v, 0) for v, c in self.objective.items())
@@ -172,10 +168,21 @@ class Formulation:
     # -- rows --------------------------------------------------------------------------
 
     def _rows(self) -> None:
-        cand, mdl = self.cand, self.model
-        axes = cand.axes
-        mdl.add("one_partition", [(v, 1) for v in self.part], "==", 1)
-        for j, ax in enumerate(axes):
+        """Every row, in a fixed order: partition, axes, demands, multiplicities, ports,
+        then the valid inequalities and the symmetry rows."""
+        self.model.add("one_partition", [(v, 1) for v in self.part], "==", 1)
+        self._axis_rows()
+        for d, dc in enumerate(self.cand.demands):
+            self._demand_rows(d, dc)
+        self._multiplicity_rows()
+        self._port_row()
+        self._valid_inequalities()
+        self._symmetry_rows()
+
+    def _axis_rows(self) -> None:
+        """Per axis: one shape, disjoint layers of the shape's sizes, folds inside them installed."""
+        mdl = self.model
+        for j, ax in enumerate(self.cand.axes):
             mdl.add(f"one_shape_{j}", [(v, 1) for v in self.shape[j].values()], "==", 1)
             for b in self._bits(j):
                 terms = [(v, 1) for layer, v in self.layer[j].items() if b in layer]
@@ -196,39 +203,45 @@ class Formulation:
                 ]
                 mdl.add(f"inside_{j}_{g}", terms, "==", 0)
                 mdl.add(f"installed_{j}_{g}", [(self.fold[g], 1), (v, -1)], ">=", 0)
-        for d, dc in enumerate(cand.demands):
-            j = dc.axis
-            picks = self.pick[d]
-            mdl.add(f"one_choice_{d}", [(v, 1) for v in picks], "==", 1)
-            for s, sv in self.shape[j].items():
-                if s == axes[j].cube:
-                    continue
-                terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape == s]
-                if terms:
-                    mdl.add(f"needs_shape_{d}_{_shape_name(s)}", [*terms, (sv, -1)], "<=", 0)
-            if RING in self.shape[j]:
-                terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape is None]
-                mdl.add(f"not_ring_{d}", [*terms, (self.shape[j][RING], 1)], "<=", 1)
-            for k, lv in self.plev[j].items():
-                terms = [
-                    (picks[c], -1) for c, ch in enumerate(dc.choices) if ch.on_profile and ch.p >= k
-                ]
-                if terms:
-                    mdl.add(f"profile_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
-            for k, lv in self.ulev[j].items():
-                terms = [
-                    (picks[c], -1) for c, ch in enumerate(dc.choices) if not ch.ring and ch.p >= k
-                ]
-                if terms:
-                    mdl.add(f"unit_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
-            for k, lv in self.rlev[j].items():
-                terms = [(picks[c], -1) for c, ch in enumerate(dc.choices) if ch.ring and ch.p >= k]
-                if terms:
-                    mdl.add(f"ring_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
-            for c, ch in enumerate(dc.choices):
-                mdl.objective[picks[c]] = ch.cost
-        # generator multiplicities follow the levels of the axes that drive them
-        for j, ax in enumerate(axes):
+
+    def _demand_rows(self, d: int, dc: DemandCandidates) -> None:
+        """Demand d: one candidate, the shape it needs, the levels it asks for; its costs."""
+        mdl, axes = self.model, self.cand.axes
+        j = dc.axis
+        picks = self.pick[d]
+        mdl.add(f"one_choice_{d}", [(v, 1) for v in picks], "==", 1)
+        for s, sv in self.shape[j].items():
+            if s == axes[j].cube:
+                continue
+            terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape == s]
+            if terms:
+                mdl.add(f"needs_shape_{d}_{_shape_name(s)}", [*terms, (sv, -1)], "<=", 0)
+        if RING in self.shape[j]:
+            terms = [(picks[c], 1) for c, ch in enumerate(dc.choices) if ch.shape is None]
+            mdl.add(f"not_ring_{d}", [*terms, (self.shape[j][RING], 1)], "<=", 1)
+        for k, lv in self.plev[j].items():
+            terms = [
+                (picks[c], -1) for c, ch in enumerate(dc.choices) if ch.on_profile and ch.p >= k
+            ]
+            if terms:
+                mdl.add(f"profile_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+        for k, lv in self.ulev[j].items():
+            terms = [
+                (picks[c], -1) for c, ch in enumerate(dc.choices) if not ch.ring and ch.p >= k
+            ]
+            if terms:
+                mdl.add(f"unit_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+        for k, lv in self.rlev[j].items():
+            terms = [(picks[c], -1) for c, ch in enumerate(dc.choices) if ch.ring and ch.p >= k]
+            if terms:
+                mdl.add(f"ring_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+        for c, ch in enumerate(dc.choices):
+            mdl.objective[picks[c]] = ch.cost
+
+    def _multiplicity_rows(self) -> None:
+        """Generator multiplicities follow the levels of the axes that drive them."""
+        mdl = self.model
+        for j, ax in enumerate(self.cand.axes):
             for g in ax.folds:
                 for k, lv in self.plev[j].items():
                     mdl.add(
@@ -250,15 +263,15 @@ class Formulation:
                     else:
                         terms = [(self.mult[(1 << b, k)], 1), (lv, -1)] + [(v, -c) for v, c in owns]
                         mdl.add(f"unit_mult_{j}_{b}_{k}", terms, ">=", -1)
-        # the port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per unit
+    def _port_row(self) -> None:
+        """The port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per unit."""
+        cand = self.cand
         terms = [(v, 1) for v in self.fold.values()] + [(v, 1) for v in self.mult.values()]
-        for j, ax in enumerate(axes):
+        for j, ax in enumerate(cand.axes):
             if RING in self.shape[j]:
                 terms.append((self.shape[j][RING], 2 - ax.bits))
                 terms += [(v, 2) for v in self.rlev[j].values()]
-        mdl.add("ports", terms, "<=", cand.ports - cand.n)
-        self._valid_inequalities()
-        self._symmetry_rows()
+        self.model.add("ports", terms, "<=", cand.ports - cand.n)
 
     # -- symmetry inside a partition -------------------------------------------------------
 
@@ -375,7 +388,7 @@ class Formulation:
 
     # -- solutions ---------------------------------------------------------------------
 
-    def decode(self, values: Mapping[int, int]) -> tuple[Decision, list[Choice]]:
+    def decode(self, values: Mapping[int, int]) -> tuple[Decision, list[Candidate]]:
         """The decision a (feasible) assignment describes, and each demand's choice."""
         cand = self.cand
         instance = cand.instance
@@ -389,11 +402,11 @@ class Formulation:
             found = [tuple(sorted(layer, reverse=True)) for layer in chosen]
             found += [(b,) for b in sorted(block, reverse=True) if b not in covered]
             profiles.append(tuple(sorted(found, key=lambda g: (-len(g), [-b for b in g]))))
-        choices: list[list[list[DemandChoice]]] = [
+        choices: list[list[list[DemandDecision]]] = [
             [[] for _ in mesh.axes] for mesh in instance.meshes
         ]
         rings = set()
-        picked: list[Choice] = []
+        picked: list[Candidate] = []
         for d, dc in enumerate(cand.demands):
             ax = cand.axes[dc.axis]
             c = next(i for i, v in enumerate(self.pick[d]) if values.get(v, 0) > 0)
@@ -404,7 +417,7 @@ class Formulation:
             if ch.ring:
                 rings.add((ax.mesh, ax.index))
             groups = profiles[dc.axis] if ch.on_profile else units
-            choices[ax.mesh][ax.index].append(DemandChoice(ch.schedule, groups, ch.p))
+            choices[ax.mesh][ax.index].append(DemandDecision(ch.schedule, groups, ch.p))
         decision = Decision(
             partitions=partition,
             choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),

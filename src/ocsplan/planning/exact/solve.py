@@ -15,14 +15,14 @@ from pathlib import Path
 
 from ...errors import InfeasibleError, OcsplanError
 from ...instance import Instance
-from ...plan import Plan, assemble
+from ...plan import SEED_NOTE, Plan, assemble
 from ..check import check_plan
 from ..heuristic import plan_heuristic
 from .backend import Backend, Outcome
 from .candidates import enumerate_candidates
 from .model import Formulation, build_formulation
 
-__all__ = ["ExactRun", "plan_exact", "prepare"]
+__all__ = ["ExactRun", "plan_exact"]
 
 # relative difference below which a proven optimum and the heuristic's plan tie
 # (CP-SAT optimises costs rounded to 1e-9 of the reference objective)
@@ -106,18 +106,13 @@ class ExactRun:
                 status=outcome.status,
                 bound_s=bound,
                 solve_seconds=seconds,
-                notes=(*notes, "no better plan than the heuristic's seed found"),
+                notes=(*notes, SEED_NOTE),
             )
         if plan is None:
             raise OcsplanError(f"{name}: {method} found no plan ({outcome.status}); raise the time limit")
         if plan.bound_s is not None and plan.bound_s > plan.objective_s:
             plan = replace(plan, bound_s=plan.objective_s)
         return plan
-
-
-def prepare(instance: Instance) -> ExactRun:
-    """Heuristic seed, candidates and model of ``instance``."""
-    return ExactRun(instance)
 
 
 def plan_exact(

@@ -1,0 +1,187 @@
+"""Realization of stacked-link plans: circulant axes as colored circuit sets (paper App. A.6).
+
+Ranks are row-major over the mesh shape and run on accelerators in order
+(contiguous placement). Axis i of size N and stride S (the product of the sizes
+after it) joins rank x with the rank whose coordinate c = (x // S) mod N is
+c + s mod N, for every offset s of its circulant. The offsets s and -s form one
+2-regular circuit set (cycles; one circuit per rank and direction), N/2 a
+1-regular one (a matching); each set and each circuit copy (multiplicity) is
+edge-colored with :func:`ocsplan.realization.coloring.edge_coloring`, color =
+port: two ports when the cycles are even, three when they are odd (the extra
+port is reported as reserved, like a ring's Vizing reserve). A set is labelled
+``circulant:A:N:S:s`` (A the axis's index among the plan's circulant axes, s <= N/2),
+which is all the validator needs to re-derive every peer. Routing through the OCS levels is the shared-host realizer's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from ..errors import InstanceError, RealizationError
+from ..plan import Plan
+from ..planning.circulant import Circulant
+from ..schedules.circulant import circulant_program
+from .circuits import (
+    Circuits,
+    GeneratorUse,
+    NodePort,
+    Placement,
+    PlanRef,
+    Route,
+    circulant_label,
+    shift,
+)
+from .coloring import edge_coloring, is_bipartite
+from .fabrics import FabricSpec
+from .realize import Logical, _check_fabric, _counts, _fabric_ref, wire_circuits
+
+__all__ = ["CirculantSet", "circulant_logical", "realize_stacked", "stacked_axes"]
+
+@dataclass(frozen=True)
+class CirculantSet:
+    """One offset pair of one circulant axis: its label and circuit copies."""
+
+    slot: int
+    mesh: int
+    axis: int
+    size: int
+    stride: int
+    offset: int
+    multiplicity: int
+
+    @property
+    def label(self) -> str:
+        return circulant_label(self.slot, self.size, self.stride, self.offset)
+
+
+def stacked_axes(plan: Plan) -> list[tuple[int, int, int]]:
+    """(mesh, axis, stride) of every circulant axis of a stacked plan, in plan order."""
+    out = []
+    for m, mesh in enumerate(plan.meshes):
+        for i, axis in enumerate(mesh.axes):
+            if axis.circulant is not None:
+                out.append((m, i, math.prod(mesh.shape[i + 1:])))
+    return out
+
+
+def circulant_logical(plan: Plan) -> tuple[list[Logical], list[CirculantSet], dict[str, tuple[int, ...]],
+                                           dict[tuple[int, int], list[int]], list[str]]:
+    """Circuits (a, b, port, label), the sets, ports per label, ports per directed edge, notes."""
+    logical: list[Logical] = []
+    sets: list[CirculantSet] = []
+    ports_of: dict[str, tuple[int, ...]] = {}
+    edge_ports: dict[tuple[int, int], list[int]] = defaultdict(list)
+    notes: list[str] = []
+    port = 0
+    for slot, (m, i, stride) in enumerate(stacked_axes(plan)):
+        axis = plan.meshes[m].axes[i]
+        assert axis.circulant is not None
+        size = axis.size
+        for s in axis.circulant.offsets:
+            if 2 * s > size:
+                continue
+            cset = CirculantSet(slot, m, i, size, stride, s, axis.circulant.multiplicity)
+            sets.append(cset)
+            if 2 * s == size:
+                edges = [(x, shift(x, size, stride, s)) for x in range(plan.world) if (x // stride) % size < s]
+            else:
+                edges = [(x, shift(x, size, stride, s)) for x in range(plan.world)]
+            colors = edge_coloring(edges)
+            palette = max(colors, default=-1) + 1
+            mine: list[int] = []
+            for _ in range(cset.multiplicity):
+                for (x, y), c in zip(edges, colors, strict=True):
+                    logical.append((min(x, y), max(x, y), port + c, cset.label))
+                    edge_ports[(x, y)].append(port + c)
+                    edge_ports[(y, x)].append(port + c)
+                mine.extend(range(port, port + palette))
+                port += palette
+            ports_of[cset.label] = tuple(mine)
+            want = 1 if 2 * s == size else 2
+            if palette > want:
+                how = "bipartite" if is_bipartite(edges) else "odd cycles"
+                notes.append(f"{cset.label}: {palette} ports per copy for {want} ({how}, cycles of "
+                             f"{size // math.gcd(size, s)})")
+    return logical, sets, ports_of, dict(edge_ports), notes
+
+
+def _routes(plan: Plan, edge_ports: dict[tuple[int, int], list[int]]) -> tuple[Route, ...]:
+    routes = []
+    for m, i, stride in stacked_axes(plan):
+        mesh, axis = plan.meshes[m], plan.meshes[m].axes[i]
+        assert axis.circulant is not None
+        graph = Circulant(axis.size, axis.circulant.offsets)
+        bases = [x for x in range(plan.world) if (x // stride) % axis.size == 0]
+        for k, d in enumerate(axis.demands):
+            program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
+            table: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [
+                [() for _ in program.phases] for _ in range(plan.world)]
+            for ph, phase in enumerate(program.phases):
+                by_src: dict[int, list[int]] = {}
+                for t in phase:
+                    dsts = by_src.setdefault(t.src, [])
+                    if t.dst not in dsts:
+                        dsts.append(t.dst)
+                for base in bases:
+                    for src, dsts in by_src.items():
+                        x = base + src * stride
+                        entries = []
+                        for dst in dsts:
+                            y = base + dst * stride
+                            ports = edge_ports.get((x, y), [])
+                            if len(ports) < d.multiplicity:
+                                raise RealizationError(f"mesh {mesh.name} axis {i} {d.schedule}: node {x} sends to "
+                                                       f"{y} in phase {ph} without {d.multiplicity} circuit(s)")
+                            entries.append((y, tuple(ports[: d.multiplicity])))
+                        table[x][ph] = tuple(entries)
+            routes.append(Route(mesh.name, i, k, d.collective, d.schedule, d.multiplicity, (),
+                                tuple(tuple(row) for row in table)))
+    return tuple(routes)
+
+
+def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Circuits:
+    """Circuits, cross-connects and routing tables of a stacked plan (contiguous placement)."""
+    if placement != "contiguous":
+        raise InstanceError("--placement", "", f"stacked plans run ranks in order: use contiguous, not {placement!r}")
+    world = plan.world
+    wire = _check_fabric(plan, fabric)
+    logical, sets, ports_of, edge_ports, notes = circulant_logical(plan)
+    used_ports = sum(len(p) for p in ports_of.values())
+    if used_ports > fabric.ports:
+        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
+    if not math.isclose(plan.link_Bps, fabric.link):
+        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
+    accelerator = tuple(range(world))
+    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
+    circuits, devices = wire_circuits(logical, accelerator, wire, fabric, label_of_port)
+    nodes: list[list[NodePort]] = [[] for _ in range(world)]
+    for c in circuits:
+        nodes[c.a].append(NodePort(c.a_port, c.b, c.b_port, c.generator))
+        nodes[c.b].append(NodePort(c.b_port, c.a, c.a_port, c.generator))
+    per_label = Counter(c.generator for c in circuits)
+    inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")
+    generators = []
+    for cs in sets:
+        total, crossing = per_label[cs.label], inter_label[cs.label]
+        scope = ("single-level" if not wire.two_level else "inter-rack" if crossing == total
+                 else "intra-rack" if crossing == 0 else "mixed")
+        generators.append(GeneratorUse(cs.label, cs.offset, "circulant", cs.multiplicity, ports_of[cs.label],
+                                       total, crossing, scope))
+    reserved = used_ports - plan.ports_used
+    return Circuits(
+        plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,
+                     tuple((cs.label, cs.multiplicity) for cs in sets)),
+        fabric=_fabric_ref(fabric, wire),
+        placement=Placement("contiguous", None, accelerator),
+        ports_used=used_ports,
+        reserved_ports=max(0, reserved),
+        generators=tuple(generators),
+        nodes=tuple(tuple(sorted(node, key=lambda e: e.port)) for node in nodes),
+        circuits=circuits,
+        devices=devices,
+        routes=_routes(plan, edge_ports),
+        counts=_counts(fabric, circuits, devices, world, used_ports),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,37 @@
+"""Start-up: the command line imports heavy libraries only in the commands that use them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("ortools", "pulp", "highspy", "simpy", "matplotlib", "networkx", "scipy", "numpy", "dask")
+
+
+def _loaded(code: str) -> set[str]:
+    """The heavy libraries imported after running ``code`` in a fresh interpreter."""
+    probe = f"import sys\n{code}\nsys.stderr.write(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
+    return set(result.stderr.split())
+
+
+def _command(args: list[str]) -> str:
+    return f"from ocsplan.cli import app\ntry:\n    app({args!r})\nexcept SystemExit:\n    pass"
+
+
+def test_importing_the_cli_imports_no_heavy_library() -> None:
+    assert _loaded("import ocsplan.cli") == set()
+    assert _loaded("import ocsplan") == set()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["solve", "--help"], ["simulate", "--help"], ["study", "--help"]])
+def test_help_imports_no_heavy_library(args: list[str]) -> None:
+    assert _loaded(_command(args)) == set()
+
+
+def test_the_heuristic_needs_numpy_only() -> None:
+    assert _loaded(_command(["solve", "instances/paper-multimesh-n256.toml"])) == {"numpy"}
