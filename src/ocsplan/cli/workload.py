@@ -1,0 +1,308 @@
+"""Workload commands (issue 9): splits, workload, decode, power (and pareto)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import InstanceError
+from ..files import write_atomic
+from ..units import format_bytes, format_time, parse_time
+from ..workload import (
+    Split,
+    check_split,
+    check_world,
+    demand_rows,
+    instance_toml,
+    load_accelerator,
+    load_model,
+    parse_split,
+    parse_tokens,
+    precision_for,
+    valid_splits,
+)
+from ..workload.kernels import compute_time, memory_per_rank, require_fit
+from ..workload.quantities import format_count
+from .app import app, emit_json, err, handle_errors, out, parse_option
+
+__all__ = ["decode", "pareto", "power", "splits", "workload"]
+
+ModelArg = Annotated[str, typer.Argument(metavar="MODEL",
+                                         help="catalogue name, model TOML or HuggingFace config.json")]
+WorldOpt = Annotated[int, typer.Option(help="accelerators N (a power of two)")]
+AccOpt = Annotated[str, typer.Option(help="accelerator: b200, rx00 or a TOML file")]
+BatchOpt = Annotated[int, typer.Option(help="users B (tokens per step)")]
+ContextOpt = Annotated[str, typer.Option(help="context tokens, e.g. 5M (10^6), 32Ki (2^10)")]
+CommOpt = Annotated[str, typer.Option(help="communication precision: fp4 or bf16")]
+
+
+def _batch(batch: int) -> int:
+    if not 1 <= batch <= 1 << 20:
+        raise InstanceError("--batch", "", f"must be in 1..{1 << 20}, got {batch}")
+    return batch
+
+
+def _gb(nbytes: float) -> str:
+    return f"{nbytes / 1e12:.4g} TB" if nbytes >= 1e12 else f"{nbytes / 1e9:.4g} GB"
+
+
+def _rate_option(text: str, option: str) -> float:
+    """``1600G``, ``1.6T``, ``400Gb/s`` as bytes per second."""
+    from ..units import parse_rate
+
+    value = text.strip()
+    if value.endswith(("G", "T")):
+        value += "b/s"
+    return float(parse_option(parse_rate, value, option))
+
+
+@app.command()
+@handle_errors
+def splits(model: ModelArg, world: WorldOpt = 512) -> None:
+    """List the valid Helix splits (KVP, TPA, EP, TPE) of a model on N accelerators."""
+    m = load_model(model)
+    check_world(world, "--world")
+    found = valid_splits(m, world)
+    table = Table(title=f"{m.name}: Helix splits on {world} accelerators", title_justify="left")
+    for col in ("KVP", "TPA", "EP", "TPE", "KV heads/rank", "experts/rank"):
+        table.add_column(col, justify="right")
+    for s in found:
+        table.add_row(str(s.kvp), str(s.tpa), str(s.ep), str(s.tpe), str(m.kv_heads // s.tpa),
+                      str(m.experts // s.ep))
+    table.caption = (f"{len(found)} splits: KVP*TPA = EP*TPE = {world}, powers of two, TPA | {m.kv_heads} KV heads, "
+                     f"EP | {m.experts} experts, TPE | width {m.width}")
+    table.caption_justify = "left"
+    out.print(table)
+
+
+def _resolve(model: str, accelerator: str, world: int, batch: int, context: str, comm: str) -> tuple[Any, ...]:
+    m = load_model(model)
+    acc = load_accelerator(accelerator)
+    check_world(world, "--world")
+    tokens = parse_option(parse_tokens, context, "--context")
+    return m, acc, world, _batch(batch), tokens, precision_for(comm)
+
+
+@app.command()
+@handle_errors
+def workload(
+    model: ModelArg,
+    split: Annotated[str, typer.Option(help="KVP,TPA,EP,TPE, e.g. 4,128,64,8")],
+    accelerator: AccOpt = "rx00",
+    world: WorldOpt = 512,
+    batch: BatchOpt = 1,
+    context: ContextOpt = "5M",
+    comm: CommOpt = "fp4",
+    emit: Annotated[Path | None, typer.Option(help="write the instance TOML for `ocsplan solve`")] = None,
+    ports: Annotated[int | None, typer.Option(help="instance ports L (default: the accelerator's)")] = None,
+    latency: Annotated[str, typer.Option(help="instance per-phase latency lambda")] = "0.52us",
+) -> None:
+    """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
+    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
+    s = check_split(m, world, parse_split(split))
+    lam = parse_option(parse_time, latency, "--latency")
+    if ports is not None and ports < 1:
+        raise InstanceError("--ports", "", f"must be positive, got {ports}")
+    mem = memory_per_rank(m, acc, world, s, batch, tokens, precision)
+    out.print(f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
+              f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
+              f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication",
+              markup=False)
+    table = Table(title="demand per decode step", title_justify="left")
+    for col in ("region", "axis", "collective", "G x R", "calls", "payload"):
+        table.add_column(col, justify="right" if col in ("calls", "payload") else "left")
+    for r in demand_rows(m, world, s, batch, precision):
+        table.add_row(r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
+                      format_bytes(r.payload) if r.calls else "-")
+    out.print(table)
+    kv_user = m.kv_elements_per_user(tokens) * precision.kv
+    out.print(f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
+              f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}", markup=False)
+    c = compute_time(m, acc, world, s, batch, tokens, precision)
+    out.print(f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
+              f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
+              f"{format_time(c.launch_s)}; total {format_time(c.total_s)}", markup=False)
+    require_fit(mem, batch)
+    if emit is not None:
+        text = instance_toml(m, world, s, batch, ports=ports or acc.ports, latency=lam, link=acc.link,
+                             precision=precision, context=tokens)
+        write_atomic(emit, text)
+        out.print(f"wrote {emit}", markup=False)
+
+
+def _step_tables(step: Any) -> tuple[Table, str]:
+    c = step.compute
+    table = Table(title=f"{step.model} on {step.fabric} ({step.technology}, {step.network}): {step.split.label}, "
+                        f"batch {step.batch}, context {step.context}", title_justify="left")
+    for col in ("part", "schedule", "payload", "calls", "per call", "total", "share"):
+        table.add_column(col, justify="left" if col in ("part", "schedule") else "right")
+    total = step.step_s
+
+    def row(part: str, schedule: str, payload: str, calls: str, per: str, value: float) -> None:
+        table.add_row(part, schedule, payload, calls, per, format_time(value), f"{value / total:.1%}")
+
+    row("attention", "", "", "", "", c.attention_s)
+    row("FFN", "", "", "", "", c.ffn_s)
+    row("LM head", "", "", "", "", c.lm_head_s)
+    row("launches", "", "", str(c.windows), format_time(c.launch_s / c.windows), c.launch_s)
+    for x in step.collectives:
+        r = x.row
+        row(f"{r.axis} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload), str(r.calls),
+            format_time(x.time_s), x.total_s)
+    summary = (f"step {format_time(total)} (compute {format_time(c.total_s)}, communication "
+               f"{format_time(step.comm_s)}); {step.tokens_per_s_user:.1f} tokens/s/user, "
+               f"{step.tokens_per_s:.1f} tokens/s; power {step.power_w / 1e3:.1f} kW "
+               f"({step.world} of {step.installed} accelerators' share), {step.tokens_per_s_mw:.0f} tokens/s/MW; "
+               f"memory per rank {_gb(step.memory.total)} of {_gb(step.memory.capacity)}")
+    return table, summary
+
+
+@app.command()
+@handle_errors
+def decode(
+    model: ModelArg,
+    fabric: Annotated[Path, typer.Option(help="fabric file, e.g. simulate/fabrics/nvl576-all-ocs.toml")],
+    accelerator: AccOpt = "rx00",
+    world: WorldOpt = 512,
+    batch: BatchOpt = 1,
+    context: ContextOpt = "5M",
+    split: Annotated[str, typer.Option(help="auto (the best feasible split) or KVP,TPA,EP,TPE")] = "auto",
+    network: Annotated[str, typer.Option(help="analytical or simlette (message mode)")] = "analytical",
+    comm: CommOpt = "fp4",
+    json_out: Annotated[str | None, typer.Option("--json", help="write the step JSON to PATH, or - for stdout")] = None,
+) -> None:
+    """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
+    from ..realization.fabrics import load_fabric
+    from ..workload.pricing import NETWORKS
+    from ..workload.step import best_step, decode_step, step_to_dict
+
+    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
+    if network not in NETWORKS:
+        raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    spec = load_fabric(fabric)
+    console = err if json_out == "-" else out
+    if split == "auto":
+        step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision)
+        console.print(f"split auto: {len(ranked)} feasible splits timed analytically, best {step.split}",
+                      markup=False)
+    else:
+        s: Split = check_split(m, world, parse_split(split))
+        step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision)
+    table, summary = _step_tables(step)
+    console.print(table)
+    console.print(summary, markup=False)
+    emit_json(json.dumps(step_to_dict(step), indent=1) + "\n", json_out)
+
+
+@app.command()
+@handle_errors
+def power(
+    fabrics: Annotated[list[Path], typer.Argument(metavar="FABRIC...", help="fabric files; ratios are to the first")],
+    accelerator: AccOpt = "rx00",
+    rate: Annotated[str | None, typer.Option(help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
+    ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
+) -> None:
+    """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
+    from ..realization.fabrics import load_fabric
+    from ..workload.power import fabric_power, rate_label
+
+    acc = load_accelerator(accelerator)
+    bps = None if rate is None else _rate_option(rate, "--rate")
+    if ports is not None and ports < 1:
+        raise InstanceError("--ports", "", f"must be positive, got {ports}")
+    results = [fabric_power(load_fabric(f), acc.power, rate=bps, ports=ports) for f in fabrics]
+    first = results[0].total
+    table = Table(title=f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)", title_justify="left")
+    for col in ("fabric", "rate", "ports", "devices", "XPUs", "switches", "pluggables", "CPO", "total",
+                f"{results[0].fabric} / this"):
+        table.add_column(col, justify="left" if col in ("fabric", "devices") else "right")
+    for b in results:
+        devices = ", ".join(f"L{lv} {n} {tech.upper()} x {radix} @ {w:g} W" for lv, tech, n, radix, w in b.devices)
+        table.add_row(b.fabric, rate_label(b.rate_gbps), str(b.ports), devices, f"{b.xpus_total / 1e3:.1f} kW",
+                      f"{b.switches_total / 1e3:.1f} kW", f"{b.pluggables} = {b.pluggables_total / 1e3:.1f} kW",
+                      f"{b.cpo} = {b.cpo_total / 1e3:.1f} kW", f"{b.total / 1e3:.1f} kW", f"{first / b.total:.3f}")
+    out.print(table)
+
+
+def _fabric_path(name: str) -> Path:
+    """A fabric file, or a short name ``all-eps`` for ``simulate/fabrics/nvl576-all-eps.toml``."""
+    path = Path(name)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    short = Path("simulate") / "fabrics" / f"nvl576-{name}.toml"
+    if not short.exists():
+        raise InstanceError("--fabrics", "", f"no fabric file {name!r} (and no {short})")
+    return short
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InstanceError(option, "", f"expected comma-separated integers, got {text!r}") from None
+    if not values:
+        raise InstanceError(option, "", "empty list")
+    return [_batch(v) for v in values]
+
+
+@app.command()
+@handle_errors
+def pareto(
+    model: ModelArg,
+    contexts: Annotated[str, typer.Option(help="context lengths, e.g. 32Ki,5M")] = "32Ki,5M",
+    batches: Annotated[str, typer.Option(help="batch sizes")] = "1,2,4,8,16",
+    fabrics: Annotated[str, typer.Option(help="fabric files or short names (all-eps = "
+                                              "simulate/fabrics/nvl576-all-eps.toml)")] = "all-eps,hybrid,all-ocs",
+    accelerator: AccOpt = "rx00",
+    world: WorldOpt = 512,
+    comm: CommOpt = "fp4",
+    network: Annotated[str, typer.Option(help="analytical, or simlette to re-simulate each cell's "
+                                              "splits within 7 % of its best")] = "analytical",
+    jobs: Annotated[int, typer.Option(help="worker processes")] = 1,
+    cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
+    png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
+) -> None:
+    """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
+    from ..realization.fabrics import load_fabric
+    from ..workload.pareto import cells_csv, pareto_sweep, write_png
+    from ..workload.pricing import NETWORKS
+
+    m = load_model(model)
+    acc = load_accelerator(accelerator)
+    check_world(world, "--world")
+    precision = precision_for(comm)
+    ctx = [parse_option(parse_tokens, c.strip(), "--contexts") for c in contexts.split(",") if c.strip()]
+    if not ctx:
+        raise InstanceError("--contexts", "", "empty list")
+    sizes = _int_list(batches, "--batches")
+    specs = [load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()]
+    if network not in NETWORKS:
+        raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    if jobs < 1:
+        raise InstanceError("--jobs", "", f"must be positive, got {jobs}")
+    cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, jobs=jobs,
+                         cache=cache)
+    table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
+    for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
+        table.add_column(col, justify="left" if col in ("fabric", "split") else "right")
+    for c in cells:
+        s = c.best
+        if s is None:
+            table.add_row(str(c.context), str(c.batch), c.fabric, "does not fit", "", "", "", "", "", style="dim")
+            continue
+        table.add_row(str(c.context), str(c.batch), c.fabric, str(s.split), format_time(s.step_s),
+                      format_time(s.comm_s), f"{s.tokens_per_s_user:.1f}", f"{s.tokens_per_s:.1f}",
+                      f"{s.tokens_per_s_mw:.0f}")
+    points = sum(c.timed + c.infeasible for c in cells)
+    table.caption = f"{points} points ({len(cells)} cells x {points // max(1, len(cells))} splits)"
+    table.caption_justify = "left"
+    out.print(table)
+    if csv_out is not None:
+        write_atomic(csv_out, cells_csv(cells))
+    if png is not None:
+        write_png(cells, png)

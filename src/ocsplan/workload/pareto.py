@@ -1,0 +1,177 @@
+"""The interactivity-throughput sweep of Figures 4 and 5 (paper §6.1, App. B.6).
+
+Per (model, context, batch, fabric) every valid Helix split that fits in HBM
+is timed with the analytical network; the split with the most tokens/s/user
+wins the cell. Plans depend on the demand only (batch, split), not on the
+context, so one plan serves every context (and, with a plan cache directory,
+every rerun). ``network="simlette"`` re-simulates the splits within
+``within`` of each cell's best and keeps the best simulated one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..files import write_atomic
+from ..realization.fabrics import FabricSpec
+from .accelerator import Accelerator
+from .demand import COMM, Precision
+from .kernels import memory_per_rank
+from .model import Model
+from .splits import Split, check_world, valid_splits
+from .step import Step, decode_step, use_plan_cache
+
+__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "write_png"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of Figure 4: the best split of a (context, batch, fabric)."""
+
+    model: str
+    context: int
+    batch: int
+    fabric: str
+    best: Step | None  # None when no split fits in HBM
+    timed: int  # splits timed (fitting in HBM)
+    infeasible: int  # splits whose batch does not fit
+
+
+Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, str | None]
+
+
+def _task(task: Task) -> list[Step | None]:
+    model, acc, spec, world, split, batch, contexts, precision, cache = task
+    use_plan_cache(Path(cache) if cache else None)
+    out: list[Step | None] = []
+    for context in contexts:
+        if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
+            out.append(None)
+            continue
+        out.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision,
+                               check_memory=False))
+    return out
+
+
+def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
+                 batches: Sequence[int], world: int, *, precision: Precision = COMM["fp4"],
+                 network: str = "analytical", within: float = 0.07, jobs: int = 1,
+                 cache: Path | None = None, progress: Callable[[int, int], None] | None = None) -> list[Cell]:
+    """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics."""
+    check_world(world)
+    splits = valid_splits(model, world)
+    ctx = tuple(contexts)
+    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, str(cache) if cache else None)
+                         for spec in fabrics for b in batches for s in splits]
+    results: list[list[Step | None]] = []
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for i, res in enumerate(pool.map(_task, tasks, chunksize=4)):
+                results.append(res)
+                if progress is not None:
+                    progress(i + 1, len(tasks))
+    else:
+        use_plan_cache(cache)
+        for i, task in enumerate(tasks):
+            results.append(_task(task))
+            if progress is not None:
+                progress(i + 1, len(tasks))
+    table = {(t[2].name, t[5], t[4]): r for t, r in zip(tasks, results, strict=True)}
+    cells = []
+    for c_index, context in enumerate(ctx):
+        for b in batches:
+            for spec in fabrics:
+                steps = [table[(spec.name, b, s)][c_index] for s in splits]
+                feasible = [st for st in steps if st is not None]
+                best = min(feasible, key=lambda st: (-st.tokens_per_s_user, st.split)) if feasible else None
+                if best is not None and network == "simlette":
+                    bar = (1 - within) * best.tokens_per_s_user
+                    finalists = [st for st in feasible if st.tokens_per_s_user >= bar]
+                    simulated = [decode_step(model, acc, spec, world, st.split, b, context, network="simlette",
+                                             precision=precision, check_memory=False) for st in finalists]
+                    best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
+                cells.append(Cell(model.name, context, b, spec.name, best, len(feasible),
+                                  len(steps) - len(feasible)))
+    return cells
+
+
+CSV_COLUMNS = ("model", "context", "batch", "fabric", "technology", "network", "kvp", "tpa", "ep", "tpe",
+               "splits_timed", "splits_infeasible", "step_s", "attention_s", "ffn_s", "lm_head_s", "launch_s",
+               "comm_s", "tokens_per_s_user", "tokens_per_s", "power_w", "tokens_per_s_mw")
+
+
+def cells_csv(cells: Sequence[Cell]) -> str:
+    """CSV text, one row per cell (empty figures where no split fits)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for c in cells:
+        s = c.best
+        if s is None:
+            writer.writerow([c.model, c.context, c.batch, c.fabric, "", "", "", "", "", "", c.timed, c.infeasible]
+                            + [""] * 10)
+            continue
+        k = s.compute
+        writer.writerow([c.model, c.context, c.batch, c.fabric, s.technology, s.network, s.split.kvp, s.split.tpa,
+                         s.split.ep, s.split.tpe, c.timed, c.infeasible, repr(s.step_s), repr(k.attention_s),
+                         repr(k.ffn_s), repr(k.lm_head_s), repr(k.launch_s), repr(s.comm_s),
+                         repr(s.tokens_per_s_user), repr(s.tokens_per_s), repr(s.power_w),
+                         repr(s.tokens_per_s_mw)])
+    return buffer.getvalue()
+
+
+def write_png(cells: Sequence[Cell], path: Path) -> None:
+    """Figure 4 (interactivity vs throughput) above Figure 5 (step breakdown), one column per context."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    contexts = sorted({c.context for c in cells})
+    fabrics = list(dict.fromkeys(c.fabric for c in cells))
+    batches = sorted({c.batch for c in cells})
+    fig, axes = plt.subplots(2, len(contexts), figsize=(6 * len(contexts), 9), squeeze=False)
+    colors = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd"]
+    for j, context in enumerate(contexts):
+        top, bottom = axes[0][j], axes[1][j]
+        for f_index, fabric in enumerate(fabrics):
+            pts = [c for c in cells if c.context == context and c.fabric == fabric and c.best is not None]
+            xs = [c.best.tokens_per_s_user for c in pts if c.best is not None]
+            ys = [c.best.tokens_per_s / 1e3 for c in pts if c.best is not None]
+            top.plot(xs, ys, "o-", color=colors[f_index % len(colors)], label=fabric)
+            for c, x, y in zip(pts, xs, ys, strict=True):
+                top.annotate(str(c.batch), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        top.set_xlabel("interactivity (tokens/s/user)")
+        top.set_ylabel("throughput (k tokens/s)")
+        top.set_title(f"{cells[0].model}, context {context}")
+        top.legend()
+        width = 0.8 / max(1, len(fabrics))
+        for f_index, fabric in enumerate(fabrics):
+            for b_index, b in enumerate(batches):
+                found = [c for c in cells if c.context == context and c.fabric == fabric and c.batch == b]
+                if not found or found[0].best is None:
+                    continue
+                s = found[0].best
+                parts = [s.compute.attention_s, s.compute.ffn_s + s.compute.lm_head_s, s.comm_s, s.compute.launch_s]
+                x = b_index + (f_index - (len(fabrics) - 1) / 2) * width
+                base = 0.0
+                for p_index, value in enumerate(parts):
+                    bottom.bar(x, value * 1e3, width, bottom=base, color=["#8c564b", "#bcbd22", "#1f77b4",
+                                                                          "#7f7f7f"][p_index],
+                               label=["attention", "FFN + LM head", "communication", "fixed overhead"][p_index]
+                               if f_index == 0 and b_index == 0 else None)
+                    base += value * 1e3
+        bottom.set_xticks(range(len(batches)), [str(b) for b in batches])
+        bottom.set_xlabel("batch size (bars: " + ", ".join(fabrics) + ")")
+        bottom.set_ylabel("decode step (ms)")
+        bottom.legend()
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    write_atomic(path, buffer.getvalue())

@@ -1,0 +1,297 @@
+"""Collective times of one decode step on a fabric file (paper §5.4, App. B.4).
+
+all-OCS: the emitted instance is planned (``ocsplan.solve``, the fabric's L
+ports and OCS hop latency) and every demand of the plan is priced on the
+fabric: analytically (Eq. 1 on the fabric's own paths,
+:func:`ocsplan.simlette.analytical`) or by Simlette in message mode.
+
+all-EPS and hybrid: every axis is the complete graph K_M with the native
+schedules: all-reduce one-shot, two-shot (rs-ag on one layer) or
+halving-doubling (rs-ag on the cube), the cheapest; all-gather and
+all-to-all one-shot (a single layer). A two-axis mesh takes the rank-bit
+order (which axis gets the low, intra-rack bits) that is cheaper. Priced the
+same two ways. Collective groups of an axis run concurrently; each demand is
+priced alone (the analytical model) or simulated alone (all its groups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..cayley import Topology, expand
+from ..instance import Instance
+from ..plan import GeneratorPlan, Plan, demand_topology
+from ..realization.fabrics import FabricSpec
+from ..schedules import SCHEDULES, Program
+from ..simlette import SimOptions, simulate_plan, simulate_workload
+from ..simlette.circuitmap import circuits_from_plan, hybrid_uplinks, technology
+from ..simlette.engine import Engine
+from ..simlette.network import Network
+from ..simlette.simulate import network_factory
+from ..simlette.timing import DL_FLIT
+from ..simlette.workload import Workload, program_workload
+from .demand import DemandRow
+
+__all__ = [
+    "NATIVE", "NETWORKS", "Compiled", "Priced", "compile_program", "group_analytical", "native_sends",
+    "price_native", "price_planned", "symmetric_analytical",
+]
+
+NETWORKS = ("analytical", "simlette")
+
+# Native EPS schedules: (schedule, layout) with layout "flat" = K_M, "cube" = unit masks.
+NATIVE: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "all-reduce": (("one-shot", "one-shot", "flat"), ("two-shot", "rs-ag", "flat"),
+                   ("halving-doubling", "rs-ag", "cube")),
+    "all-gather": (("one-shot", "layered", "flat"),),
+    "all-to-all": (("one-shot", "bruck", "flat"),),
+}
+
+
+@dataclass(frozen=True)
+class Priced:
+    """Time of one call of each demand, keyed (region, axis) as in :class:`DemandRow`."""
+
+    times: dict[tuple[str, str], tuple[str, float]]  # (schedule, seconds per call)
+    plan: Plan | None = None
+    notes: tuple[str, ...] = ()
+
+
+# -- all-OCS: the planner's circuits -------------------------------------------------------
+
+_PLAN_KEYS = {("world", 0, "all-reduce"): ("attention", "world"), ("world", 0, "all-gather"): ("lm-head", "world"),
+              ("attention", 0, "all-to-all"): ("attention", "KVP"), ("ffn", 0, "all-reduce"): ("ffn", "TPE"),
+              ("ffn", 1, "all-gather"): ("ffn", "EP")}
+
+
+def _engine(spec: FabricSpec) -> Engine:
+    return Engine(DL_FLIT / spec.link, False)
+
+
+def _ignore(_msg: object) -> None:
+    return None
+
+
+@lru_cache(maxsize=1024)
+def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> Priced:
+    """Price every demand of an OCS plan on ``spec`` (cached: a sweep re-prices a plan per context)."""
+    times: dict[tuple[str, str], tuple[str, float]] = {}
+    cmap = circuits_from_plan(plan, spec)
+    factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports, circuits=cmap)
+    net = factory(_engine(spec), _ignore)
+    rack = spec.rack_size if spec.two_level else spec.accelerators
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            for d in axis.demands:
+                key = _PLAN_KEYS[(mesh.name, i, d.collective)]
+                program = _local_program(d.schedule, demand_topology(d.groups, axis.bits), d.payload_bytes)
+                times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
+    notes: tuple[str, ...] = ()
+    if network == "simlette":
+        report = simulate_plan(plan, spec, SimOptions(mode="message"))
+        for r in report.demands:
+            times[_PLAN_KEYS[(r.mesh, r.axis, r.collective)]] = (r.schedule, r.simulated_s)
+        notes = report.notes
+    return Priced(times, plan, notes)
+
+
+Compiled = tuple[int, tuple[tuple[tuple[int, int, int, float], ...], ...]]  # size, phases of (src, dst, gen, B)
+
+
+def compile_program(program: Program) -> Compiled:
+    """A program's transfers as plain tuples (bytes as floats), empty transfers dropped."""
+    return program.size, tuple(tuple((t.src, t.dst, t.gen, float(t.nbytes)) for t in phase if t.nbytes > 0)
+                               for phase in program.phases)
+
+
+@lru_cache(maxsize=128)
+def _local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
+    return compile_program(SCHEDULES[schedule].build(topology, payload))
+
+
+def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
+    """:func:`ocsplan.simlette.analytical` over the group of rank 0 only.
+
+    On circuits every resource is one node's edge, so groups share nothing,
+    and with rank-order placement every group sees the same stages: one group
+    gives the time of all (the tests compare with the full workload). With a
+    power-of-two ``rack_size`` an edge's latency and capacity depend only on
+    the sender's rack and the generator and are looked up once per pair.
+    """
+    size, phases = program
+    glob = [expand(x, bits) for x in range(size)]  # expand is linear: gens map alike
+    shift = rack_size.bit_length() - 1 if rack_size > 0 and rack_size & (rack_size - 1) == 0 else -1
+    memo: dict[tuple[int, int], tuple[float, float]] = {}
+    total = 0.0
+    for phase in phases:
+        latency = 0.0
+        load: dict[tuple[int, int], float] = {}
+        for s_local, d_local, g_local, nbytes in phase:
+            src, gen = glob[s_local], glob[g_local]
+            where = (src >> shift if shift >= 0 else src, gen)
+            found = memo.get(where)
+            if found is None:
+                resources = net.resources(src, glob[d_local], gen)
+                if len(resources) != 1:
+                    raise ValueError("group_analytical prices circuit networks (one resource per edge)")
+                found = (net.latency(src, glob[d_local], gen), resources[0][1])
+                memo[where] = found
+            if found[0] > latency:
+                latency = found[0]
+            key = (src, gen)
+            load[key] = load.get(key, 0.0) + nbytes / found[1]
+        if load:
+            total += latency + max(load.values())
+    return total
+
+
+# -- all-EPS and hybrid: native schedules on K_M --------------------------------------------
+
+
+def _bits_of_axes(shape: Sequence[int], low_first: int) -> list[tuple[int, ...]]:
+    """Global bit positions of each axis; axis ``low_first`` takes the lowest bits."""
+    order = [low_first] + [i for i in range(len(shape)) if i != low_first]
+    bits: list[tuple[int, ...]] = [()] * len(shape)
+    pos = 0
+    for i in order:
+        width = shape[i].bit_length() - 1
+        bits[i] = tuple(range(pos + width - 1, pos - 1, -1))
+        pos += width
+    return bits
+
+
+@lru_cache(maxsize=16)
+def _program_workload(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int) -> Workload:
+    a = len(bits)
+    topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
+    program = SCHEDULES[schedule].build(topo, payload)
+    return program_workload(program, bits, world)
+
+
+Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
+
+
+@lru_cache(maxsize=4096)
+def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
+    """What every node sends per phase in a native schedule on M = ``size`` ranks.
+
+    K_M (``flat``): one-shot sends sigma to every peer; rs-ag (two phases), the
+    layered all-gather and the one-layer Bruck all-to-all send sigma / M to every
+    peer per phase. The cube (``cube``, halving-doubling) is read off node 0 of
+    the catalogue's program. The tests compare both with the executable programs.
+    """
+    peers = range(1, size)
+    if layout == "flat":
+        if schedule == "one-shot":
+            return (tuple((g, float(payload)) for g in peers),)
+        phases = 2 if schedule == "rs-ag" else 1
+        return tuple(tuple((g, payload / size) for g in peers) for _ in range(phases))
+    program = SCHEDULES[schedule].build(Topology.cube(size.bit_length() - 1), payload)
+    return tuple(tuple((t.gen, float(t.nbytes)) for t in phase if t.src == 0 and t.nbytes > 0)
+                 for phase in program.phases)
+
+
+def symmetric_analytical(sends: Sends, bits: Sequence[int], net: Network, rack_size: int) -> float:
+    """Eq. 1 on a switched network for a schedule every node runs alike on every group.
+
+    Per phase: the largest hop latency plus the most loaded resource, where a
+    node's ports carry what one node sends and a rack's uplinks (or a level-2
+    bundle) what all ``rack_size`` nodes of a rack send across racks: the same
+    sum :func:`ocsplan.simlette.analytical` forms transfer by transfer.
+    """
+    total = 0.0
+    for phase in sends:
+        latency = 0.0
+        load: dict[object, float] = {}
+        for local, nbytes in phase:
+            g = expand(local, bits)
+            latency = max(latency, net.latency(0, g, g))
+            for key, capacity in net.resources(0, g, g):
+                kind = key[0] if isinstance(key, tuple) else key
+                per_rack = kind not in ("out", "in")
+                cls = (kind, key[-1]) if kind == "l2" and isinstance(key, tuple) else kind
+                load[cls] = load.get(cls, 0.0) + nbytes * (rack_size if per_rack else 1) / capacity
+        if load:
+            total += latency + max(load.values())
+    return total
+
+
+def _native_routes(instance: Instance, spec: FabricSpec) -> Plan:
+    """A stand-in plan whose generators are every rank pair an axis uses (K_M), for the hybrid's uplinks."""
+    masks: set[int] = set()
+    for mesh in instance.meshes:
+        widths = [a.bits for a in mesh.axes]
+        for low in range(len(mesh.axes)):
+            for i, bits in enumerate(_bits_of_axes(mesh.shape, low)):
+                if not mesh.axes[i].demands or not widths[i]:
+                    continue
+                lo = min(bits)
+                masks.update(g << lo for g in range(1, 1 << len(bits)))
+    gens = tuple(GeneratorPlan(mask, 1, "fold") for mask in sorted(masks))
+    b = instance.budget
+    return Plan(instance.name, "native", "native", b.world, spec.ports, 0, b.latency, b.link, gens, (), 0.0)
+
+
+def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec,
+                 network: str = "analytical") -> Priced:
+    """Price the demands on EPS or hybrid fabrics with native K_M schedules."""
+    tech = technology(spec)
+    routes = hybrid_uplinks(_native_routes(instance, spec), spec) if tech == "hybrid" else None
+    factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports, routes=routes)
+    world = instance.budget.world
+    by_key = {(r.region, r.axis): r for r in rows}
+    mesh_keys = {"world": [[("attention", "world"), ("lm-head", "world")]],
+                 "attention": [[("attention", "KVP")], [("attention", "TPA")]],
+                 "ffn": [[("ffn", "TPE")], [("ffn", "EP")]]}
+    cache: dict[tuple[str, str, tuple[int, ...], int], float] = {}
+    net_holder: list[Network] = []
+
+    def net() -> Network:
+        if not net_holder:
+            net_holder.append(factory(_engine(spec), _ignore))
+        return net_holder[0]
+
+    rack_size = spec.rack_size if spec.two_level else spec.accelerators
+
+    def analytic(schedule: str, layout: str, bits: tuple[int, ...], payload: int) -> float:
+        key = (schedule, layout, bits, payload)
+        if key not in cache:
+            sends = native_sends(schedule, layout, 1 << len(bits), payload)
+            cache[key] = symmetric_analytical(sends, bits, net(), rack_size)
+        return cache[key]
+
+    def best(collective: str, bits: tuple[int, ...], payload: int) -> tuple[str, str, str, float]:
+        options = [(label, sched, layout, analytic(sched, layout, bits, payload))
+                   for label, sched, layout in NATIVE[collective]]
+        return min(options, key=lambda o: o[3])
+
+    times: dict[tuple[str, str], tuple[str, float]] = {}
+    for mesh in instance.meshes:
+        layouts = [_bits_of_axes(mesh.shape, low) for low in range(len(mesh.shape))]
+        keys = mesh_keys[mesh.name]
+        choices = []
+        for layout_bits in layouts:
+            total = 0.0
+            picked: dict[tuple[str, str], tuple[str, str, str, tuple[int, ...], float]] = {}
+            for i, axis_keys in enumerate(keys):
+                for key in axis_keys:
+                    row = by_key[key]
+                    if not row.calls:
+                        continue
+                    label, sched, lay, t = best(row.collective, layout_bits[i], row.payload)
+                    picked[key] = (label, sched, lay, layout_bits[i], t)
+                    total += row.calls * t
+            choices.append((total, picked))
+        _, picked = min(choices, key=lambda c: c[0])
+        for key, (label, sched, lay, bits, t) in picked.items():
+            if network == "simlette":
+                workload = _program_workload(sched, lay, bits, by_key[key].payload, world)
+                t = _simulate(workload, factory, spec)
+            times[key] = (label, t)
+    return Priced(times)
+
+
+def _simulate(workload: Workload, factory: Callable[..., Network], spec: FabricSpec) -> float:
+    return simulate_workload(workload, factory, mode="message", rate=spec.link).simulated_s

@@ -1,0 +1,117 @@
+"""CLI: splits, workload, decode, power; one-line errors with exit 2, infeasible batches exit 3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ocsplan.cli import app
+from ocsplan.instance import load_instance
+
+from .conftest import ROOT
+
+runner = CliRunner()
+FABRICS = ROOT / "simulate" / "fabrics"
+CONFIG = ROOT / "tests" / "data" / "gpt-oss-120b" / "config.json"
+
+
+def test_splits_counts() -> None:
+    result = runner.invoke(app, ["splits", "megatron-5t", "--world", "512"])
+    assert result.exit_code == 0, result.output
+    assert "72 splits" in result.stdout  # App. B.6
+    result = runner.invoke(app, ["splits", str(CONFIG), "--world", "8"])
+    assert result.exit_code == 0 and "16 splits" in result.stdout  # TPA in 1,2,4,8 x EP in 1,2,4,8
+
+
+def test_workload_emits_an_instance(tmp_path: Path) -> None:
+    target = tmp_path / "inst.toml"
+    result = runner.invoke(app, ["workload", "megatron-5t", "--accelerator", "rx00", "--world", "512", "--batch", "4",
+                                 "--context", "5M", "--split", "4,128,64,8", "--emit", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "16KiB" in result.stdout and "264B" in result.stdout and "512KiB" in result.stdout  # Table 1, B = 4
+    inst = load_instance(target)
+    assert [m.shape for m in inst.meshes] == [(512,), (4, 128), (8, 64)]
+    assert inst.budget.ports == 36
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["workload", "megatron-9t", "--split", "4,128,64,8"], "megatron-9t: model: unknown model"),
+        (["workload", "gpt-oss-5.3-like", "--split", "16,32,2,256"],
+         "split: TPA=32 does not divide num_key_value_heads=16"),
+        (["workload", "megatron-5t", "--split", "4,128,64,8", "--world", "500"], "--world: must be a power of two"),
+        (["workload", "megatron-5t", "--split", "4,128,64,8", "--context", "5X"], "--context: unknown unit"),
+        (["workload", "megatron-5t", "--split", "4,128,64,8", "--comm", "fp8"], "comm: unknown communication"),
+        (["workload", "megatron-5t", "--split", "4,128,64,8", "--accelerator", "tpu"], "tpu: accelerator: unknown"),
+        (["splits", "megatron-5t", "--world", "3"], "--world: must be a power of two"),
+        (["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--network", "x"],
+         "--network: unknown network"),
+        (["power", str(FABRICS / "nvl576-all-ocs.toml"), "--rate", "300G"], "rate: 300 Gb/s has no Table 12"),
+    ],
+)
+def test_bad_input_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    target = tmp_path / "out.toml"
+    result = runner.invoke(app, [*args, "--emit", str(target)] if args[0] == "workload" else args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), lines
+    assert not target.exists()
+
+
+def test_batch_not_fitting_exit_3(tmp_path: Path) -> None:
+    # §6.1: Megatron 5T at 5M on 512 RX00 holds batch 16, not 32
+    target = tmp_path / "inst.toml"
+    result = runner.invoke(app, ["workload", "megatron-5t", "--split", "4,128,8,64", "--batch", "32",
+                                 "--emit", str(target)])
+    assert result.exit_code == 3
+    assert "GB per rank" in result.stderr and not target.exists()
+    result = runner.invoke(app, ["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-eps.toml"),
+                                 "--batch", "32"])
+    assert result.exit_code == 3 and "does not fit in HBM with any split" in result.stderr
+
+
+def test_decode_json(tmp_path: Path) -> None:
+    target = tmp_path / "step.json"
+    result = runner.invoke(app, ["decode", "gpt-oss-120b", "--fabric", str(FABRICS / "nvl576-all-eps.toml"),
+                                 "--world", "8", "--batch", "4", "--context", "32Ki", "--json", str(target)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(target.read_text())
+    assert data["context"] == 32768 and data["world"] == 8
+    assert "tokens/s/user" in result.stdout and "tokens/s/MW" in result.stdout
+
+
+def test_power_ratios_printed() -> None:
+    files = [str(FABRICS / f"nvl576-{f}.toml") for f in ("all-eps", "hybrid", "all-ocs")]
+    result = runner.invoke(app, ["power", *files])
+    assert result.exit_code == 0, result.output
+    assert "1.327" in result.stdout  # App. E: all-EPS / all-OCS
+    result = runner.invoke(app, ["power", files[0], files[2], "--rate", "1600G"])
+    assert "1.604" in result.stdout
+    result = runner.invoke(app, ["power", files[0], files[2], "--ports", "128"])
+    assert "1.937" in result.stdout
+
+
+def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
+    csv_path, png = tmp_path / "f4.csv", tmp_path / "f4.png"
+    fabrics = ",".join(str(FABRICS / f"nvl576-{f}.toml") for f in ("all-eps", "all-ocs"))
+    result = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1,4",
+                                 "--fabrics", fabrics, "--csv", str(csv_path), "--png", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "64 points" in result.stdout  # 16 splits x 1 context x 2 batches x 2 fabrics
+    assert len(csv_path.read_text().splitlines()) == 1 + 4 and png.exists()
+    bad = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--fabrics", "no-such",
+                              "--csv", str(tmp_path / "x.csv")])
+    assert bad.exit_code == 2 and "--fabrics: no fabric file 'no-such'" in bad.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("args", [["decode", "--help"], ["pareto", "--help"],
+                                  ["workload", "megatron-5t", "--split", "4,128,64,8"]])
+def test_workload_commands_import_no_heavy_library(args: list[str]) -> None:
+    from .test_cli_startup import _command, _loaded
+
+    assert _loaded(_command(args)) == set()

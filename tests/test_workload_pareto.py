@@ -1,0 +1,69 @@
+"""Pareto sweep: each cell's winner against an independent loop over the splits; CSV, PNG, cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.workload import load_accelerator, load_model, valid_splits
+from ocsplan.workload.kernels import memory_per_rank
+from ocsplan.workload.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png
+from ocsplan.workload.step import decode_step
+
+from .conftest import ROOT
+
+FABRICS = ROOT / "simulate" / "fabrics"
+RX00 = load_accelerator("rx00")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, Path]:  # type: ignore[type-arg]
+    cache = tmp_path_factory.mktemp("plans")
+    specs = [load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")]
+    cells = pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768, 1_000_000], [1, 64], 8, cache=cache)
+    return cells, cache
+
+
+def test_cells_and_points(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
+    cells, cache = sweep
+    assert len(cells) == 2 * 2 * 2
+    splits = len(valid_splits(load_model("gpt-oss-120b"), 8))
+    assert all(c.timed + c.infeasible == splits for c in cells)
+    plans = [p for p in cache.glob("*.json") if not p.name.endswith(".times.json")]
+    assert len(plans) == 2 * splits  # one plan per (batch, split) of the OCS fabric
+    assert len(list(cache.glob("*.times.json"))) == 2 * splits  # and its analytical prices
+
+
+def test_winner_is_the_best_split(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
+    cells, _ = sweep
+    model = load_model("gpt-oss-120b")
+    for c in cells:
+        spec = load_fabric(FABRICS / f"{c.fabric}.toml")
+        best = 0.0
+        for s in valid_splits(model, 8):
+            if memory_per_rank(model, RX00, 8, s, c.batch, c.context).fits:
+                best = max(best, decode_step(model, RX00, spec, 8, s, c.batch, c.context).tokens_per_s_user)
+        assert c.best is not None and c.best.tokens_per_s_user == best
+
+
+def test_csv_png_and_parallel_rerun(sweep: tuple[list, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    cells, cache = sweep
+    text = cells_csv(cells)
+    assert text.splitlines()[0].split(",") == list(CSV_COLUMNS)
+    assert len(text.splitlines()) == 1 + len(cells)
+    specs = [load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")]
+    again = pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768, 1_000_000], [1, 64], 8, cache=cache,
+                         jobs=2)
+    assert cells_csv(again) == text  # deterministic, and the same from the cache in worker processes
+    png = tmp_path / "f4.png"
+    write_png(cells, png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_batch_that_fits_nowhere() -> None:
+    spec = load_fabric(FABRICS / "nvl576-all-eps.toml")
+    cells = pareto_sweep(load_model("megatron-5t"), RX00, [spec], [5_000_000], [32], 512)
+    assert cells[0].best is None and cells[0].timed == 0 and cells[0].infeasible == 72
+    assert cells_csv(cells).splitlines()[1].startswith("megatron-5t,5000000,32,nvl576-all-eps,,")

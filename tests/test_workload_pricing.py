@@ -1,0 +1,79 @@
+"""Collective pricing: the fast evaluators against Simlette's analytical model on full workloads."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocsplan.cayley import Topology
+from ocsplan.plan import demand_topology
+from ocsplan.planning.registry import solve
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.schedules import SCHEDULES
+from ocsplan.simlette import SimOptions, analytical
+from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
+from ocsplan.simlette.engine import Engine
+from ocsplan.simlette.simulate import network_factory
+from ocsplan.simlette.workload import demand_workload, program_workload
+from ocsplan.workload import Split, instance_for, load_model
+from ocsplan.workload.pricing import (
+    _native_routes,
+    compile_program,
+    group_analytical,
+    native_sends,
+    symmetric_analytical,
+)
+
+from .conftest import ROOT
+
+FABRICS = ROOT / "simulate" / "fabrics"
+WORLD = 64
+MEGATRON = load_model("megatron-5t")
+
+
+def _net(fabric: str, routes: bool = False):  # type: ignore[no-untyped-def]
+    spec = load_fabric(FABRICS / f"{fabric}.toml")
+    hybrid = None
+    if routes:
+        inst = instance_for(MEGATRON, WORLD, Split(4, 16, 8, 8), 1, ports=36, latency=0.52e-6, link=50e9)
+        hybrid = hybrid_uplinks(_native_routes(inst, spec), spec)
+    factory = network_factory(spec, SimOptions(), ports=spec.ports, routes=hybrid)
+    return spec, factory(Engine(1e-8, False), lambda _m: None)
+
+
+CASES = [
+    ("one-shot", "flat"), ("rs-ag", "flat"), ("rs-ag", "cube"), ("layered", "flat"), ("bruck", "flat"),
+]
+BITS = [(2, 1, 0), (5, 4, 3), (5, 1, 0), (5, 4, 3, 2, 1, 0), (4, 3, 2, 1)]
+
+
+@pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "eps-single"])
+@pytest.mark.parametrize(("schedule", "layout"), CASES)
+@pytest.mark.parametrize("bits", BITS)
+def test_symmetric_equals_full_analytical(fabric: str, schedule: str, layout: str, bits: tuple[int, ...]) -> None:
+    spec, net = _net(fabric, routes=fabric == "nvl576-hybrid")
+    a = len(bits)
+    payload = 12288
+    topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
+    full = analytical(program_workload(SCHEDULES[schedule].build(topo, payload), bits, WORLD), net)
+    rack = spec.rack_size if spec.two_level else spec.accelerators
+    fast = symmetric_analytical(native_sends(schedule, layout, 1 << a, payload), bits, net, rack)
+    assert fast == pytest.approx(full, rel=1e-12)
+
+
+def test_group_equals_full_analytical_on_a_plan() -> None:
+    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    inst = instance_for(MEGATRON, WORLD, Split(4, 16, 8, 8), 4, ports=36, latency=0.52e-6, link=50e9)
+    plan = solve(inst)
+    factory = network_factory(spec, SimOptions(), ports=plan.ports, circuits=circuits_from_plan(plan, spec))
+    net = factory(Engine(1e-8, False), lambda _m: None)
+    checked = 0
+    for m, mesh in enumerate(plan.meshes):
+        for i, axis in enumerate(mesh.axes):
+            for k, d in enumerate(axis.demands):
+                program = compile_program(SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits),
+                                                                      d.payload_bytes))
+                full = analytical(demand_workload(plan, m, i, k), net)
+                assert group_analytical(program, axis.bits, net) == pytest.approx(full, rel=1e-12)
+                assert group_analytical(program, axis.bits, net, spec.rack_size) == pytest.approx(full, rel=1e-12)
+                checked += 1
+    assert checked == 5

@@ -1,0 +1,74 @@
+"""Decode step on the NVL576 fabrics with the analytical network (§6.1, §6.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocsplan.errors import InfeasibleError, InstanceError
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.workload import Split, load_accelerator, load_model
+from ocsplan.workload.step import decode_step, step_to_dict
+
+from .conftest import ROOT
+
+FABRICS = ROOT / "simulate" / "fabrics"
+RX00 = load_accelerator("rx00")
+T5M = 5_000_000
+
+
+@pytest.mark.parametrize(
+    ("model", "split", "paper"),
+    # §6.1/§6.2: all-OCS at B = 1, 5M: Megatron (4,128,8,64) 698, GPT-OSS-5.3-like (32,16,2,256) 1277 tokens/s/user
+    # (Simlette). The analytical network ignores contention and credit stalls; it must land within 5 %.
+    [("megatron-5t", Split(4, 128, 8, 64), 698), ("gpt-oss-5.3-like", Split(32, 16, 2, 256), 1277)],
+)
+def test_all_ocs_interactivity(model: str, split: Split, paper: float) -> None:
+    step = decode_step(load_model(model), RX00, load_fabric(FABRICS / "nvl576-all-ocs.toml"), 512, split, 1, T5M)
+    assert step.tokens_per_s_user == pytest.approx(paper, rel=0.05)
+    assert step.tokens_per_s == step.tokens_per_s_user  # B = 1
+    assert step.step_s == pytest.approx(step.compute.total_s + sum(c.total_s for c in step.collectives))
+    assert [c.row.axis for c in step.collectives] == ["world", "KVP", "EP", "TPE", "world"]
+    data = step_to_dict(step)
+    assert data["schema"] == "ocsplan.decode/1" and data["tokens_per_s_user"] == step.tokens_per_s_user
+
+
+def test_eps_prefers_the_papers_split() -> None:
+    # §6.1: on all-EPS Megatron at B = 1 uses (4,128,16,32), on all-OCS (4,128,8,64): the TPE group of 64
+    # forces EPS traffic through both levels.
+    m, eps = load_model("megatron-5t"), load_fabric(FABRICS / "nvl576-all-eps.toml")
+    a = decode_step(m, RX00, eps, 512, Split(4, 128, 16, 32), 1, T5M)
+    b = decode_step(m, RX00, eps, 512, Split(4, 128, 8, 64), 1, T5M)
+    assert a.tokens_per_s_user > b.tokens_per_s_user
+    tpe = {c.row.axis: c for c in b.collectives}["TPE"]
+    assert tpe.row.ranks == 64 and tpe.time_s > {c.row.axis: c for c in a.collectives}["TPE"].time_s
+
+
+def test_power_prorated() -> None:
+    step = decode_step(load_model("gpt-oss-120b"), RX00, load_fabric(FABRICS / "nvl576-all-eps.toml"), 8,
+                       Split(1, 8, 8, 1), 4, 32768)
+    assert step.power_w == pytest.approx(step.system_w * 8 / 576)
+    assert step.tokens_per_s_mw == pytest.approx(4 / step.step_s / (step.power_w / 1e6))
+
+
+def test_batch_not_fitting_and_bad_network() -> None:
+    m, ocs = load_model("megatron-5t"), load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    with pytest.raises(InfeasibleError, match="GB per rank"):
+        decode_step(m, RX00, ocs, 512, Split(4, 128, 8, 64), 32, T5M)
+    with pytest.raises(InstanceError, match="unknown network"):
+        decode_step(m, RX00, ocs, 512, Split(4, 128, 8, 64), 1, T5M, network="psychic")
+    with pytest.raises(InstanceError, match="accelerators"):
+        decode_step(m, RX00, ocs, 1024, Split(8, 128, 8, 128), 1, T5M)
+
+
+@pytest.mark.parametrize("fabric", ["nvl576-all-ocs", "nvl576-all-eps", "nvl576-hybrid"])
+def test_simlette_network_small(fabric: str) -> None:
+    # Simlette (message mode) adds DL-flit rounding, credits and contention to the analytical model:
+    # never faster than it by more than rounding, and on these small collectives within 2x.
+    m, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / f"{fabric}.toml")
+    split = Split(2, 8, 4, 4)
+    ana = decode_step(m, RX00, spec, 16, split, 2, 32768)
+    sim = decode_step(m, RX00, spec, 16, split, 2, 32768, network="simlette")
+    assert sim.network == "simlette" and sim.compute == ana.compute
+    for a, s in zip(ana.collectives, sim.collectives, strict=True):
+        assert a.row == s.row and a.schedule == s.schedule
+        assert 0.98 * a.time_s <= s.time_s <= 2 * a.time_s
