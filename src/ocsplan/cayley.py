@@ -8,6 +8,7 @@ and local ones (local bit i is the i-th lowest global bit of the block).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -17,6 +18,7 @@ __all__ = [
     "TilingSearch",
     "Topology",
     "axis_generators",
+    "ball_sizes",
     "bits_of",
     "block_fold",
     "block_fold_groups",
@@ -264,6 +266,14 @@ def topology_name(gens: Iterable[int], bits: int) -> str:
     return f"Cay(Z2^{bits}, {len(gset)} generators)"
 
 
+def ball_sizes(distances: Sequence[int]) -> tuple[int, ...]:
+    """|Ball(k)| for k = 0 .. max distance, from a connected graph's distances to one node."""
+    counts = [0] * (max(distances) + 1)
+    for d in distances:
+        counts[d] += 1
+    return tuple(itertools.accumulate(counts))
+
+
 @dataclass(frozen=True)
 class Topology:
     """An axis graph Cay((Z2)^bits, gens) in local coordinates.
@@ -338,14 +348,9 @@ class Topology:
     @cached_property
     def ball_sizes(self) -> tuple[int, ...]:
         """|Ball(k)| for k = 0 .. diameter."""
-        counts = [0] * (self.diameter + 1)
-        for d in self.distances:
-            counts[d] += 1
-        out, total = [], 0
-        for c in counts:
-            total += c
-            out.append(total)
-        return tuple(out)
+        if not self.connected:
+            raise ValueError(f"{self.name} is not connected")
+        return ball_sizes(self.distances)
 
     @cached_property
     def tiling_search(self) -> TilingSearch:

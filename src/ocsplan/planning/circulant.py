@@ -24,6 +24,8 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
+from ..cayley import ball_sizes
+
 __all__ = [
     "EXHAUSTIVE_LIMIT",
     "MAX_SIZE",
@@ -136,14 +138,9 @@ class Circulant:
     @cached_property
     def ball_sizes(self) -> tuple[int, ...]:
         """|Ball(k)| for k = 0 .. diameter."""
-        counts = [0] * (self.diameter + 1)
-        for d in self.distances:
-            counts[d] += 1
-        out, total = [], 0
-        for c in counts:
-            total += c
-            out.append(total)
-        return tuple(out)
+        if not self.connected:
+            raise ValueError(f"{self.name} is not connected")
+        return ball_sizes(self.distances)
 
 
 def _distances(size: int, offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
