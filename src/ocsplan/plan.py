@@ -618,26 +618,29 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
             tuple(check_int(s, f.fail, f"{mw}.shape", 1, world) for s in shape),
             tuple(axes),
         ))
+    return Plan(generators=tuple(generators), meshes=tuple(meshes), **_plan_fields(data, f, world, ports))
+
+
+def _plan_fields(data: Mapping[str, Any], f: _Fields, world: int, ports: int) -> dict[str, Any]:
+    """The plan-level fields both constructions share, typed and bounded."""
     bound = data.get("bound_s")
     notes = data.get("notes", [])
     if not isinstance(notes, list):
         raise f.fail("notes", "expected a list")
-    return Plan(
-        instance=f.string(data, "instance", ""),
-        method=f.string(data, "method", ""),
-        status=f.string(data, "status", ""),
-        world=world,
-        ports=ports,
-        ports_used=f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
-        latency_s=f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
-        link_Bps=f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
-        generators=tuple(generators),
-        meshes=tuple(meshes),
-        objective_s=f.number(data, "objective_s", "", 0.0, _BIG),
-        bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
-        solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
-        notes=tuple(str(x) for x in notes),
-    )
+    return {
+        "instance": f.string(data, "instance", ""),
+        "method": f.string(data, "method", ""),
+        "status": f.string(data, "status", ""),
+        "world": world,
+        "ports": ports,
+        "ports_used": f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
+        "latency_s": f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
+        "link_Bps": f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
+        "objective_s": f.number(data, "objective_s", "", 0.0, _BIG),
+        "bound_s": None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
+        "solve_seconds": check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
+        "notes": tuple(str(x) for x in notes),
+    }
 
 
 def _items(value: object, f: _Fields, where: str) -> list[Any]:
@@ -707,27 +710,7 @@ def _stacked_from_dict(data: Mapping[str, Any], f: _Fields) -> Plan:
         meshes.append(MeshPlan(
             f.string(mesh, "name", mw), tuple(check_int(x, f.fail, f"{mw}.shape", 1, world) for x in shape), tuple(axes)
         ))
-    bound = data.get("bound_s")
-    notes = data.get("notes", [])
-    if not isinstance(notes, list):
-        raise f.fail("notes", "expected a list")
-    return Plan(
-        instance=f.string(data, "instance", ""),
-        method=f.string(data, "method", ""),
-        status=f.string(data, "status", ""),
-        world=world,
-        ports=ports,
-        ports_used=f.integer(data, "ports_used", "", 0, 2 * MAX_PORTS * MAX_PORTS),
-        latency_s=f.number(data, "latency_s", "", MIN_LATENCY_S, MAX_LATENCY_S),
-        link_Bps=f.number(data, "link_Bps", "", MIN_LINK_BPS, MAX_LINK_BPS),
-        generators=(),
-        meshes=tuple(meshes),
-        objective_s=f.number(data, "objective_s", "", 0.0, _BIG),
-        bound_s=None if bound is None else check_float(bound, f.fail, "bound_s", 0.0, _BIG),
-        solve_seconds=check_float(data.get("solve_seconds", 0.0), f.fail, "solve_seconds", 0.0, _BIG),
-        notes=tuple(str(x) for x in notes),
-        construction="stacked",
-    )
+    return Plan(generators=(), meshes=tuple(meshes), construction="stacked", **_plan_fields(data, f, world, ports))
 
 
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
