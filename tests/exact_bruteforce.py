@@ -6,12 +6,20 @@ active axis's block into layers (and, in a single-mesh deployment, a ring for an
 all-ring axis), every per-demand choice of generator set (the layers' masks or
 the block's unit masks) and multiplicity p; for a fixed p and generator set a
 demand takes its cheapest valid schedule, straight from the catalogue's closed forms.
+
+With ``irregular=True`` an active axis of m bits may also take an irregular fold
+(issue 10): for each diameter, the least-degree generator set of the shipped
+covering table whose diameter (by breadth-first search here) is below the layer
+count of every block fold of at most its degree. Its non-unit masks are the
+axis's own (one port each, never shared); its demands run the schedules that need
+no layers on it, or any schedule on the unit masks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import combinations, product
+from typing import Any
 
 from ocsplan.cayley import Topology, compress, sub_masks
 from ocsplan.instance import Instance
@@ -63,7 +71,58 @@ def _runs(collective: str, requested: str, topo: Topology, on_cube: bool) -> lis
     return out
 
 
-def brute_force(instance: Instance) -> float:
+def _diameter(gens: Sequence[int], bits: int) -> int:
+    dist = {0: 0}
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for x in frontier:
+            for g in gens:
+                if x ^ g not in dist:
+                    dist[x ^ g] = dist[x] + 1
+                    nxt.append(x ^ g)
+        frontier = nxt
+    return max(dist.values())
+
+
+def _fewest_block_layers(bits: int, degree: int) -> int:
+    best = bits
+    stack = [(bits, bits, 0, 0)]  # bits left, largest part, parts, degree so far
+    while stack:
+        left, largest, parts, deg = stack.pop()
+        if deg > degree:
+            continue
+        if left == 0:
+            best = min(best, parts)
+            continue
+        stack.extend((left - k, k, parts + 1, deg + (1 << k) - 1) for k in range(1, min(left, largest) + 1))
+    return best
+
+
+def _irregular_sets(bits: int) -> list[tuple[int, ...]]:
+    """Generator sets (local masks) an axis of ``bits`` bits may take as an irregular fold."""
+    from ocsplan.planning.covering import covering_sets
+
+    out: list[tuple[int, ...]] = []
+    diameters: set[int] = set()
+    for entry in covering_sets(bits):
+        diam = _diameter(entry.generators, bits)
+        if entry.degree > bits and diam not in diameters and diam < _fewest_block_layers(bits, entry.degree):
+            diameters.add(diam)
+            out.append(tuple(entry.generators))
+    return out
+
+
+def _layer_free_runs(collective: str, requested: str, topo: Topology) -> list[tuple[int, float]]:
+    return [
+        (closed_form(s.name, topo).h, float(closed_form(s.name, topo).v_factor))
+        for s in SCHEDULES.values()
+        if s.collective == collective and not s.cube_only and s.name not in AUTO_EXCLUDED
+        and (requested in ("auto", s.name)) and s.valid(topo) and s.layers(topo) is None
+    ]
+
+
+def brute_force(instance: Instance, irregular: bool = False) -> float:
     """The least objective over the whole exact search space (inf if nothing fits)."""
     fab = instance.budget
     n, L = instance.n, fab.ports
@@ -80,9 +139,11 @@ def brute_force(instance: Instance) -> float:
         ]
         profile_sets = []
         for blk, demands in active:
-            options: list[list[tuple[int, ...]] | None] = list(_set_partitions(list(blk)))
+            options: list[Any] = list(_set_partitions(list(blk)))
             if single and len(blk) >= 2 and all(d.schedule == "ring" for d in demands):
                 options.append(None)  # the axis becomes a degree-2 ring
+            if irregular:
+                options += [("irregular", gens) for gens in _irregular_sets(len(blk))]
             profile_sets.append(options)
         for profiles in product(*profile_sets):
             ring_bits = {b for (blk, _), prof in zip(active, profiles, strict=True) if prof is None for b in blk}
@@ -90,6 +151,10 @@ def brute_force(instance: Instance) -> float:
             for j, prof in enumerate(profiles):
                 if prof is None:
                     weight[("ring", j)] = 2
+                elif isinstance(prof, tuple):  # an irregular fold: private masks
+                    for g in prof[1]:
+                        if g & (g - 1):
+                            weight[("irregular", j, g)] = 1
                 else:
                     for layer in prof:
                         for g in sub_masks(layer):
@@ -112,6 +177,15 @@ def brute_force(instance: Instance) -> float:
                         gens: tuple[object, ...] = (("ring", j),)
                         runs = [(h, v)]
                         sets = [(gens, runs)]
+                    elif isinstance(prof, tuple):
+                        local = prof[1]
+                        units = tuple(1 << b for b in blk)
+                        own = tuple(("irregular", j, g) for g in local if g & (g - 1))
+                        topo = Topology(a, frozenset(local))
+                        sets = [
+                            (units + own, _layer_free_runs(d.collective, d.schedule, topo)),
+                            (units, _runs(d.collective, d.schedule, cube, on_cube=True)),
+                        ]
                     else:
                         layers = tuple(tuple(compress(g, blk) for g in sub_masks(layer)) for layer in prof)
                         topo = Topology(a, frozenset(g for lay in layers for g in lay), layers)

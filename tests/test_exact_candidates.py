@@ -14,7 +14,7 @@ from ocsplan.cayley import profile_degree, profile_folds
 from ocsplan.errors import InfeasibleError
 from ocsplan.instance import Instance, load_instance
 from ocsplan.planning.exact import enumerate_candidates
-from ocsplan.planning.space import RING, candidate_partitions
+from ocsplan.planning.space import IRREGULAR, RING, candidate_partitions
 
 from .exact_bruteforce import brute_force
 from .tiny import TINY, tiny
@@ -79,9 +79,11 @@ def test_layers_lie_in_some_block_and_fit_a_shape(inst: object) -> None:
     spare = cand.ports - cand.n
     for ax in cand.axes:
         assert ax.shapes[0] == ax.cube
-        largest = max((max(s) for s in ax.shapes if s != RING and s), default=1)
+        largest = max((max(s) for s in ax.shapes if s != RING and s and s[0] != IRREGULAR), default=1)
         for shape in ax.shapes:
-            if shape != RING:
+            if shape and shape[0] == IRREGULAR:  # (tag, bits, degree): degree - bits folds
+                assert shape[1] == ax.bits and shape[2] - shape[1] <= spare
+            elif shape != RING:
                 assert sum(shape) == ax.bits and profile_folds(shape) <= spare
         for layer in ax.layers:
             assert 2 <= len(layer) <= largest
@@ -108,7 +110,11 @@ def test_multiplicities_respect_the_budget(inst: object) -> None:
                 assert base + ax.bits * (c.p - 1) <= L
             else:
                 # n unit masks, the shape's folds, and deg(shape) generators at p
-                assert n + profile_folds(c.shape) + profile_degree(c.shape) * (c.p - 1) <= L
+                if c.shape[0] == IRREGULAR:  # (tag, bits, degree)
+                    folds, degree = c.shape[2] - c.shape[1], c.shape[2]
+                else:
+                    folds, degree = profile_folds(c.shape), profile_degree(c.shape)
+                assert n + folds + degree * (c.p - 1) <= L
 
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: i.name)

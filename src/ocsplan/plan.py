@@ -62,7 +62,9 @@ __all__ = [
     "MeshPlan",
     "Plan",
     "assemble",
+    "check_fold",
     "check_groups",
+    "demand_topology",
     "dumps_plan",
     "load_plan",
     "loads_plan",
@@ -94,6 +96,7 @@ class DemandDecision:
     schedule: str
     groups: Groups
     multiplicity: int = 1
+    fold: tuple[int, ...] = ()  # an irregular fold: its non-unit masks (global); groups are then units
 
 
 DemandChoice = DemandDecision  # the name before the layout change (kept for old imports)
@@ -139,6 +142,7 @@ class DemandPlan:
     volume_bytes: float
     multiplicity: int
     time_s: float
+    fold: tuple[int, ...] = ()  # irregular fold: non-unit generator masks beside the axis's unit masks
 
 
 @dataclass(frozen=True)
@@ -225,15 +229,33 @@ class Plan:
         return None
 
 
-def local_topology(groups: Groups, block: Sequence[int]) -> Topology:
+def local_topology(groups: Groups, block: Sequence[int], fold: Sequence[int] = ()) -> Topology:
+    """The axis graph a demand runs on, in local coordinates: the block fold of its bit
+    groups (layers fixed), or with ``fold`` the unit masks plus those irregular masks
+    (a covering-code set: no layers, it runs the schedules that need none)."""
+    if fold:
+        units = {1 << i for i in range(len(block))}
+        return Topology(len(block), frozenset(units | {compress(m, block) for m in fold}))
     layers = tuple(tuple(compress(m, block) for m in sub_masks(g)) for g in groups)
     gens = frozenset(g for layer in layers for g in layer)
     return Topology(len(block), gens, layers)
 
 
-def demand_topology(groups: Groups, block: Sequence[int]) -> Topology:
-    """Local block-fold topology of a demand from its global bit groups."""
-    return local_topology(groups, block)
+def demand_topology(groups: Groups, block: Sequence[int], fold: Sequence[int] = ()) -> Topology:
+    """Local topology of a demand from its global bit groups (and irregular fold masks)."""
+    return local_topology(groups, block, fold)
+
+
+def check_fold(fold: Sequence[int], groups: Groups, block: Sequence[int], where: str) -> None:
+    """An irregular fold: distinct masks of weight two or more inside the block, on unit layers."""
+    inside = mask_of(block)
+    if len(set(fold)) != len(fold):
+        raise PlanError(f"{where}: fold masks repeat")
+    for m in fold:
+        if m & ~inside or popcount(m) < 2:
+            raise PlanError(f"{where}: fold mask {m:b} is not a fold inside bits {list(block)}")
+    if any(len(g) != 1 for g in groups):
+        raise PlanError(f"{where}: a demand on an irregular fold lists its unit layers only")
 
 
 def check_groups(groups: Groups, block: Sequence[int], where: str) -> None:
@@ -278,9 +300,14 @@ def assemble(
             block = decision.partitions[m][i]
             for k, _demand in enumerate(axis.demands):
                 choice = decision.choices[m][i][k]
-                check_groups(choice.groups, block, f"mesh {mesh.name} axis {i} demand {k}")
-                topo = local_topology(choice.groups, block)
+                here = f"mesh {mesh.name} axis {i} demand {k}"
+                check_groups(choice.groups, block, here)
+                if choice.fold:
+                    check_fold(choice.fold, choice.groups, block, here)
+                topo = local_topology(choice.groups, block, choice.fold)
                 sched = SCHEDULES[choice.schedule]
+                if choice.fold and sched.layers(topo) is not None:
+                    raise PlanError(f"{here}: {choice.schedule} needs layers; an irregular fold has none")
                 if (m, i) in decision.rings:
                     if choice.schedule != "ring":
                         raise PlanError(f"mesh {mesh.name} axis {i}: a ring axis runs only the ring")
@@ -300,6 +327,8 @@ def assemble(
                         for g in sub_masks(group):
                             key = ("cube" if popcount(g) == 1 else "fold", g)
                             mult.setdefault(key, 1)
+                    for g in choice.fold:
+                        mult.setdefault(("fold", g), 1)
                 uses_of[(m, i, k)] = keys
                 topo_of[(m, i, k)] = topo
     generators = tuple(
@@ -337,6 +366,7 @@ def assemble(
                     volume_bytes=volume,
                     multiplicity=p,
                     time_s=time,
+                    fold=tuple(sorted(choice.fold)),
                 ))
             axes.append(AxisPlan(
                 size=axis.size,
@@ -461,6 +491,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                                 "weight": d.weight,
                                 "schedule": d.schedule,
                                 "layers": [list(g) for g in d.groups],
+                                **({"fold": [mask_to_str(g, n) for g in d.fold]} if d.fold else {}),
                                 "uses": [mask_to_str(u, n) for u in d.uses],
                                 "phases": d.phases,
                                 "volume_bytes": d.volume_bytes,
@@ -587,6 +618,7 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
                 dw = f"{aw}.demands[{k}]"
                 layers = f.items(d, "layers", dw, n)
                 uses = f.items(d, "uses", dw, 2 * MAX_PORTS)
+                fold = f.items(d, "fold", dw, 2 * MAX_PORTS) if isinstance(d, Mapping) and "fold" in d else []
                 demands.append(DemandPlan(
                     collective=f.string(d, "collective", dw),
                     payload_bytes=f.integer(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
@@ -601,6 +633,7 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
                     volume_bytes=f.number(d, "volume_bytes", dw, 0.0, _BIG),
                     multiplicity=f.integer(d, "multiplicity", dw, 1, ports),
                     time_s=f.number(d, "time_s", dw, 0.0, _BIG),
+                    fold=tuple(f.mask(u, f"{dw}.fold[{ui}]", n) for ui, u in enumerate(fold)),
                 ))
             ring = axis.get("ring", False)
             if not isinstance(ring, bool):

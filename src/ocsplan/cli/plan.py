@@ -59,6 +59,9 @@ def solve(
     placement: Annotated[
         str | None, typer.Option(help="with --realize: contiguous (default), bits or bits:4,3,2,1,0")] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the sampled circulant search (--method stacked)")] = None,
+    irregular: Annotated[bool, typer.Option(
+        "--irregular/--no-irregular",
+        help="also try irregular (covering-code) folds; --no-irregular keeps to the paper's block folds")] = True,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     from .realize import realize_plan, report_realization
@@ -87,6 +90,9 @@ def solve(
         if method != "stacked":
             raise InstanceError("--seed", "", f"only --method stacked samples, not {method!r}")
         options["seed"] = seed
+    if not irregular:
+        refuse_unused("--no-irregular", method == "stacked", "with --method stacked (circulant axes have no folds)")
+        options["irregular"] = False
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)

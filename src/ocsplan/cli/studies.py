@@ -23,7 +23,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @app.command()
 @handle_errors
 def generate(
-    family: Annotated[str, typer.Option(help="random, helix, latency, bandwidth or wide")],
+    family: Annotated[str, typer.Option(help="random, helix, latency, bandwidth, wide or small-messages")],
     out_dir: Annotated[Path, typer.Option("--out", help="directory for the instance files")],
     count: Annotated[int, typer.Option(help="how many instances")] = 10,
     seed: Annotated[int, typer.Option(help="random seed (same seed, same files)")] = 0,

@@ -12,7 +12,7 @@ from ..cayley import axis_generators, expand, mask_of, mask_to_str, popcount, su
 from ..cost import phase_time
 from ..errors import PlanError
 from ..instance import Demand, Instance, Mesh
-from ..plan import AxisPlan, DemandPlan, MeshPlan, Plan, check_groups, local_topology
+from ..plan import AxisPlan, DemandPlan, MeshPlan, Plan, check_fold, check_groups, local_topology
 from ..schedules import SCHEDULES
 
 __all__ = ["check_plan", "require_valid"]
@@ -159,9 +159,14 @@ def _check_demand(
         return 0.0
     try:
         check_groups(d.groups, block, here)
-        topo = local_topology(d.groups, block)
+        if d.fold:
+            check_fold(d.fold, d.groups, block, here)
+        topo = local_topology(d.groups, block, d.fold)
     except (PlanError, ValueError) as exc:
         problems.append(str(exc))
+        return 0.0
+    if d.fold and (axis.ring or sched.layers(topo) is not None):
+        problems.append(f"{here}: {d.schedule} cannot run on an irregular fold (it needs layers)")
         return 0.0
     if axis.ring:
         keys = [("ring", mask_of(block))]
@@ -178,6 +183,9 @@ def _check_demand(
             for layer_gen in sub_masks(group):
                 if ("cube" if popcount(layer_gen) == 1 else "fold", layer_gen) not in mult:
                     problems.append(f"{here}: layer generator {mask_to_str(layer_gen, n)} not in the host")
+        for g in d.fold:
+            if ("fold", g) not in mult:
+                problems.append(f"{here}: fold generator {mask_to_str(g, n)} not in the host")
     if sorted(d.uses) != sorted(k[1] for k in keys):
         drives = [mask_to_str(k[1], n) for k in keys]
         problems.append(f"{here}: uses {[mask_to_str(u, n) for u in d.uses]}, the schedule drives {drives}")

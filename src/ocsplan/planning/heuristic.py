@@ -27,9 +27,21 @@ from ..cost import demand_cost
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
-from ..schedules import SCHEDULES, closed_form
+from ..schedules import SCHEDULES, closed_form, schedules_for
 from .allocate import allocate
-from .space import RING, Groups, Shape, integer_partitions, iter_partitions, shape_options
+from .space import (
+    FLOODING,
+    RING,
+    Groups,
+    Shape,
+    integer_partitions,
+    irregular_fold,
+    irregular_shapes,
+    is_irregular,
+    iter_partitions,
+    shape_folds,
+    shape_options,
+)
 
 __all__ = ["cube_only", "cube_only_bound", "plan_heuristic"]
 
@@ -68,7 +80,7 @@ class _Axis:
 class _Context:
     """Static data of one search: fabric, active axes, and per-demand option tables."""
 
-    def __init__(self, instance: Instance) -> None:
+    def __init__(self, instance: Instance, irregular: bool = True) -> None:
         self.instance = instance
         self.budget: Budget = instance.budget
         self.n = instance.n
@@ -81,6 +93,8 @@ class _Context:
                     continue
                 a = axis.bits
                 shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare_folds]
+                if irregular and any(_floods(d) for d in axis.demands):
+                    shapes += [s for s in irregular_shapes(a) if shape_folds(s) <= spare_folds]
                 ring_ok = self.single and all(d.schedule == "ring" for d in axis.demands)
                 if ring_ok and a >= 2:
                     shapes.append(RING)
@@ -125,6 +139,13 @@ class _Context:
                 ]
             out.append(opts)
         return out
+
+
+def _floods(demand: Demand) -> bool:
+    """Whether the demand may run a one-shot, the only kind of schedule an irregular fold serves."""
+    if demand.schedule == "auto":
+        return any(s.name in FLOODING for s in schedules_for(demand.collective))
+    return demand.schedule in FLOODING
 
 
 # -- partitions -------------------------------------------------------------------------
@@ -188,7 +209,7 @@ class _Search:
         profiles = self.profiles if profiles is None else profiles
         shapes = self.shapes if shapes is None else shapes
         block = self.blocks[j]
-        if shape == RING:
+        if shape == RING or is_irregular(shape):  # no layers: its masks are placed by irregular_fold
             return (tuple((b,) for b in block),)
         taken: set[int] = set()
         for k, profile in enumerate(profiles):
@@ -280,7 +301,7 @@ class _Search:
             return profiles, shapes
         out_p, out_s = list(profiles), list(shapes)
         for k, ax in enumerate(self.ctx.axes):
-            if shapes[k] == RING or any(part > 1 for part in shapes[k]):
+            if shapes[k] == RING or is_irregular(shapes[k]) or any(part > 1 for part in shapes[k]):
                 continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
             remaining = set(self.blocks[k])
             groups: list[tuple[int, ...]] = []
@@ -322,6 +343,13 @@ class _Search:
                 weight[1 << b] = 1
         for f in folds:
             weight[f] = 1
+        # an irregular fold's masks are its axis's own (not shared), one port each
+        private: dict[int, tuple[tuple[str, int, int], ...]] = {}
+        for j, shape in enumerate(shapes):
+            if is_irregular(shape):
+                private[j] = tuple(("irregular", j, g) for g in irregular_fold(shape, self.blocks[j]))
+                for key in private[j]:
+                    weight[key] = 1
         for j in ring_axes:
             weight[("ring", j)] = 2
         base = sum(weight.values())
@@ -342,7 +370,7 @@ class _Search:
                 prof = sid((("ring", j),))
                 unit = prof
             else:
-                prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))))
+                prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))) + private.get(j, ()))
                 unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
             for axis_opts in ctx.options(ax, shapes[j]):
                 demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
@@ -489,12 +517,16 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
                 continue
             opt = shape_options(d.collective, d.schedule, shape)[k]
             groups = result.effective[j] if opt.on_profile else tuple((b,) for b in block)
-            members = [m for g in groups for m in sub_masks(g)]
+            members: list[object] = [m for g in groups for m in sub_masks(g)]
             if not opt.on_profile or SCHEDULES[opt.schedule].cube_only:
                 members = [1 << b for b in block]
                 groups = tuple((b,) for b in block)
+            fold: tuple[int, ...] = ()
+            if opt.on_profile and is_irregular(shape):
+                fold = irregular_fold(shape, block)
+                members += [("irregular", j, g) for g in fold]
             p = min((result.levels[m] for m in members), default=1)
-            choices[ax.mesh][ax.index].append(DemandDecision(opt.schedule, groups, p))
+            choices[ax.mesh][ax.index].append(DemandDecision(opt.schedule, groups, p, fold))
     return Decision(
         partitions=search.partition,
         choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),
@@ -533,13 +565,14 @@ def cube_only_bound(instance: Instance) -> float:
     return total
 
 
-def plan_heuristic(instance: Instance, deadline: float | None = None) -> Plan:
+def plan_heuristic(instance: Instance, deadline: float | None = None, irregular: bool = True) -> Plan:
     """Plan ``instance`` with the staged heuristic search. Deterministic without a deadline.
 
     ``deadline`` (a :func:`time.perf_counter` value): the search stops between
-    partitions once it passes and returns the best plan found so far, with a note."""
+    partitions once it passes and returns the best plan found so far, with a note.
+    ``irregular=False`` keeps to the paper's space (block folds only)."""
     start = time.perf_counter()
-    ctx = _Context(instance)
+    ctx = _Context(instance, irregular)
     notes: list[str] = []
 
     def late() -> bool:

@@ -15,10 +15,10 @@ Planner = Callable[..., Plan]
 
 
 
-def _heuristic(instance: Instance, **_: Any) -> Plan:
+def _heuristic(instance: Instance, irregular: bool = True, **_: Any) -> Plan:
     from .heuristic import plan_heuristic  # numpy too is imported only when a planner runs
 
-    return plan_heuristic(instance)
+    return plan_heuristic(instance, irregular=irregular)
 
 
 def _cpsat(instance: Instance, **options: Any) -> Plan:
@@ -33,7 +33,7 @@ def _milp(instance: Instance, **options: Any) -> Plan:
     return plan_milp(instance, **options)
 
 
-# the exact planners take the options time_limit, workers and export
+# the exact planners take the options time_limit, workers and export; all three take irregular
 PLANNERS: dict[str, Planner] = {
     "heuristic": _heuristic,
     "cpsat": _cpsat,

@@ -5,20 +5,28 @@ Each axis runs a block fold (a profile of sub-block sizes, see
 picks a schedule on that fold or on the cube (:func:`shape_options`); meshes
 split their bit positions between axes (:func:`candidate_partitions`, one
 partition per symmetry class). Single-mesh deployments may also move an axis
-to a degree-2 ring (:data:`RING`).
+to a degree-2 ring (:data:`RING`). Beyond the paper, an axis may also take an
+irregular fold (:func:`irregular_shapes`): a covering-code generator set of the
+shipped table whose diameter is below every block fold of its degree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
-from ..cayley import Topology
+from ..cayley import Topology, profile_degree, profile_folds
 from ..instance import Demand, Instance
 from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, schedules_for
 
+if TYPE_CHECKING:
+    from .covering import CoveringSet
+
 __all__ = [
+    "FLOODING",
+    "IRREGULAR",
     "PREFERENCE",
     "RING",
     "Choice",
@@ -26,13 +34,20 @@ __all__ = [
     "Shape",
     "candidate_partitions",
     "integer_partitions",
+    "irregular_fold",
+    "irregular_shapes",
+    "irregular_topology",
+    "is_irregular",
     "iter_partitions",
+    "shape_degree",
+    "shape_folds",
     "shape_options",
 ]
 
 Shape = tuple[int, ...]
 Groups = tuple[tuple[int, ...], ...]
 RING: Shape = (-1,)  # the named ring option: the axis leaves the cube for a degree-2 ring
+IRREGULAR = -2  # tag of an irregular shape (IRREGULAR, bits, degree): see irregular_shapes
 
 
 @cache
@@ -74,7 +89,7 @@ PREFERENCE = (
 # On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
 # least one payload per phase, so coset-factored parallel (h = l, v = sigma)
 # dominates them; "auto" skips them there (their trees are costly to build).
-_FLOODING = frozenset({"one-shot", "one-shot-dvo"})
+FLOODING = frozenset({"one-shot", "one-shot-dvo"})
 
 
 def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
@@ -82,18 +97,30 @@ def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
         return [demand.schedule]
     names = [s.name for s in schedules_for(demand.collective) if s.name not in AUTO_EXCLUDED]
     if layers >= 2:
-        names = [x for x in names if x not in _FLOODING]
+        names = [x for x in names if x not in FLOODING]
     return sorted(names, key=lambda x: PREFERENCE.index(x) if x in PREFERENCE else len(PREFERENCE))
 
 
 @lru_cache(maxsize=65536)
 def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice, ...]:
-    """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube."""
+    """Valid (schedule, h, v/sigma) on the block fold ``shape`` and on its cube
+    (on an irregular shape: the schedules that need no layers, then the cube's)."""
     demand = Demand(collective, 1, 1.0, requested)
-    bits = sum(shape) if shape != RING else 0
-    out: list[Choice] = []
     if shape == RING:
         return ()
+    out: list[Choice] = []
+    if is_irregular(shape):
+        # the table's one-shot costs (tests/test_covering.py checks them against the
+        # closed forms, which take up to 0.3 s per set to derive)
+        entry = _covering_entry(shape)
+        table = {"one-shot": (entry.one_shot_h, entry.one_shot_v), "one-shot-dvo": (entry.dvo_h, entry.dvo_v)}
+        for name in _candidate_schedules(demand, 1):
+            if name in table:
+                h, v = table[name]
+                out.append(Choice(name, True, h, float(v)))
+        cube_opts = shape_options(collective, requested, (1,) * shape[1])
+        return (*out, *(Choice(o.schedule, False, o.h, o.v_factor) for o in cube_opts))
+    bits = sum(shape)
     cube: Shape = (1,) * bits
     for on_profile, sh in ((True, shape), (False, cube)):
         if not on_profile and sh == shape:
@@ -108,6 +135,74 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice
             form = closed_form(name, topo)
             out.append(Choice(name, on_profile or sh == shape, form.h, float(form.v_factor)))
     return tuple(out)
+
+
+# -- irregular folds (beyond the paper) -------------------------------------------------
+
+
+def is_irregular(shape: Shape | None) -> bool:
+    return shape is not None and len(shape) == 3 and shape[0] == IRREGULAR
+
+
+def shape_degree(shape: Shape) -> int:
+    """Generators of a shape on its axis: block fold, irregular set, or ring (2 ports)."""
+    if shape == RING:
+        return 2
+    return shape[2] if is_irregular(shape) else profile_degree(shape)
+
+
+def shape_folds(shape: Shape) -> int:
+    """Its generators of weight two or more (the ports it adds to the base cube)."""
+    if shape == RING:
+        return 0
+    return shape[2] - shape[1] if is_irregular(shape) else profile_folds(shape)
+
+
+@cache
+def irregular_shapes(bits: int) -> tuple[Shape, ...]:
+    """Irregular shapes of an axis of ``bits`` bits, by degree: for each diameter the
+    least-degree set of the covering table (planning/covering.py) whose diameter is
+    below the layer count of every block fold with at most its degree. A larger set of
+    the same diameter would only lower the one-shot-dvo volume, which a higher
+    multiplicity does for about the same ports."""
+    from .covering import covering_sets
+
+    out: list[Shape] = []
+    seen: set[int] = set()
+    for entry in covering_sets(bits):
+        if entry.degree <= bits or entry.diameter in seen:
+            continue
+        layers = min(len(p) for p in integer_partitions(bits) if profile_degree(p) <= entry.degree)
+        if entry.diameter < layers:
+            seen.add(entry.diameter)
+            out.append((IRREGULAR, bits, entry.degree))
+    return tuple(out)
+
+
+def _covering_entry(shape: Shape) -> CoveringSet:
+    from .covering import covering_table
+
+    entry = covering_table().lookup(shape[1], shape[2])
+    if entry is None:
+        raise ValueError(f"no covering set of degree {shape[2]} on {shape[1]} bits")
+    return entry
+
+
+@cache
+def irregular_topology(shape: Shape) -> Topology:
+    """The covering-table generator set of an irregular shape, in local coordinates."""
+    return Topology(shape[1], frozenset(_covering_entry(shape).generators))
+
+
+def irregular_fold(shape: Shape, block: Sequence[int]) -> tuple[int, ...]:
+    """The irregular shape's non-unit masks placed on ``block`` (global masks, ascending):
+    local bit i is the i-th lowest bit of the block."""
+    local = sorted(block)
+    out = []
+    for g in irregular_topology(shape).gens:
+        if g & (g - 1):
+            out.append(sum(1 << local[i] for i in range(len(local)) if g >> i & 1))
+    return tuple(sorted(out))
 
 
 def _mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:

@@ -230,7 +230,7 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
             glob = [expand(local, axis.bits) for local in range(axis.size)]
             bases = coset_bases(axis.bits, n)
             for k, d in enumerate(axis.demands):
-                program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits), d.payload_bytes)
+                program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
                 sends: list[dict[int, list[int]]] = []
                 for phase in program.phases:
                     by_src: dict[int, list[int]] = {}

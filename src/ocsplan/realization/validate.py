@@ -459,7 +459,7 @@ class _Checker:
                 bases = [x for x in range(self.world) if not x & block]
                 for k, d in enumerate(axis.demands):
                     name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
-                    program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits), d.payload_bytes)
+                    program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
                     expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
                     sent = set().union(*expect)
                     self._coverage(name, axis.ring, axis.bits, glob, bases, sent, pairs, d.multiplicity, port_of)

@@ -252,7 +252,7 @@ def simulate_plan(
                 workload = setup.workload(m, i, k, options.order, payload)
                 sigma, closed = d.payload_bytes, d.time_s
                 if payload is not None:
-                    form = closed_form(d.schedule, demand_topology(d.groups, axis.bits))
+                    form = closed_form(d.schedule, demand_topology(d.groups, axis.bits, d.fold))
                     sigma = payload
                     closed = phase_time(form.h, form.volume(payload), d.multiplicity,
                                         plan.latency_s, plan.link_Bps)

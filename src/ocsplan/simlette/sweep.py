@@ -63,7 +63,7 @@ def _schedules(plan: Plan, m: int, i: int, k: int, which: str) -> list[str]:
     d = axis.demands[k]
     if which == "plan":
         return [d.schedule]
-    topo = demand_topology(d.groups, axis.bits)
+    topo = demand_topology(d.groups, axis.bits, d.fold)
     if which == "all":
         return [s.name for s in SCHEDULES.values()
                 if s.collective == d.collective and s.name != "ring" and s.valid(topo)]
@@ -113,7 +113,7 @@ def _run_point(point: _Point) -> SweepRow:
     axis = mesh.axes[point.axis]
     d = axis.demands[point.demand]
     name, sigma = point.schedule, point.payload
-    topo = demand_topology(d.groups, axis.bits)
+    topo = demand_topology(d.groups, axis.bits, d.fold)
     used = [expand(g, sorted(axis.bits)) for g in SCHEDULES[name].uses(topo)]
     p = min((mult[g] for g in used), default=1)
     form = closed_form(name, topo)

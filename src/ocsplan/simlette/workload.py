@@ -144,7 +144,7 @@ def demand_workload(
     if ax.ring or name == "ring":
         where = f"mesh {plan.meshes[mesh].name} axis {axis}"
         raise PlanError(f"{where}: the ring schedule is planning only, not simulated")
-    topology = demand_topology(d.groups, ax.bits)
+    topology = demand_topology(d.groups, ax.bits, d.fold)
     program = _program(name, topology, d.payload_bytes if payload is None else payload)
     label = f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}"
     return program_workload(program, ax.bits, plan.world, order, label)

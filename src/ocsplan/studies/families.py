@@ -12,6 +12,9 @@ same instances byte for byte. Families:
   from random (KVP, TPA, EP, TPE) splits, batch and model sizes;
 - ``latency``: as ``random`` with payloads 64 B..64 KiB (latency-bound);
 - ``bandwidth``: as ``random`` with payloads 1 MiB..64 MiB (bandwidth-bound);
+- ``small-messages``: payloads 64 B..8 KiB on active axes of 16-256 ranks (4-8 bits),
+  1-3 meshes of 1-2 axes (an axis too small idles), L from n to 3n: where irregular
+  folds can beat block folds (issue 10; use n = 4..12);
 - ``wide``: 3-4 meshes of 2-3 axes each, 1-3 demands per axis, payloads
   64 B..64 MiB, weights log-uniform 0.01..100 (issue 12: the instances where
   the heuristic's partition enumeration grows; use n = 6..12).
@@ -169,12 +172,44 @@ def _wide(rng: random.Random, min_bits: int, max_bits: int, name: str) -> Instan
     )
 
 
+def _small_messages(rng: random.Random, min_bits: int, max_bits: int, name: str) -> Instance:
+    """Latency-bound demands (64 B..8 KiB) on axes of 4-8 bits; smaller axes idle."""
+    n = rng.randint(max(min_bits, 4), max(max_bits, 4))
+    ports = rng.randint(n, 3 * n)
+    meshes = []
+    for m in range(rng.randint(1, 3)):
+        first = rng.randint(1, n - 1) if n >= 5 and rng.random() < 0.6 else n
+        sizes = [first, n - first] if first < n else [n]
+        axes = []
+        for a in sizes:
+            demands = []
+            if 4 <= a <= 8:
+                for _ in range(rng.randint(1, 2)):
+                    collective = rng.choice(COLLECTIVES)
+                    demands.append(Demand(collective, _payload(rng, 64, 8 << 10), rng.choice(WEIGHTS)))
+            axes.append(Axis(1 << a, tuple(demands)))
+        meshes.append(Mesh(f"m{m}", tuple(1 << a for a in sizes), tuple(axes)))
+    if not any(ax.demands for mesh in meshes for ax in mesh.axes):
+        a = min(n, 8)
+        sizes = [a] if a == n else [a, n - a]
+        axes = [Axis(1 << a, (Demand("all-reduce", _payload(rng, 64, 8 << 10), 1.0),))]
+        axes += [Axis(1 << s) for s in sizes[1:]]
+        meshes[0] = Mesh(meshes[0].name, tuple(1 << s for s in sizes), tuple(axes))
+    return Instance(
+        name,
+        Budget(1 << n, ports, LATENCY, LINK),
+        tuple(meshes),
+        "generated small messages: payloads 64 B..8 KiB on axes of 16-256 ranks",
+    )
+
+
 FAMILIES: dict[str, Callable[[random.Random, int, int, str], Instance]] = {
     "random": _random_family(64, 64 << 20),
     "helix": _helix,
     "latency": _random_family(64, 64 << 10),
     "bandwidth": _random_family(1 << 20, 64 << 20),
     "wide": _wide,
+    "small-messages": _small_messages,
 }
 
 

@@ -86,7 +86,7 @@ def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> 
         for i, axis in enumerate(mesh.axes):
             for d in axis.demands:
                 key = _PLAN_KEYS[(mesh.name, i, d.collective)]
-                program = _local_program(d.schedule, demand_topology(d.groups, axis.bits), d.payload_bytes)
+                program = _local_program(d.schedule, demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
                 times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
     notes: tuple[str, ...] = ()
     if network == "simlette":

@@ -37,11 +37,12 @@ def plan_cpsat(
     time_limit: float | None = None,
     workers: int | None = None,
     export: str | Path | None = None,
+    irregular: bool = True,
 ) -> Plan:
-    """Plan ``instance`` with the CP-SAT model (OR-Tools)."""
+    """Plan ``instance`` with the CP-SAT model (OR-Tools); ``irregular=False``: block folds only."""
     from .cpsat import CpSatBackend
 
-    return plan_exact(instance, CpSatBackend(time_limit, workers), "cpsat", export, time_limit)
+    return plan_exact(instance, CpSatBackend(time_limit, workers), "cpsat", export, time_limit, irregular)
 
 
 def plan_milp(
@@ -50,8 +51,9 @@ def plan_milp(
     workers: int | None = None,
     export: str | Path | None = None,
     solver: str | None = None,
+    irregular: bool = True,
 ) -> Plan:
     """Plan ``instance`` with the MILP (PuLP; HiGHS, or CBC when HiGHS is missing)."""
     from .milp import MilpBackend
 
-    return plan_exact(instance, MilpBackend(time_limit, workers, solver), "milp", export, time_limit)
+    return plan_exact(instance, MilpBackend(time_limit, workers, solver), "milp", export, time_limit, irregular)

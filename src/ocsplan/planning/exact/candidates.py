@@ -23,12 +23,23 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, TypeVar
 
-from ...cayley import Topology, fold_masks, profile_degree, profile_folds
+from ...cayley import Topology, fold_masks, profile_folds
 from ...cost import phase_time
 from ...errors import InfeasibleError
 from ...instance import Demand, Instance
-from ...schedules import closed_form
-from ..space import RING, Shape, integer_partitions, iter_partitions, shape_options
+from ...schedules import closed_form, schedules_for
+from ..space import (
+    FLOODING,
+    RING,
+    Shape,
+    integer_partitions,
+    irregular_shapes,
+    is_irregular,
+    iter_partitions,
+    shape_degree,
+    shape_folds,
+    shape_options,
+)
 
 __all__ = [
     "ActiveAxis",
@@ -75,7 +86,7 @@ class ActiveAxis:
     index: int
     bits: int
     blocks: tuple[tuple[int, ...], ...]  # its block under each candidate partition
-    shapes: tuple[Shape, ...]  # useful shapes: the cube first, non-cube, RING last
+    shapes: tuple[Shape, ...]  # useful shapes: the cube first, block folds, irregular folds, RING last
     layers: tuple[tuple[int, ...], ...]  # candidate layers (>= 2 bits, inside some block)
     folds: tuple[int, ...]  # fold masks some candidate layer installs
 
@@ -162,12 +173,22 @@ def _until(items: Iterable[T], deadline: float | None) -> Iterator[T]:
         yield item
 
 
+def _floods(demand: Demand) -> bool:
+    if demand.schedule == "auto":
+        return any(s.name in FLOODING for s in schedules_for(demand.collective))
+    return demand.schedule in FLOODING
+
+
 def enumerate_candidates(
-    instance: Instance, upper_bound: float | None = None, deadline: float | None = None
+    instance: Instance,
+    upper_bound: float | None = None,
+    deadline: float | None = None,
+    irregular: bool = True,
 ) -> Candidates:
     """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices.
 
-    ``deadline`` (:func:`time.perf_counter`): :class:`DeadlinePassed` once it is passed."""
+    ``deadline`` (:func:`time.perf_counter`): :class:`DeadlinePassed` once it is passed.
+    ``irregular=False`` keeps to block folds (the paper's space)."""
     fabric = instance.budget
     n, ports = instance.n, fabric.ports
     lam, rate = fabric.latency, fabric.link
@@ -196,6 +217,8 @@ def enumerate_candidates(
             a = axis.bits
             cube: Shape = (1,) * a
             shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
+            if irregular and any(_floods(d) for d in axis.demands):
+                shapes += [s for s in irregular_shapes(a) if shape_folds(s) <= spare]
             per_demand: list[tuple[Demand, int, list[Candidate]]] = []
             useful: set[Shape] = {cube}
             for k, d in enumerate(axis.demands):
@@ -225,7 +248,7 @@ def enumerate_candidates(
                     if not kept:
                         continue
                     useful.add(shape)
-                    p_top = 1 + (ports - base_min - profile_folds(shape)) // profile_degree(shape)
+                    p_top = 1 + (ports - base_min - shape_folds(shape)) // shape_degree(shape)
                     for h, v, name in kept:
                         top = p_top if v > 0 else 1
                         choices.extend(
@@ -246,7 +269,7 @@ def enumerate_candidates(
             if (m, i) in ring_axes:
                 all_shapes.append(RING)
             blocks = tuple(tuple(part[m][i]) for part in partitions)
-            top_k = max((max(s) for s in ordered), default=1)
+            top_k = max((max(s) for s in ordered if not is_irregular(s)), default=1)
             layer_set: set[tuple[int, ...]] = set()
             for block in set(blocks):
                 for size in range(2, top_k + 1):

@@ -13,9 +13,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ...cayley import fold_masks, mask_of, profile_degree, profile_folds
+from ...cayley import fold_masks, mask_of
 from ...plan import Decision, DemandDecision, Plan
-from ..space import RING, Shape
+from ..space import IRREGULAR, RING, Shape, irregular_fold, is_irregular, shape_degree, shape_folds
 from .candidates import Candidate, Candidates, DemandCandidates
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
@@ -83,11 +83,14 @@ class LinearModel:
 
 
 def _shape_name(shape: Shape) -> str:
+    if is_irregular(shape):
+        return f"irregular{shape[2]}"
     return "ring" if shape == RING else "x".join(map(str, shape)) or "0"
 
 
 def _mult(shape: Shape, k: int) -> int:
-    return 0 if shape == RING else sum(1 for x in shape if x == k)
+    """Layers of ``k`` bits the shape asks for (none on a ring or an irregular fold)."""
+    return 0 if shape == RING or is_irregular(shape) else sum(1 for x in shape if x == k)
 
 
 class Formulation:
@@ -137,6 +140,18 @@ class Formulation:
             {k: mdl.var(f"rlev_{j}_{k}") for k in range(2, self.kr[j] + 1)}
             for j in range(len(axes))
         ]
+        # irregular folds: their masks are the axis's own, at a level per (shape, k)
+        ki: dict[tuple[int, Shape], int] = {}
+        for dc in cand.demands:
+            for c in dc.choices:
+                if is_irregular(c.shape):
+                    assert c.shape is not None
+                    ki[(dc.axis, c.shape)] = max(ki.get((dc.axis, c.shape), 1), c.p)
+        self.ilev: dict[tuple[int, Shape, int], int] = {
+            (j, s, k): mdl.var(f"ilev_{j}_{s[2]}_{k}")
+            for (j, s), top_i in sorted(ki.items())
+            for k in range(2, top_i + 1)
+        }
         # -- generators: folds installed, and their levels
         self.fold = {g: mdl.var(f"fold_{g}") for g in cand.folds()}
         top: dict[int, int] = {}
@@ -235,6 +250,12 @@ class Formulation:
             terms = [(picks[c], -1) for c, ch in enumerate(dc.choices) if ch.ring and ch.p >= k]
             if terms:
                 mdl.add(f"ring_level_{d}_{k}", [(lv, 1), *terms], ">=", 0)
+        for (jj, s, k), lv in self.ilev.items():
+            if jj != j:
+                continue
+            terms = [(picks[c], -1) for c, ch in enumerate(dc.choices) if ch.shape == s and ch.p >= k]
+            if terms:
+                mdl.add(f"irregular_level_{d}_{s[2]}_{k}", [(lv, 1), *terms], ">=", 0)
         for c, ch in enumerate(dc.choices):
             mdl.objective[picks[c]] = ch.cost
 
@@ -264,13 +285,16 @@ class Formulation:
                         terms = [(self.mult[(1 << b, k)], 1), (lv, -1)] + [(v, -c) for v, c in owns]
                         mdl.add(f"unit_mult_{j}_{b}_{k}", terms, ">=", -1)
     def _port_row(self) -> None:
-        """The port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per unit."""
+        """The port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per
+        unit, irregular folds at one port per mask and level."""
         cand = self.cand
         terms = [(v, 1) for v in self.fold.values()] + [(v, 1) for v in self.mult.values()]
         for j, ax in enumerate(cand.axes):
             if RING in self.shape[j]:
                 terms.append((self.shape[j][RING], 2 - ax.bits))
                 terms += [(v, 2) for v in self.rlev[j].values()]
+            terms += [(v, shape_folds(s)) for s, v in self.shape[j].items() if is_irregular(s)]
+        terms += [(v, shape_folds(s)) for (_, s, _), v in self.ilev.items()]
         self.model.add("ports", terms, "<=", cand.ports - cand.n)
 
     # -- symmetry inside a partition -------------------------------------------------------
@@ -357,7 +381,7 @@ class Formulation:
         for j, ax in enumerate(axes):
             for k in range(2, max(self.ku[j], self.kp[j]) + 1):
                 need[(j, k)] = mdl.var(
-                    f"need_{j}_{k}", 0, max(profile_degree(s) for s in ax.shapes if s != RING)
+                    f"need_{j}_{k}", 0, max(_shared_degree(s, ax.bits) for s in ax.shapes if s != RING)
                 )
         for d, dc in enumerate(cand.demands):
             j = dc.axis
@@ -366,17 +390,17 @@ class Formulation:
                 for c, ch in enumerate(dc.choices):
                     if ch.ring or ch.p < k:
                         continue
-                    count = profile_degree(ch.shape) if ch.shape is not None else axes[j].bits
+                    count = _shared_degree(ch.shape, axes[j].bits)
                     terms.append((self.pick[d][c], -count))
                 if terms:
                     mdl.add(f"need_{d}_{k}", [(need[(j, k)], 1), *terms], ">=", 0)
         for m in meshes:
             members = [j for j, ax in enumerate(axes) if ax.mesh == m]
             terms = [
-                (v, -profile_folds(s))
+                (v, -shape_folds(s))
                 for j in members
                 for s, v in self.shape[j].items()
-                if s != RING and profile_folds(s)
+                if s != RING and not is_irregular(s) and shape_folds(s)
             ]
             if terms and fold_vars:
                 mdl.add(f"mesh_folds_{m}", fold_vars + terms, ">=", 0)
@@ -417,7 +441,11 @@ class Formulation:
             if ch.ring:
                 rings.add((ax.mesh, ax.index))
             groups = profiles[dc.axis] if ch.on_profile else units
-            choices[ax.mesh][ax.index].append(DemandDecision(ch.schedule, groups, ch.p))
+            fold: tuple[int, ...] = ()
+            if is_irregular(ch.shape):
+                assert ch.shape is not None
+                groups, fold = units, irregular_fold(ch.shape, block)
+            choices[ax.mesh][ax.index].append(DemandDecision(ch.schedule, groups, ch.p, fold))
         decision = Decision(
             partitions=partition,
             choices=tuple(tuple(tuple(c) for c in mesh) for mesh in choices),
@@ -455,6 +483,12 @@ class Formulation:
             j = dc.axis
             ch = dc.choices[picks[d]]
             values[self.pick[d][picks[d]]] = 1
+            if is_irregular(ch.shape):
+                assert ch.shape is not None
+                values[self.shape[j][ch.shape]] = 1
+                values[self.shape[j][cand.axes[j].cube]] = 0
+                for k in range(2, ch.p + 1):
+                    values[self.ilev[(j, ch.shape, k)]] = 1
             for k in range(2, ch.p + 1):
                 if ch.ring:
                     values[self.rlev[j][k]] = 1
@@ -466,14 +500,14 @@ class Formulation:
                 continue
             block = cand.partitions[partition][dc.mesh][dc.axis_index]
             masks = [1 << b for b in block]
-            if ch.on_profile:
+            if ch.on_profile and not is_irregular(ch.shape):
                 prof = profiles[j]
                 assert prof is not None
                 masks += [f for group in prof if len(group) >= 2 for f in fold_masks(group)]
             for mask in masks:
                 level[mask] = max(level.get(mask, 1), ch.p)
             for k in range(2, ch.p + 1):
-                count = profile_degree(ch.shape) if ch.shape is not None else len(block)
+                count = _shared_degree(ch.shape, len(block))
                 key = self.need[(j, k)]
                 values[key] = max(values[key], count)
         for g, p in level.items():
@@ -519,6 +553,8 @@ class Formulation:
             want_shape: Shape | None
             if prof is None:
                 want_shape = RING
+            elif dp.fold:
+                want_shape = (IRREGULAR, ax.bits, ax.bits + len(dp.fold))
             elif any(len(g) >= 2 for g in dp.groups):
                 want_shape = tuple(sorted((len(g) for g in prof), reverse=True))
             else:
@@ -540,6 +576,14 @@ class Formulation:
             picks.append(min(fits, key=lambda c: (dc.choices[c].cost, c)))
         values = self.complete(partition, self.canonical(partition, profiles), picks)
         return None if self.model.violations(values) else values
+
+
+def _shared_degree(shape: Shape | None, bits: int) -> int:
+    """Generators of a choice that other axes may share: the unit masks alone on the cube
+    or an irregular fold (whose own masks are priced apart), all of a block fold's."""
+    if shape is None or is_irregular(shape):
+        return bits
+    return shape_degree(shape)
 
 
 def build_formulation(cand: Candidates) -> Formulation:

@@ -32,20 +32,26 @@ _TIE = 1e-7
 class ExactRun:
     """One exact solve: the seed plan, the candidates and the model (built eagerly)."""
 
-    def __init__(self, instance: Instance, use_heuristic: bool = True, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        instance: Instance,
+        use_heuristic: bool = True,
+        deadline: float | None = None,
+        irregular: bool = True,
+    ) -> None:
         self.instance = instance
         self.seed: Plan | None = None
         self.seed_failure = ""
         if use_heuristic:
             try:
-                self.seed = plan_heuristic(instance, deadline)
+                self.seed = plan_heuristic(instance, deadline, irregular)
             except InfeasibleError:
                 self.seed = None
             except Exception as exc:  # a heuristic bug must not stop the exact run
                 self.seed_failure = f"heuristic seed failed ({type(exc).__name__}: {exc})"
         bound = self.seed.objective_s if self.seed is not None else None
         try:
-            self.candidates = enumerate_candidates(instance, upper_bound=bound, deadline=deadline)
+            self.candidates = enumerate_candidates(instance, bound, deadline, irregular)
         except DeadlinePassed as exc:
             exc.seed = self.seed
             raise
@@ -125,6 +131,7 @@ def plan_exact(
     method: str,
     export: str | Path | None = None,
     time_limit: float | None = None,
+    irregular: bool = True,
 ) -> Plan:
     """Plan ``instance`` exactly with ``backend``; optionally write the model first.
 
@@ -133,11 +140,11 @@ def plan_exact(
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     if export is None and cube_only(instance):
-        quick = _cube_only_plan(instance, method, start)
+        quick = _cube_only_plan(instance, method, start, irregular)
         if quick is not None:
             return quick
     try:
-        run = ExactRun(instance, deadline=deadline)
+        run = ExactRun(instance, deadline=deadline, irregular=irregular)
     except DeadlinePassed as late:
         seed: Plan | None = late.seed
         if seed is None:
@@ -160,9 +167,9 @@ def plan_exact(
 _MIN_SOLVE_S = 0.1
 
 
-def _cube_only_plan(instance: Instance, method: str, start: float) -> Plan | None:
+def _cube_only_plan(instance: Instance, method: str, start: float, irregular: bool) -> Plan | None:
     """L = n: the heuristic's plan is optimal when it reaches the per-demand floor (answered at once)."""
-    seed = plan_heuristic(instance)
+    seed = plan_heuristic(instance, irregular=irregular)
     bound = cube_only_bound(instance)
     if seed.objective_s > bound * (1 + _TIE):
         return None  # not at the floor: let the solver decide
