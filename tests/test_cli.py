@@ -207,3 +207,30 @@ def test_circulant_command() -> None:
     bad = runner.invoke(app, ["circulant", "--size", "9", "--degree", "3"])
     assert bad.exit_code == 2
     assert bad.stderr.strip() == "--degree: odd degree 3 on Z_9: N is odd, so no offset is its own negative"
+
+
+FQ4_INSTANCE = """name = "q4-latency"
+[fabric]
+world = 16
+ports = 5
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "tp"
+shape = [16]
+axes = [{ collective = "all-reduce", payload = "256B" }]
+"""
+
+
+def test_solve_no_irregular_keeps_block_folds(tmp_path: Path) -> None:
+    path = tmp_path / "q4.toml"
+    path.write_text(FQ4_INSTANCE)
+    extended = runner.invoke(app, ["solve", str(path), "--json", str(tmp_path / "a.json")])
+    block = runner.invoke(app, ["solve", str(path), "--no-irregular", "--json", str(tmp_path / "b.json")])
+    assert extended.exit_code == 0 and block.exit_code == 0
+    # FQ4: 2 lambda + 3 sigma / R = 1.055 us; K4xK2xK2: 3 lambda + sigma / R = 1.565 us (hand)
+    a, b = load_plan(tmp_path / "a.json"), load_plan(tmp_path / "b.json")
+    assert "FQ4" in extended.output and a.meshes[0].axes[0].demands[0].fold == (0b1111,)
+    assert abs(a.objective_s - 1.05536e-6) < 1e-12 and abs(b.objective_s - 1.56512e-6) < 1e-12
+    refused = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--no-irregular"])
+    assert refused.exit_code == 2 and "--no-irregular" in refused.output
