@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ocsplan.realization.fabrics import load_fabric
+from ocsplan.studies.executor import Executor
 from ocsplan.workload import load_accelerator, load_model, parse_tokens
 from ocsplan.workload.pareto import cells_csv, pareto_sweep
 from ocsplan.workload.step import clear_plan_memory
@@ -34,6 +35,7 @@ def main() -> None:
     parser.add_argument("--csv-dir", type=Path, default=None)
     args = parser.parse_args()
     acc = load_accelerator("rx00")
+    executor = Executor(jobs=args.jobs)
     contexts = [parse_tokens(c) for c in args.contexts.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     specs = [load_fabric(ROOT / "simulate" / "fabrics" / f"nvl576-{f}.toml") for f in args.fabrics.split(",")]
@@ -43,11 +45,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as cache:
             clear_plan_memory()
             start = time.perf_counter()
-            cells = pareto_sweep(model, acc, specs, contexts, batches, 512, jobs=args.jobs, cache=Path(cache))
+            cells = pareto_sweep(model, acc, specs, contexts, batches, 512, executor=executor, cache=Path(cache))
             cold = time.perf_counter() - start
             clear_plan_memory()
             start = time.perf_counter()
-            again = pareto_sweep(model, acc, specs, contexts, batches, 512, jobs=args.jobs, cache=Path(cache))
+            again = pareto_sweep(model, acc, specs, contexts, batches, 512, executor=executor, cache=Path(cache))
             warm = time.perf_counter() - start
         assert cells_csv(cells) == cells_csv(again), "the cached rerun must reproduce the sweep"
         points = sum(c.timed + c.infeasible for c in cells)

@@ -109,6 +109,18 @@ def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_pareto_on_a_dask_local_cluster_gives_the_serial_csv(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    fabrics = ",".join(str(FABRICS / f"nvl576-{f}.toml") for f in ("all-eps", "all-ocs"))
+    base = ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1,4", "--fabrics", fabrics]
+    serial = runner.invoke(app, [*base, "--csv", str(tmp_path / "a.csv")])
+    dask = runner.invoke(app, [*base, "--scheduler", "local", "--jobs", "2", "--csv", str(tmp_path / "b.csv")])
+    assert serial.exit_code == 0 and dask.exit_code == 0, dask.output
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    bad = runner.invoke(app, [*base, "--jobs", "0"])
+    assert bad.exit_code == 2 and "--jobs" in bad.stderr
+
+
 @pytest.mark.parametrize("args", [["decode", "--help"], ["pareto", "--help"],
                                   ["workload", "megatron-5t", "--split", "4,128,64,8"]])
 def test_workload_commands_import_no_heavy_library(args: list[str]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocsplan.realization.fabrics import load_fabric
+from ocsplan.studies.executor import Executor
 from ocsplan.workload import load_accelerator, load_model, valid_splits
 from ocsplan.workload.kernels import memory_per_rank
 from ocsplan.workload.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png
@@ -55,7 +56,7 @@ def test_csv_png_and_parallel_rerun(sweep: tuple[list, Path], tmp_path: Path) ->
     assert len(text.splitlines()) == 1 + len(cells)
     specs = [load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")]
     again = pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768, 1_000_000], [1, 64], 8, cache=cache,
-                         jobs=2)
+                         executor=Executor(jobs=2))
     assert cells_csv(again) == text  # deterministic, and the same from the cache in worker processes
     png = tmp_path / "f4.png"
     write_png(cells, png)

@@ -262,13 +262,17 @@ def pareto(
     comm: CommOpt = "fp4",
     network: Annotated[str, typer.Option(help="analytical, or simlette to re-simulate each cell's "
                                               "splits within 7 % of its best")] = "analytical",
-    jobs: Annotated[int, typer.Option(help="worker processes")] = 1,
+    jobs: Annotated[int, typer.Option(help="worker processes (or Dask workers with --scheduler local)")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..realization.fabrics import load_fabric
+    from ..studies.executor import Executor
     from ..workload.pareto import cells_csv, pareto_sweep, write_png
     from ..workload.pricing import NETWORKS
 
@@ -283,9 +287,8 @@ def pareto(
     specs = [load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()]
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
-    if jobs < 1:
-        raise InstanceError("--jobs", "", f"must be positive, got {jobs}")
-    cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, jobs=jobs,
+    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, executor=executor,
                          cache=cache)
     table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):

@@ -13,12 +13,13 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import OcsplanError
 from ..files import write_atomic
 from ..realization.fabrics import FabricSpec
+from ..studies.executor import Executor, Failure
 from .accelerator import Accelerator
 from .demand import COMM, Precision
 from .kernels import memory_per_rank
@@ -60,27 +61,34 @@ def _task(task: Task) -> list[Step | None]:
 
 def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
                  batches: Sequence[int], world: int, *, precision: Precision = COMM["fp4"],
-                 network: str = "analytical", within: float = 0.07, jobs: int = 1,
+                 network: str = "analytical", within: float = 0.07, executor: Executor | None = None,
                  cache: Path | None = None, progress: Callable[[int, int], None] | None = None) -> list[Cell]:
-    """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics."""
+    """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics.
+
+    The (fabric, batch, split) points run on ``executor`` (local processes or a Dask
+    cluster; default: in this process); a point that fails twice stops the sweep."""
     check_world(world)
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
     tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, str(cache) if cache else None)
                          for spec in fabrics for b in batches for s in splits]
-    results: list[list[Step | None]] = []
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for i, res in enumerate(pool.map(_task, tasks, chunksize=4)):
-                results.append(res)
-                if progress is not None:
-                    progress(i + 1, len(tasks))
-    else:
+    found: dict[int, list[Step | None]] = {}
+    failed: list[str] = []
+
+    def done(index: int, result: list[Step | None] | Failure) -> None:
+        if isinstance(result, Failure):
+            failed.append(f"{tasks[index][2].name} batch {tasks[index][5]} split {tasks[index][4]}: {result.error}")
+        else:
+            found[index] = result
+        if progress is not None:
+            progress(len(found) + len(failed), len(tasks))
+
+    if executor is None or (executor.scheduler is None and executor.jobs == 1):
         use_plan_cache(cache)
-        for i, task in enumerate(tasks):
-            results.append(_task(task))
-            if progress is not None:
-                progress(i + 1, len(tasks))
+    (executor or Executor()).run(_task, tasks, done)
+    if failed:
+        raise OcsplanError(f"pareto: {len(failed)} point(s) failed, first: {failed[0]}")
+    results = [found[i] for i in range(len(tasks))]
     table = {(t[2].name, t[5], t[4]): r for t, r in zip(tasks, results, strict=True)}
     cells = []
     for c_index, context in enumerate(ctx):
