@@ -1,6 +1,7 @@
 """Reproduce the paper's Figure 15 (App. A.6): shared-host against stacked-link allocation.
 
 Usage: python scripts/repro_fig15.py [--radices 9:80] [--out out/fig15] [--seed 0] [--simulate]
+                                     [--jobs K] [--scheduler ADDRESS|local]
 
 512 accelerators on a single-level OCS fabric, one 2-D mesh (8 x 64), an 8 kB
 all-reduce on both axes (64 groups of 8 and 8 groups of 64: 72 collective
@@ -11,8 +12,10 @@ time is the sum of the two axes' all-reduce times (they run one after the
 other). ``--simulate`` also runs both plans in Simlette's message mode at the
 reported radices on simulate/fabrics/ocs-single.toml (one OCS level, nominal
 Table 9 latency) with its ports raised to the largest L (the file has 64):
-all 72 groups of an axis at once, the two axes one after the other. Writes
-fig15.csv and fig15.png and prints the table.
+all 72 groups of an axis at once, the two axes one after the other. One task
+per radix on the batch executor (``--jobs`` local processes, ``--scheduler`` a
+Dask cluster); the rows are the same whichever runs them. Writes fig15.csv and
+fig15.png and prints the table.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import csv
 import io
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import matplotlib.ticker
@@ -36,6 +40,7 @@ from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.stacked import plan_stacked
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.simlette import SimOptions, simulate_plan
+from ocsplan.studies.executor import Executor, Failure
 
 REPORTED = (9, 12, 16, 24, 36, 48, 64, 70, 80)
 FABRIC = Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "ocs-single.toml"
@@ -60,32 +65,46 @@ def describe(plan: Plan) -> str:
     return "; ".join(parts)
 
 
+def row(task: tuple[int, int, bool, FabricSpec]) -> dict[str, object]:
+    """Both plans (and their simulations) at one radix: one executor task."""
+    ports, seed, sim, spec = task
+    inst = instance(ports)
+    shared, stacked = plan_heuristic(inst), plan_stacked(inst, seed=seed)
+    return {
+        "L": ports,
+        "shared_host_us": round(shared.objective_s * 1e6, 6),
+        "stacked_us": round(stacked.objective_s * 1e6, 6),
+        "ratio": round(stacked.objective_s / shared.objective_s, 4),
+        "shared_host_sim_us": simulated_us(shared, spec) if sim else "",
+        "stacked_sim_us": simulated_us(stacked, spec) if sim else "",
+        "shared_host": describe(shared),
+        "stacked": describe(stacked),
+        "stacked_search": ",".join(a.circulant.search for a in stacked.meshes[0].axes if a.circulant),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--radices", default="9:80", help="first:last accelerator radix L")
     parser.add_argument("--out", type=Path, default=Path("out/fig15"))
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampled circulant search")
     parser.add_argument("--simulate", action="store_true", help="also Simlette message mode at the reported L")
+    parser.add_argument("--jobs", type=int, default=1, help="local worker processes")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler ADDRESS or local (ocsplan[cluster])")
     args = parser.parse_args()
     low, _, high = args.radices.partition(":")
     radices = range(int(low), int(high or low) + 1)
     spec = replace(load_fabric(FABRIC), ports=max(radices))
-    rows = []
-    for ports in radices:
-        inst = instance(ports)
-        shared, stacked = plan_heuristic(inst), plan_stacked(inst, seed=args.seed)
-        sim = args.simulate and ports in REPORTED
-        rows.append({
-            "L": ports,
-            "shared_host_us": round(shared.objective_s * 1e6, 6),
-            "stacked_us": round(stacked.objective_s * 1e6, 6),
-            "ratio": round(stacked.objective_s / shared.objective_s, 4),
-            "shared_host_sim_us": simulated_us(shared, spec) if sim else "",
-            "stacked_sim_us": simulated_us(stacked, spec) if sim else "",
-            "shared_host": describe(shared),
-            "stacked": describe(stacked),
-            "stacked_search": ",".join(a.circulant.search for a in stacked.meshes[0].axes if a.circulant),
-        })
+    tasks = [(ports, args.seed, args.simulate and ports in REPORTED, spec) for ports in radices]
+    found: dict[int, dict[str, Any]] = {}
+
+    def done(index: int, result: dict[str, Any] | Failure) -> None:
+        if isinstance(result, Failure):
+            raise SystemExit(f"L = {tasks[index][0]}: {result.error}")
+        found[index] = result
+
+    Executor(jobs=args.jobs, scheduler=args.scheduler).run(row, tasks, done)
+    rows = [found[i] for i in range(len(tasks))]
     args.out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
