@@ -53,12 +53,17 @@ def _mesh_partitions(n: int, sizes: Sequence[int]) -> Iterator[tuple[tuple[int, 
 
 
 def _runs(collective: str, requested: str, topo: Topology, on_cube: bool) -> list[tuple[int, float]]:
-    """(h, v/sigma) of every schedule that may run a demand on ``topo``."""
+    """(h, v/sigma) of every schedule that may run a demand on ``topo`` (a block fold,
+    its layers fixed): under "auto", the schedules that need no layers only on a fold
+    of one layer (formulations/cpsat.md: they are left out of folds of two or more)."""
     out = []
+    layered = topo.layers is not None and len(topo.layers) >= 2
     for sched in SCHEDULES.values():
         if sched.collective != collective:
             continue
         if requested == "auto" and sched.name in AUTO_EXCLUDED:
+            continue
+        if requested == "auto" and layered and sched.layers(topo) is None:
             continue
         if requested != "auto" and sched.name != requested:
             continue
@@ -166,7 +171,7 @@ def brute_force(instance: Instance, irregular: bool = False) -> float:
             menus: list[list[tuple[tuple[object, ...], int, float]]] = []
             for j, ((blk, demands), prof) in enumerate(zip(active, profiles, strict=True)):
                 a = len(blk)
-                cube = Topology.cube(a)
+                cube = Topology.from_profile((1,) * a)  # the unit layers, fixed
                 for d in demands:
                     menu: list[tuple[tuple[object, ...], int, float]] = []
                     if prof is None:

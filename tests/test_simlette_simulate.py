@@ -77,7 +77,7 @@ def test_ideal_matrix_is_large() -> None:
     assert {s for s, _ in cases} == set(SCHEDULES) - {"ring"}
     # one-shot (flooding) runs on any connected topology
     assert all(("one-shot", name) in cases for name, topo in MATRIX.items() if topo.bits <= 5)
-    assert len(cases) * 2 == 462  # x 2 payloads: the README's 462 conformance cases
+    assert len(cases) * 2 == 546  # x 2 payloads: the README's 546 conformance cases
 
 
 @pytest.mark.parametrize("name", ["paper-multimesh-n256", "megatron-5t-n512-b1", "paper-table7-rsag-single"])

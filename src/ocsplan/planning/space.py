@@ -83,13 +83,18 @@ Option = Choice  # the name before the layout change (kept for old imports)
 PREFERENCE = (
     "one-shot-dvo", "coset-factored-parallel", "rs-ag-parallel", "coset-factored", "rs-ag",
     "one-shot", "recursive-doubling", "ring", "layered", "layered-parallel", "bruck-parallel", "bruck",
+    "tree-gather", "tree-route",
 )
 
 
-# On a block fold of l >= 2 layers both one-shots take h = l phases and carry at
-# least one payload per phase, so coset-factored parallel (h = l, v = sigma)
-# dominates them; "auto" skips them there (their trees are costly to build).
-FLOODING = frozenset({"one-shot", "one-shot-dvo"})
+# The schedules that need no layers (they run on any connected generator set, so on
+# irregular folds too). On a block fold of l >= 2 layers the one-shots take h = l
+# phases and carry at least one payload per phase, so coset-factored parallel
+# (h = l, v = sigma) dominates them; "auto" skips all four there (their trees are
+# costly to build). Tree-gather and tree-route do not always lose there (K4xK2xK2:
+# tree-gather 1/4 sigma against layered-parallel 13/48) but stay out of the block-fold
+# space, which is the paper's.
+FLOODING = frozenset({"one-shot", "one-shot-dvo", "tree-gather", "tree-route"})
 
 
 def _candidate_schedules(demand: Demand, layers: int) -> list[str]:
@@ -112,12 +117,20 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice
     if is_irregular(shape):
         # the table's one-shot costs (tests/test_covering.py checks them against the
         # closed forms, which take up to 0.3 s per set to derive)
+        # tree-gather runs on the one-shot-dvo trees: its volume is the table's / 2^m
         entry = _covering_entry(shape)
-        table = {"one-shot": (entry.one_shot_h, entry.one_shot_v), "one-shot-dvo": (entry.dvo_h, entry.dvo_v)}
+        table = {
+            "one-shot": (entry.one_shot_h, entry.one_shot_v),
+            "one-shot-dvo": (entry.dvo_h, entry.dvo_v),
+            "tree-gather": (entry.dvo_h, entry.dvo_v / (1 << shape[1])),
+        }
         for name in _candidate_schedules(demand, 1):
             if name in table:
                 h, v = table[name]
                 out.append(Choice(name, True, h, float(v)))
+            elif name in FLOODING:
+                form = closed_form(name, irregular_topology(shape))
+                out.append(Choice(name, True, form.h, float(form.v_factor)))
         cube_opts = shape_options(collective, requested, (1,) * shape[1])
         return (*out, *(Choice(o.schedule, False, o.h, o.v_factor) for o in cube_opts))
     bits = sum(shape)

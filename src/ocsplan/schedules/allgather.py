@@ -1,4 +1,5 @@
-"""All-gather schedules: layered gather over a tiling, and its parallel variant.
+"""All-gather schedules: layered gather over a tiling, its parallel variant, and
+tree-gather (every block once along balanced shortest-path trees, no layers).
 
 The payload sigma is the gathered (output) buffer; each of the M ranks owns one
 block of sigma / M. Segments are blocks (times chunks for the parallel variant).
@@ -13,9 +14,11 @@ from .base import (
     ClosedForm,
     Item,
     Program,
+    Schedule,
     Transfer,
     partial_sums,
     radix,
+    register,
     register_pair,
     rotations,
     translate,
@@ -103,3 +106,72 @@ register_pair(
     _layers,
     _build,
 )
+
+
+# -- tree-gather: no layers (runs on irregular folds) ------------------------------------
+
+
+def _tree_counts(topo: Topology) -> list[dict[int, int]]:
+    """Per distance k: generator -> labels at distance k whose tree parent edge it is."""
+    from .allreduce import balanced_parents  # the one-shot-dvo trees
+
+    parent = balanced_parents(topo)
+    dist = topo.distances
+    counts: list[dict[int, int]] = [{} for _ in range((topo.diameter if topo.bits else 0) + 1)]
+    for d, g in parent.items():
+        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + 1
+    return counts
+
+
+def _tree_cost(topo: Topology) -> ClosedForm:
+    if topo.bits == 0:
+        return ClosedForm(0, Fraction(0), 0)
+    counts = _tree_counts(topo)[1:]
+    return ClosedForm(
+        topo.diameter,
+        Fraction(sum(max(c.values()) for c in counts), topo.size),
+        max(len(c) for c in counts),
+    )
+
+
+def _tree_build(topo: Topology, payload: int) -> Program:
+    from .allreduce import balanced_parents
+
+    parent = balanced_parents(topo)
+    dist = topo.distances
+    size = topo.size
+    phases: list[list[Transfer]] = []
+    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
+        by_gen: dict[int, list[int]] = {}
+        for d, g in parent.items():
+            if dist[d] == k:
+                by_gen.setdefault(g, []).append(d)
+        phase: list[Transfer] = []
+        for x in range(size):
+            for g in sorted(by_gen):
+                # the blocks of the sources s = x ^ g ^ d travel on toward s ^ d = x ^ g
+                blocks = translate(x, [g ^ d for d in by_gen[g]])
+                phase.append(Transfer(x, x ^ g, g, Fraction(payload * len(by_gen[g]), size),
+                                      (Item("gather", blocks),)))
+        phases.append(phase)
+    return Program(
+        schedule="tree-gather",
+        collective="all-gather",
+        bits=topo.bits,
+        payload=payload,
+        segments=size,
+        unit=Fraction(payload, size),
+        phases=tuple(tuple(p) for p in phases),
+    )
+
+
+register(Schedule(
+    name="tree-gather",
+    collective="all-gather",
+    description="each block once along balanced shortest-path trees (no layers: any connected set)",
+    valid=lambda topo: topo.connected,
+    cost=_tree_cost,
+    uses=lambda t: t.gens,
+    build=_tree_build,
+    layers=lambda t: None,
+))

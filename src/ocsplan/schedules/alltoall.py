@@ -1,4 +1,5 @@
-"""All-to-all schedules: radix-r Bruck over a tiling and its parallel variant.
+"""All-to-all schedules: radix-r Bruck over a tiling, its parallel variant, and
+tree-route (every block along its path in a balanced shortest-path tree, no layers).
 
 The payload sigma is each rank's send buffer: M blocks of sigma / M, one per
 destination. A block travels from origin o to destination d along the unique
@@ -14,9 +15,11 @@ from .base import (
     ClosedForm,
     Item,
     Program,
+    Schedule,
     Transfer,
     partial_sums,
     radix,
+    register,
     register_pair,
     rotations,
     suffix_sums,
@@ -88,3 +91,86 @@ register_pair(
     _layers,
     _build,
 )
+
+
+# -- tree-route: no layers (runs on irregular folds) -------------------------------------
+
+
+def _subtrees(topo: Topology) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """The one-shot-dvo tree (label -> parent generator) and each label's subtree."""
+    from .allreduce import balanced_parents
+
+    parent = balanced_parents(topo)
+    dist = topo.distances
+    below: dict[int, list[int]] = {d: [d] for d in parent}
+    for d in sorted(parent, key=lambda x: -dist[x]):
+        up = d ^ parent[d]
+        if up in below:
+            below[up].extend(below[d])
+    return parent, below
+
+
+def _route_counts(topo: Topology) -> list[dict[int, int]]:
+    """Per hop k: generator -> blocks per node crossing it (subtree sizes at depth k)."""
+    parent, below = _subtrees(topo)
+    dist = topo.distances
+    counts: list[dict[int, int]] = [{} for _ in range((topo.diameter if topo.bits else 0) + 1)]
+    for d, g in parent.items():
+        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + len(below[d])
+    return counts
+
+
+def _route_cost(topo: Topology) -> ClosedForm:
+    if topo.bits == 0:
+        return ClosedForm(0, Fraction(0), 0)
+    counts = _route_counts(topo)[1:]
+    return ClosedForm(
+        topo.diameter,
+        Fraction(sum(max(c.values()) for c in counts), topo.size),
+        max(len(c) for c in counts),
+    )
+
+
+def _route_build(topo: Topology, payload: int) -> Program:
+    parent, below = _subtrees(topo)
+    dist = topo.distances
+    size = topo.size
+    phases: list[list[Transfer]] = []
+    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
+        by_gen: dict[int, list[int]] = {}
+        for a, g in parent.items():
+            if dist[a] == k:
+                by_gen.setdefault(g, []).append(a)
+        phase: list[Transfer] = []
+        for x in range(size):
+            for g in sorted(by_gen):
+                # hop k of every offset in a's subtree: the block from o = x ^ g ^ a
+                # (it reached o ^ a ^ g after k - 1 hops) to o ^ offset
+                items = tuple(
+                    Item("route", 1, 1 << (x ^ g ^ a), 1 << (x ^ g ^ a ^ offset))
+                    for a in sorted(by_gen[g])
+                    for offset in sorted(below[a])
+                )
+                phase.append(Transfer(x, x ^ g, g, Fraction(payload * len(items), size), items))
+        phases.append(phase)
+    return Program(
+        schedule="tree-route",
+        collective="all-to-all",
+        bits=topo.bits,
+        payload=payload,
+        segments=1,
+        unit=Fraction(payload, size),
+        phases=tuple(tuple(p) for p in phases),
+    )
+
+
+register(Schedule(
+    name="tree-route",
+    collective="all-to-all",
+    description="each block along its balanced shortest-path tree, one hop per phase (no layers)",
+    valid=lambda topo: topo.connected,
+    cost=_route_cost,
+    uses=lambda t: t.gens,
+    build=_route_build,
+    layers=lambda t: None,
+))
