@@ -30,24 +30,27 @@ def _irregular_axes(plan: Plan) -> int:
 
 
 def _sweep() -> None:
-    """One all-reduce on one axis of 2^m ranks, every port budget from the cube to K-fold
-    diameter 2: where an irregular fold wins, and by how much (heuristic = exact here)."""
+    """One collective on one axis of 2^m ranks, every port budget from the cube to the
+    two-layer block fold: where an irregular fold wins, and by how much."""
     from ocsplan.instance import Axis, Budget, Demand, Instance, Mesh
 
-    print("one all-reduce on one axis, lambda 0.52 us, 400 Gb/s: port budgets where irregular folds win")
-    print(f"{'m':>2} {'payload':>8} {'budgets':>8} {'wins':>5} {'max gain %':>11} {'at L':>5}")
-    for m in range(4, 10):
-        for payload in (256, 4096):
-            wins, best, at = 0, 0.0, 0
-            budgets = range(m, 2 ** (m // 2 + 1) + 2 ** ((m + 1) // 2) - 2)  # up to the two-layer block fold
-            for ports in budgets:
-                inst = Instance(f"sweep-{m}-{ports}", Budget(1 << m, ports, 0.52e-6, 5e10),
-                                (Mesh("axis", (1 << m,), (Axis(1 << m, (Demand("all-reduce", payload, 1.0),)),)),))
-                gain = 1 - plan_heuristic(inst).objective_s / plan_heuristic(inst, irregular=False).objective_s
-                wins += gain > 1e-12
-                if gain > best:
-                    best, at = gain, ports
-            print(f"{m:>2} {payload:>8} {len(budgets):>8} {wins:>5} {100 * best:>11.1f} {at:>5}")
+    print("one collective on one axis, lambda 0.52 us, 400 Gb/s: port budgets where irregular folds win")
+    print(f"{'collective':>11} {'m':>2} {'payload':>8} {'budgets':>8} {'wins':>5} {'max gain %':>11} {'at L':>5}")
+    for collective in ("all-reduce", "all-to-all", "all-gather"):
+        for m in range(4, 10):
+            for payload in (256, 4096):
+                wins, best, at = 0, 0.0, 0
+                budgets = range(m, 2 ** (m // 2 + 1) + 2 ** ((m + 1) // 2) - 2)  # up to the two-layer block fold
+                for ports in budgets:
+                    axis = Axis(1 << m, (Demand(collective, payload, 1.0),))
+                    inst = Instance(f"sweep-{m}-{ports}", Budget(1 << m, ports, 0.52e-6, 5e10),
+                                    (Mesh("axis", (1 << m,), (axis,)),))
+                    block = plan_heuristic(inst, irregular=False).objective_s
+                    gain = 1 - plan_heuristic(inst).objective_s / block
+                    wins += gain > 1e-12
+                    if gain > best:
+                        best, at = gain, ports
+                print(f"{collective:>11} {m:>2} {payload:>8} {len(budgets):>8} {wins:>5} {100 * best:>11.1f} {at:>5}")
 
 
 def main() -> None:

@@ -423,6 +423,30 @@ class _Search:
                 break
         return states
 
+    def irregular_start(self, effort: int) -> _Eval | None:
+        """A second start for the beam: axes by weight take their best irregular fold
+        (or keep the cube) with nothing else installed. Block folds that others share
+        for free make the cube start's descent stop short of a plan in which several
+        axes move to irregular folds together (each move alone breaks the budget)."""
+        ctx = self.ctx
+        if not any(is_irregular(s) for ax in ctx.axes for s in ax.shapes):
+            return None
+        units = [tuple((b,) for b in blk) for blk in self.blocks]
+        shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
+        current = self.evaluate(units, shapes, effort)
+        if current is None:
+            return None
+        for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
+            for shape in ctx.axes[j].shapes:
+                if not is_irregular(shape):
+                    continue
+                trial = list(shapes)
+                trial[j] = shape
+                result = self.evaluate(units, trial, effort)
+                if result is not None and result.objective < current.objective * (1 - 1e-12):
+                    current, shapes = result, trial
+        return current
+
     def descend(
         self, max_passes: int, current: _Eval | None = None, effort: int = 1
     ) -> tuple[_Eval | None, bool]:
@@ -610,6 +634,9 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         # re-price the screened state with both greedy allocations, then a beam descent
         result = search.evaluate(result.profiles, result.shapes, final_effort) or result
         states = search.beam(result, BEAM, MAX_PASSES, final_effort)
+        other = search.irregular_start(final_effort)
+        if other is not None:
+            states += search.beam(other, BEAM, MAX_PASSES, final_effort)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
         finals = [screened[0]]
