@@ -55,6 +55,7 @@ POLISHED = 16  # final states whose multiplicities get the local search
 LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
 EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements
 MAX_PASSES = 4
+IRREGULAR_FINALISTS = 2  # finalist partitions that also descend from the irregular start
 
 
 
@@ -431,7 +432,7 @@ class _Search:
         ctx = self.ctx
         if not any(is_irregular(s) for ax in ctx.axes for s in ax.shapes):
             return None
-        units = [tuple((b,) for b in blk) for blk in self.blocks]
+        units: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
         shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
         current = self.evaluate(units, shapes, effort)
         if current is None:
@@ -634,9 +635,10 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         # re-price the screened state with both greedy allocations, then a beam descent
         result = search.evaluate(result.profiles, result.shapes, final_effort) or result
         states = search.beam(result, BEAM, MAX_PASSES, final_effort)
-        other = search.irregular_start(final_effort)
+        # the best few partitions also descend from axes on irregular folds (one state wide)
+        other = search.irregular_start(final_effort) if k < IRREGULAR_FINALISTS else None
         if other is not None:
-            states += search.beam(other, BEAM, MAX_PASSES, final_effort)
+            states += search.beam(other, 1, MAX_PASSES, final_effort)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
         finals = [screened[0]]
