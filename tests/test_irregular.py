@@ -348,3 +348,13 @@ def test_simlette_message_mode_runs_irregular_plans(make: Callable[[], Plan]) ->
     report = simulate_plan(plan, fabric, SimOptions(mode="message"))
     for row in report.demands:
         assert 0.99 < row.simulated_s / row.analytical_s < 1.10
+
+
+@pytest.mark.parametrize("name", [i.name for i in IRREGULAR_TINY])
+def test_the_heuristic_plan_warm_starts_the_model(name: str) -> None:
+    # the seed's irregular folds map onto the model's shapes: a complete, feasible hint
+    run = ExactRun(next(i for i in IRREGULAR_TINY if i.name == name))
+    assert run.seed is not None
+    hint = run.formulation.hint_from_plan(run.seed)
+    assert hint is not None and run.formulation.model.violations(hint) == []
+    assert math.isclose(run.formulation.model.value(hint), run.seed.objective_s, rel_tol=1e-9)
