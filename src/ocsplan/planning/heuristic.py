@@ -74,8 +74,9 @@ class _Axis:
     index: int
     bits: int
     demands: tuple[Demand, ...]
-    shapes: tuple[Shape, ...]
+    shapes: tuple[Shape, ...]  # block folds (and RING): the paper's space
     weight: float  # ordering key: how much this axis can matter
+    irregular: tuple[Shape, ...] = ()  # irregular folds, tried only after the block-fold search
 
 
 class _Context:
@@ -94,14 +95,15 @@ class _Context:
                     continue
                 a = axis.bits
                 shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare_folds]
+                extra: tuple[Shape, ...] = ()
                 if irregular and any(_floods(d) for d in axis.demands):
-                    shapes += [s for s in irregular_shapes(a) if shape_folds(s) <= spare_folds]
+                    extra = tuple(s for s in irregular_shapes(a) if shape_folds(s) <= spare_folds)
                 ring_ok = self.single and all(d.schedule == "ring" for d in axis.demands)
                 if ring_ok and a >= 2:
                     shapes.append(RING)
                 lam, rate = self.budget.latency, self.budget.link
                 weight = sum(d.weight * (a * lam + d.payload / rate) for d in axis.demands)
-                axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight))
+                axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight, extra))
         self.axes = axes
         self._axis_cost: dict[tuple[int, int, Shape], float] = {}
 
@@ -394,7 +396,7 @@ class _Search:
         levels_by_key = {key: levels[i] for i, key in enumerate(keys)}
         return _Eval(objective, used, choices, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
 
-    def beam(self, start: _Eval, width: int, max_passes: int, effort: int) -> list[_Eval]:
+    def beam(self, start: _Eval, width: int, max_passes: int, effort: int, extended: bool = False) -> list[_Eval]:
         """Coordinate descent that keeps the ``width`` best states after every axis
         step (a beam), with exhaustive placements; near ties between shapes (one
         cheaper in folds, one slightly faster) both survive until later axes decide."""
@@ -410,7 +412,8 @@ class _Search:
             for j in order:
                 pool = {key(st)[2]: st for st in states}
                 for st in states:
-                    for shape in ctx.axes[j].shapes:
+                    ax = ctx.axes[j]
+                    for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
                         for groups in self.placements(j, shape, st.profiles, st.shapes, exact=True):
                             if groups == st.profiles[j] and shape == st.shapes[j]:
                                 continue
@@ -430,7 +433,7 @@ class _Search:
         for free make the cube start's descent stop short of a plan in which several
         axes move to irregular folds together (each move alone breaks the budget)."""
         ctx = self.ctx
-        if not any(is_irregular(s) for ax in ctx.axes for s in ax.shapes):
+        if not any(ax.irregular for ax in ctx.axes):
             return None
         units: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
         shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
@@ -438,9 +441,7 @@ class _Search:
         if current is None:
             return None
         for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
-            for shape in ctx.axes[j].shapes:
-                if not is_irregular(shape):
-                    continue
+            for shape in ctx.axes[j].irregular:
                 trial = list(shapes)
                 trial[j] = shape
                 result = self.evaluate(units, trial, effort)
@@ -635,10 +636,14 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         # re-price the screened state with both greedy allocations, then a beam descent
         result = search.evaluate(result.profiles, result.shapes, final_effort) or result
         states = search.beam(result, BEAM, MAX_PASSES, final_effort)
-        # the best few partitions also descend from axes on irregular folds (one state wide)
-        other = search.irregular_start(final_effort) if k < IRREGULAR_FINALISTS else None
-        if other is not None:
-            states += search.beam(other, 1, MAX_PASSES, final_effort)
+        # irregular folds (beyond the paper) on the best few partitions: one state wide, from
+        # the block-fold search's best state and from a start with the axes on irregular folds
+        # (the block-fold states stay in the running: the extended plan is never worse)
+        if k < IRREGULAR_FINALISTS and any(ax.irregular for ax in ctx.axes):
+            states += search.beam(states[0], 1, MAX_PASSES, final_effort, extended=True)
+            other = search.irregular_start(final_effort)
+            if other is not None:
+                states += search.beam(other, 1, MAX_PASSES, final_effort, extended=True)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
         finals = [screened[0]]
