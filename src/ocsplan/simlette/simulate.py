@@ -152,9 +152,10 @@ def simulate_workload(
     busiest: LinkStat | None = None
     stall_port, stall_max, stall_total = "", 0.0, 0.0
     if isinstance(net, IdealNetwork):
-        if net.load:
-            key = max(net.load, key=lambda k: (net.load[k], -k[0], -k[1]))
-            nbytes = float(net.load[key])
+        load = net.load
+        if load:
+            key = max(load, key=lambda k: (load[k], -k[0], -k[1]))
+            nbytes = float(load[key])
             busiest = LinkStat(f"acc {key[0]} gen {key[1]:b}", nbytes,
                                nbytes / (net.multiplicity[key[1]] * rate), 0.0)
     else:

@@ -93,6 +93,7 @@ def program_workload(
     # few distinct sizes and generators, many transfers: convert each once
     sizes: dict[tuple[int, int], tuple[int, float]] = {}
     gens: dict[int, int] = {}
+    new = tuple.__new__
     for k, phase in enumerate(program.phases):
         for t in phase:
             nbytes = t.nbytes
@@ -107,9 +108,11 @@ def program_workload(
             if gen is None:
                 gen = gens[t.gen] = expand(t.gen, bits)
             lsrc, ldst = local[t.src], local[t.dst]
+            nb = t.nbytes
             for base in bases:
                 dst = base | ldst
-                sends[base | lsrc][k].append(Send(dst, gen, t.nbytes, flits, size))
+                # Send(...) without its Python-level __new__ (hundreds of thousands of calls)
+                sends[base | lsrc][k].append(new(Send, (dst, gen, nb, flits, size)))
                 expect[dst][k] += 1
     if order == "rank":
         for lists in sends.values():
