@@ -51,11 +51,15 @@ def _figures(r: DemandResult) -> tuple[object, ...]:
         (4, 5000),  # 8-flit messages, rs-ag's quarters of 2 flits
     ],
 )
-def test_switched_fast_paths_match_reference(mode: str, schedule: str, ports: int, payload: int) -> None:
+@pytest.mark.parametrize(("order", "barrier"), [("program", False), ("rank", False), ("program", True)])
+def test_switched_fast_paths_match_reference(
+    mode: str, schedule: str, ports: int, payload: int, order: str, barrier: bool
+) -> None:
     spec = _fabric("eps-single", 16, ports)
     program = SCHEDULES[schedule].build(Topology.from_profile((4,)), payload)
-    fast = simulate_program(program, spec, SimOptions(mode=mode), ports=ports)
-    slow = simulate_program(program, spec, SimOptions(mode=mode, lookahead=False), ports=ports)
+    options = SimOptions(mode=mode, order=order, barrier=barrier)
+    fast = simulate_program(program, spec, options, ports=ports)
+    slow = simulate_program(program, spec, replace(options, lookahead=False), ports=ports)
     assert _figures(fast) == _figures(slow)
     assert fast.events < slow.events
 

@@ -18,6 +18,12 @@ any decision, so ports take the decisions up to that far ahead in one event.
 The departures are the same as with one decision per event (tests check it);
 only the event count drops.
 
+Without credits (unlimited buffers) more is decided early, with the same
+departures: accelerator ports of a one-level switched fabric decide as pieces
+arrive (:class:`DirectPort`, :class:`DirectFlitPort`); once every node has sent
+its last phase, nothing can reach a switch output queue that is not queued yet,
+so queues take everything in one wake-up (``Engine.unbounded``).
+
 Credits (paper §5.2): a port holds one credit per DL flit of the far buffer.
 A credit comes back once the far device has processed the flit (an accelerator
 after its port's RX, a switch when the flit leaves for its output) and has
@@ -469,6 +475,9 @@ class QueuePort(Port):
         wire = self.wire
         far = self.far
         pop = heapq.heappop
+        if isinstance(far, Sink):
+            self._whole_sink(limit, far)
+            return
         while queue:
             ready, _, _, piece = queue[0]
             busy = self.busy
@@ -488,6 +497,40 @@ class QueuePort(Port):
                 piece.up = None
             piece.ready = start + tf + wire
             far.accept(piece, self)
+
+
+    def _whole_sink(self, limit: float, sink: Sink) -> None:
+        """``_whole`` into an accelerator: Sink.accept inlined (the port counts no credits)."""
+        queue = self.queue
+        tf = self.eng.flit_time
+        wire = self.wire
+        rx, land, deliver = sink.rx, sink.land, sink.deliver
+        pop = heapq.heappop
+        while queue:
+            ready, _, _, piece = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * self.ahead)
+                return
+            pop(queue)
+            count = piece.flits
+            self.busy = start + count * tf
+            self.flits += count
+            up = piece.up
+            if up is not None:
+                ret = up.ret
+                for k in range(count):
+                    up.release(start + k * tf + ret)
+                piece.up = None
+            arrive = piece.ready = start + tf + wire
+            landed = arrive + (count - 1) * tf + rx + land
+            msg = piece.msg
+            msg.left -= count
+            if landed > msg.landed:
+                msg.landed = landed
+            if msg.left == 0:
+                deliver(msg)
 
 
 def split_flits(flits: int, ways: int, offset: int) -> list[tuple[int, int]]:

@@ -129,11 +129,11 @@ class Network:
 
     def _new_port(
         self, key: Hashable, name: str, wire: float, far: Switch | Sink, credits: int | None,
-        single: bool = False,
+        single: bool = False, direct: bool = False,
     ) -> Port:
         ret = self.stages.credit_return(wire)
         port: Port
-        if single and credits is None and self.rsp_credits is None and self.eng.horizon > 0:
+        if direct:
             # one source and no credits anywhere: it decides as pieces arrive (engine.DirectPort)
             kind = DirectFlitPort if self.eng.flit_mode else DirectPort
             port = kind(self.eng, name, wire, ret, far)
@@ -385,7 +385,9 @@ class SwitchedNetwork(Network):
         self._rsp_pointer: dict[int, int] = {}
         self.wire1 = stages.wire(1)
         self.wire_ocs = stages.wire(2, 1)
-        # One level, no credits: accelerator ports decide as pieces arrive (DirectPort) and
+        # One level, no credits: accelerator ports decide as pieces arrive (DirectPort; on two
+        # levels they keep deciding in events, which keeps the order switch ports are made in,
+        # hence the busiest link named among equally busy ones, as it was) and
         # output queues feed only accelerators, so after a queue's decision the next arrival
         # in any queue needs a landing, a send and a hop: the flit, the link, RX and the
         # endpoint to land, the endpoint to send, the flit and link again, the switch.
@@ -461,7 +463,7 @@ class SwitchedNetwork(Network):
             switch = f"leaf {rack}/" if self.two else "eps "
             ports = [
                 self._new_port(("src", src, j), f"acc {src} port {j} -> {switch}{j}", self.wire1,
-                               self._leaf(rack if self.two else 0, j), self.switch_flits, True)
+                               self._leaf(rack if self.two else 0, j), self.switch_flits, True, self.open_loop)
                 for j in range(self.rails)
             ]
             self._src[src] = ports
@@ -491,19 +493,38 @@ class SwitchedNetwork(Network):
     def send(self, msg: Message, t: float) -> None:
         ports = self._src.get(msg.src) or self._sources(msg.src)
         ready = t + self.stages.send
+        parts: tuple[tuple[int, int, int], ...]
         if self.rails == 1 and self.L > 1:  # rails in lockstep: the rail-0 piece stands for all
             count = msg.flits // self.L
             msg.left = count
-            ports[0].enqueue(Piece(ready, count, msg, 0))
+            parts = ((0, count, 0),)
+        else:
+            offset = self.pointer.get(msg.src, 0)
+            key = (msg.flits, offset)
+            found = self._splits.get(key)
+            if found is None:
+                found = self._splits[key] = self._split(msg.flits, offset)
+            parts = found
+            self.pointer[msg.src] = (offset + msg.flits) % self.L
+        if not self.open_loop or self.eng.flit_mode:
+            for j, count, index in parts:
+                ports[j].enqueue(Piece(ready, count, msg, index))
             return
-        offset = self.pointer.get(msg.src, 0)
-        key = (msg.flits, offset)
-        parts = self._splits.get(key)
-        if parts is None:
-            parts = self._splits[key] = self._split(msg.flits, offset)
+        # DirectPort.enqueue and Switch.accept inlined (one level: one output per destination)
+        tf = self.eng.flit_time
+        dst = msg.dst
         for j, count, index in parts:
-            ports[j].enqueue(Piece(ready, count, msg, index))
-        self.pointer[msg.src] = (offset + msg.flits) % self.L
+            port = ports[j]
+            busy = port.busy
+            start = ready if ready > busy else busy
+            port.busy = start + count * tf
+            port.flits += count
+            sw = port.far
+            assert isinstance(sw, Switch)
+            outs = sw.table.get(dst)
+            if outs is None:
+                outs = sw.table[dst] = sw.route(dst)
+            outs[0].enqueue(Piece(start + tf + port.wire + sw.delay, count, msg, index))
 
     def _split(self, flits: int, offset: int) -> tuple[tuple[int, int, int], ...]:
         """(port, flits, index of the first) of a message's pieces from port ``offset`` on."""
