@@ -155,7 +155,8 @@ class IdealNetwork(Network):
         self.multiplicity = multiplicity
         self.free: dict[tuple[int, int], float] = {}
         # bytes per edge, as counts of each message size (summed exactly in ``load``)
-        self._sizes: dict[tuple[int, int], dict[Fraction, int]] = {}
+        self._sizes: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+        self._rates: dict[int, float] = {}  # p_g * R per generator
         # a node's edge serves its messages in the node's order, whatever the order of events
         # elsewhere: every landing is known at the send, so no events are needed
         self.direct = True
@@ -164,27 +165,32 @@ class IdealNetwork(Network):
     @property
     def load(self) -> dict[tuple[int, int], Fraction]:
         """Bytes each logical edge (src, gen) carried."""
-        return {key: sum((Fraction(n) * c for n, c in sizes.items()), Fraction(0))
+        return {key: sum((Fraction(*n) * c for n, c in sizes.items()), Fraction(0))
                 for key, sizes in self._sizes.items()}
 
-    def _edge(self, src: int, gen: int, nbytes: Fraction, t: float) -> float:
+    def _edge(self, src: int, gen: int, nbytes: Fraction, size: float, t: float) -> float:
+        """``size`` is float(nbytes)."""
         key = (src, gen)
         start = max(t, self.free.get(key, 0.0))
-        done = start + float(nbytes) / (self.multiplicity[gen] * self.rate)
+        rate = self._rates.get(gen)
+        if rate is None:
+            rate = self._rates[gen] = self.multiplicity[gen] * self.rate
+        done = start + size / rate
         self.free[key] = done
         sizes = self._sizes.get(key)
         if sizes is None:
             sizes = self._sizes[key] = {}
-        sizes[nbytes] = sizes.get(nbytes, 0) + 1
+        exact = (nbytes.numerator, nbytes.denominator)  # hashing a Fraction is slow
+        sizes[exact] = sizes.get(exact, 0) + 1
         return done + self.lam
 
     def send(self, msg: Message, t: float) -> None:
-        msg.landed = self._edge(msg.src, msg.gen, msg.nbytes, t)
+        msg.landed = self._edge(msg.src, msg.gen, msg.nbytes, float(msg.nbytes), t)
         msg.left = 0
         self._deliver(msg)  # direct: the runner's inbox takes it
 
     def land(self, src: int, s: Send, t: float) -> float:
-        return self._edge(src, s.gen, s.nbytes, t)
+        return self._edge(src, s.gen, s.nbytes, s.size, t)
 
     def latency(self, src: int, dst: int, gen: int) -> float:
         return self.lam
