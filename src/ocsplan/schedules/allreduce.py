@@ -264,12 +264,13 @@ def _cf_cost(topo: Topology) -> ClosedForm:
 def _cf_build(topo: Topology, payload: int) -> Program:
     layers = _cf_layers(topo)
     prefix = partial_sums(layers)
+    nbytes = Fraction(payload)
     phases = []
     for j, layer in enumerate(layers):
         phase: list[Transfer] = []
         for x in range(topo.size):
             item = Item("reduce", 1, translate(x, prefix[j]))
-            phase.extend(Transfer(x, x ^ s, s, Fraction(payload), (item,)) for s in layer)
+            phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
         phases.append(phase)
     return _program("coset-factored", topo, payload, 1, phases)
 
@@ -297,6 +298,7 @@ def _cfp_build(topo: Topology, payload: int) -> Program:
     layers = _cf_layers(topo)
     count = len(layers)
     orders = rotations(count)
+    nbytes = Fraction(payload, count) if count else Fraction(0)
     phases = []
     for t in range(count):
         phase: list[Transfer] = []
@@ -304,9 +306,7 @@ def _cfp_build(topo: Topology, payload: int) -> Program:
             done = partial_sums([layers[j] for j in order])[t]
             for x in range(topo.size):
                 item = Item("reduce", 1 << c, translate(x, done))
-                phase.extend(
-                    Transfer(x, x ^ s, s, Fraction(payload, count), (item,)) for s in layers[order[t]]
-                )
+                phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layers[order[t]])
         phases.append(phase)
     return _program("coset-factored-parallel", topo, payload, max(count, 1), phases)
 

@@ -18,6 +18,12 @@ any decision, so ports take the decisions up to that far ahead in one event.
 The departures are the same as with one decision per event (tests check it);
 only the event count drops.
 
+Without credits (unlimited buffers) more is decided early, with the same
+departures: accelerator ports of a one-level switched fabric decide as pieces
+arrive (:class:`DirectPort`, :class:`DirectFlitPort`); once every node has sent
+its last phase, nothing can reach a switch output queue that is not queued yet,
+so queues take everything in one wake-up (``Engine.unbounded``).
+
 Credits (paper §5.2): a port holds one credit per DL flit of the far buffer.
 A credit comes back once the far device has processed the flit (an accelerator
 after its port's RX, a switch when the flit leaves for its output) and has
@@ -39,12 +45,13 @@ from typing import Protocol
 import simpy
 
 __all__ = [
-    "Device", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort", "Sink", "Switch",
-    "split_flits",
+    "Device", "DirectFlitPort", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort",
+    "Sink", "Switch", "split_flits",
 ]
 
 # Decisions treat a piece as ready when it is ready within this tolerance (s).
 _TOL = 1e-15
+_INF = float("inf")
 
 
 class Message:
@@ -102,6 +109,9 @@ class Engine:
         self.flit_mode = flit_mode
         self.horizon = horizon
         self.events = 0
+        # set when nothing can reach a switch output queue any more that is not queued
+        # yet (no sends left, no switch-to-switch links): queues decide everything at once
+        self.unbounded = False
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""
@@ -327,6 +337,29 @@ class DirectPort(FifoPort):
 
     __slots__ = ()
 
+    def __init__(
+        self, eng: Engine, name: str, wire: float, ret: float, far: Device, credits: int | None = None
+    ) -> None:
+        # what Port.__init__ sets, without the queue and credit pool it never uses (runs make
+        # tens of thousands): no credits, never stalled, no wake-ups
+        self.eng = eng
+        self.name = name
+        self.wire = wire
+        self.ret = ret
+        self.far = far
+        self.limited = False
+        self.credits = 0
+        self.out = 0
+        self.known = True
+        self.retry = -1.0
+        self.stalled = False
+        self.busy = 0.0
+        self.wake_ev = -1
+        self.wake_at = 0.0
+        self.flits = 0
+        self.stall = 0.0
+        self.ahead = 0.0
+
     def enqueue(self, piece: Piece) -> None:
         # Port._send and Port._flush for a whole piece without credits, inlined (hot path)
         busy = self.busy
@@ -339,6 +372,39 @@ class DirectPort(FifoPort):
         piece.ready = start + tf + self.wire
         piece.up = None
         self.far.accept(piece, self)
+
+
+class DirectFlitPort(DirectPort):
+    """:class:`DirectPort` in flit mode: the flits of a piece leave one by one, each
+    at max(its readiness, link free), as :class:`FifoPort` sends them one decision
+    at a time (the same arithmetic: the piece's readiness advances by one flit
+    time per flit sent)."""
+
+    __slots__ = ()
+
+    def enqueue(self, piece: Piece) -> None:
+        tf = self.eng.flit_time
+        wire = self.wire
+        far = self.far
+        msg = piece.msg
+        busy = self.busy
+        self.flits += piece.flits
+        while piece.flits > 1:
+            ready = piece.ready
+            start = ready if ready > busy else busy
+            busy = start + 1 * tf
+            out = Piece(start + tf + wire, 1, msg, piece.index)
+            piece.ready += 1 * tf
+            piece.flits -= 1
+            piece.index += 1
+            self.busy = busy
+            far.accept(out, self)
+        ready = piece.ready
+        start = ready if ready > busy else busy
+        self.busy = start + 1 * tf
+        piece.ready = start + tf + wire
+        piece.up = None
+        far.accept(piece, self)
 
 
 class QueuePort(Port):
@@ -367,6 +433,8 @@ class QueuePort(Port):
         heapq.heappush(self.queue, (ready, piece.msg.mid, piece.index, piece))
         if self.stalled:
             return
+        if self.wake_ev >= 0 and self.eng.unbounded:
+            return  # the wake-up pending takes every piece, whenever it comes
         busy = self.busy
         time = (ready if ready > busy else busy) - self.ahead
         if self.wake_ev < 0 or time < self.wake_at:
@@ -379,9 +447,12 @@ class QueuePort(Port):
         self.stalled = False
         eng = self.eng
         ahead = self.ahead
-        limit = eng.env.now + ahead + _TOL
+        limit = _INF if eng.unbounded else eng.env.now + ahead + _TOL
         queue = self.queue
         flit_mode = eng.flit_mode
+        if not (flit_mode or self.limited):
+            self._whole(limit)
+            return
         while queue:
             ready, mid, _, piece = queue[0]
             busy = self.busy
@@ -394,6 +465,72 @@ class QueuePort(Port):
                 heapq.heappush(queue, (piece.ready, mid, piece.index, piece))
             if self.stalled:
                 return
+
+
+    def _whole(self, limit: float) -> None:
+        """``_wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
+        whole pieces inlined (the same arithmetic; the hot path of switched runs)."""
+        queue = self.queue
+        tf = self.eng.flit_time
+        wire = self.wire
+        far = self.far
+        pop = heapq.heappop
+        if isinstance(far, Sink):
+            self._whole_sink(limit, far)
+            return
+        while queue:
+            ready, _, _, piece = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * self.ahead)
+                return
+            pop(queue)
+            count = piece.flits
+            self.busy = start + count * tf
+            self.flits += count
+            up = piece.up
+            if up is not None:
+                ret = up.ret
+                for k in range(count):
+                    up.release(start + k * tf + ret)
+                piece.up = None
+            piece.ready = start + tf + wire
+            far.accept(piece, self)
+
+
+    def _whole_sink(self, limit: float, sink: Sink) -> None:
+        """``_whole`` into an accelerator: Sink.accept inlined (the port counts no credits)."""
+        queue = self.queue
+        tf = self.eng.flit_time
+        wire = self.wire
+        rx, land, deliver = sink.rx, sink.land, sink.deliver
+        pop = heapq.heappop
+        while queue:
+            ready, _, _, piece = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * self.ahead)
+                return
+            pop(queue)
+            count = piece.flits
+            self.busy = start + count * tf
+            self.flits += count
+            up = piece.up
+            if up is not None:
+                ret = up.ret
+                for k in range(count):
+                    up.release(start + k * tf + ret)
+                piece.up = None
+            arrive = piece.ready = start + tf + wire
+            landed = arrive + (count - 1) * tf + rx + land
+            msg = piece.msg
+            msg.left -= count
+            if landed > msg.landed:
+                msg.landed = landed
+            if msg.left == 0:
+                deliver(msg)
 
 
 def split_flits(flits: int, ways: int, offset: int) -> list[tuple[int, int]]:

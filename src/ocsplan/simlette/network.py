@@ -33,8 +33,21 @@ from fractions import Fraction
 
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, Link, RackRoutes
-from .engine import DirectPort, Engine, FifoPort, Message, Piece, Port, QueuePort, Sink, Switch, split_flits
+from .engine import (
+    DirectFlitPort,
+    DirectPort,
+    Engine,
+    FifoPort,
+    Message,
+    Piece,
+    Port,
+    QueuePort,
+    Sink,
+    Switch,
+    split_flits,
+)
 from .timing import Stages
+from .workload import Send, Workload
 
 __all__ = ["CircuitNetwork", "CircuitWiring", "IdealNetwork", "Network", "SwitchedNetwork"]
 
@@ -59,11 +72,24 @@ class Network:
         self.acked = 0.0
         # True when ports decide as pieces arrive (no events; see engine.DirectPort)
         self.direct = False
+        # True when ``latency`` and ``resources`` depend on (src, gen) alone
+        self.by_edge = False
         # least time from a decision anywhere to an arrival in a switch output queue
         self.lookahead = (eng.flit_time + stages.wire(1) + stages.switch_in) * (1 - 1e-9)
 
     # subclasses
     def send(self, msg: Message, t: float) -> None:
+        raise NotImplementedError
+
+    def start(self, workload: Workload) -> None:
+        """The run is about to start ``workload`` (the runner says so)."""
+
+    def final(self) -> None:
+        """Every message has been handed to the network (the runner says so)."""
+
+    def land(self, src: int, s: Send, t: float) -> float:
+        """Direct networks: send ``s`` from ``src`` at ``t`` and return when it lands
+        (what ``send`` and the landing do, without a message object)."""
         raise NotImplementedError
 
     def latency(self, src: int, dst: int, gen: int) -> float:
@@ -103,11 +129,15 @@ class Network:
 
     def _new_port(
         self, key: Hashable, name: str, wire: float, far: Switch | Sink, credits: int | None,
-        single: bool = False,
+        single: bool = False, direct: bool = False,
     ) -> Port:
         ret = self.stages.credit_return(wire)
         port: Port
-        if single:
+        if direct:
+            # one source and no credits anywhere: it decides as pieces arrive (engine.DirectPort)
+            kind = DirectFlitPort if self.eng.flit_mode else DirectPort
+            port = kind(self.eng, name, wire, ret, far)
+        elif single:
             port = FifoPort(self.eng, name, wire, ret, far, credits)
         else:
             port = QueuePort(self.eng, name, wire, ret, far, credits, self.lookahead)
@@ -124,20 +154,43 @@ class IdealNetwork(Network):
         self.lam = latency
         self.multiplicity = multiplicity
         self.free: dict[tuple[int, int], float] = {}
-        self.load: dict[tuple[int, int], Fraction] = {}
+        # bytes per edge, as counts of each message size (summed exactly in ``load``)
+        self._sizes: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+        self._rates: dict[int, float] = {}  # p_g * R per generator
         # a node's edge serves its messages in the node's order, whatever the order of events
         # elsewhere: every landing is known at the send, so no events are needed
         self.direct = True
+        self.by_edge = True
+
+    @property
+    def load(self) -> dict[tuple[int, int], Fraction]:
+        """Bytes each logical edge (src, gen) carried."""
+        return {key: sum((Fraction(*n) * c for n, c in sizes.items()), Fraction(0))
+                for key, sizes in self._sizes.items()}
+
+    def _edge(self, src: int, gen: int, nbytes: Fraction, size: float, t: float) -> float:
+        """``size`` is float(nbytes)."""
+        key = (src, gen)
+        start = max(t, self.free.get(key, 0.0))
+        rate = self._rates.get(gen)
+        if rate is None:
+            rate = self._rates[gen] = self.multiplicity[gen] * self.rate
+        done = start + size / rate
+        self.free[key] = done
+        sizes = self._sizes.get(key)
+        if sizes is None:
+            sizes = self._sizes[key] = {}
+        exact = (nbytes.numerator, nbytes.denominator)  # hashing a Fraction is slow
+        sizes[exact] = sizes.get(exact, 0) + 1
+        return done + self.lam
 
     def send(self, msg: Message, t: float) -> None:
-        key = (msg.src, msg.gen)
-        start = max(t, self.free.get(key, 0.0))
-        done = start + float(msg.nbytes) / (self.multiplicity[msg.gen] * self.rate)
-        self.free[key] = done
-        self.load[key] = self.load.get(key, Fraction(0)) + Fraction(msg.nbytes)
-        msg.landed = done + self.lam
+        msg.landed = self._edge(msg.src, msg.gen, msg.nbytes, float(msg.nbytes), t)
         msg.left = 0
         self._deliver(msg)  # direct: the runner's inbox takes it
+
+    def land(self, src: int, s: Send, t: float) -> float:
+        return self._edge(src, s.gen, s.nbytes, s.size, t)
 
     def latency(self, src: int, dst: int, gen: int) -> float:
         return self.lam
@@ -174,9 +227,11 @@ class CircuitNetwork(Network):
         self._resources = wiring.resources
         # no credits anywhere and whole pieces: every port is a DirectPort
         self.direct = buffer_flits is None and rsp_credits is None and not eng.flit_mode
+        self.by_edge = True
         self.buffer_flits = buffer_flits
         self.pointer: dict[tuple[int, int], int] = {}
         self._edge: dict[tuple[int, int], list[Port]] = {}
+        self._hops: dict[tuple[int, int], float] = {}  # hop latency per (cables, OCS devices)
 
     def _ports(self, src: int, gen: int) -> list[Port]:
         ports = self._edge.get((src, gen))
@@ -215,6 +270,46 @@ class CircuitNetwork(Network):
             index += count
         self.pointer[key] = (offset + msg.flits) % len(ports)
 
+    def land(self, src: int, s: Send, t: float) -> float:
+        """A whole message over DirectPorts into the sink and its response (no credits):
+        ``send``, ``_direct`` or DirectPort.enqueue, Sink.accept and ``_respond`` with
+        the same arithmetic in the same order."""
+        gen = s.gen
+        ports = self._edge.get((src, gen)) or self._ports(src, gen)
+        ready = t + self.stages.send
+        tf = self.eng.flit_time
+        sink = self.sink
+        rx, land = sink.rx, sink.land
+        count = s.flits
+        landed = 0.0
+        if len(ports) == 1:
+            port = ports[0]
+            busy = port.busy
+            start = ready if ready > busy else busy
+            port.busy = start + count * tf
+            port.flits += count
+            landed = start + tf + port.wire + (count - 1) * tf + rx + land
+        else:
+            key = (src, gen)
+            offset = self.pointer.get(key, 0)
+            for i, part in split_flits(count, len(ports), offset):
+                port = ports[i]
+                busy = port.busy
+                start = ready if ready > busy else busy
+                port.busy = start + part * tf
+                port.flits += part
+                arrive = start + tf + port.wire
+                piece = arrive + (part - 1) * tf + rx + land
+                if piece > landed:
+                    landed = piece
+            self.pointer[key] = (offset + count) % len(ports)
+        # _respond without response credits: the hop back, for ``acked``
+        found = self._latency.get((s.dst, gen))
+        arrive = landed + (found if found is not None else self.latency(s.dst, src, gen))
+        if arrive > self.acked:
+            self.acked = arrive
+        return landed
+
     def _direct(self, port: Port, msg: Message, ready: float) -> None:
         """A whole message over one DirectPort into the sink: DirectPort.enqueue and
         Sink.accept without the piece (the same arithmetic, in the same order)."""
@@ -240,7 +335,16 @@ class CircuitNetwork(Network):
         key = (src, gen)
         found = self._latency.get(key)
         if found is None:
-            found = self._latency[key] = max(self._hop(link) for link in self.cmap.of(src, gen))
+            hops = self._hops
+            best = 0.0
+            for link in self.cmap.of(src, gen):  # max over the links of _hop(link), each kind once
+                kind = (link.cables, link.ocs)
+                hop = hops.get(kind)
+                if hop is None:
+                    hop = hops[kind] = self._hop(link)
+                if hop > best:
+                    best = hop
+            found = self._latency[key] = best
         return found
 
     def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
@@ -281,11 +385,25 @@ class SwitchedNetwork(Network):
         else:
             self.spines = 0
         self.pointer: dict[int, int] = {}
+        self._splits: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
         self.switches: dict[Hashable, Switch] = {}
         self._src: dict[int, list[Port]] = {}
         self._rsp_pointer: dict[int, int] = {}
         self.wire1 = stages.wire(1)
         self.wire_ocs = stages.wire(2, 1)
+        # One level, no credits: accelerator ports decide as pieces arrive (DirectPort; on two
+        # levels they keep deciding in events, which keeps the order switch ports are made in,
+        # hence the busiest link named among equally busy ones, as it was) and
+        # output queues feed only accelerators, so after a queue's decision the next arrival
+        # in any queue needs a landing, a send and a hop: the flit, the link, RX and the
+        # endpoint to land, the endpoint to send, the flit and link again, the switch.
+        self.open_loop = (not self.two and buffer_flits is None and switch_flits is None and rsp_credits is None
+                          and eng.horizon > 0)
+        self.rails = self.L  # rails simulated (1: all in lockstep, see ``start``)
+        if self.open_loop:
+            tf = eng.flit_time
+            self.lookahead = (tf + self.wire1 + stages.rx + stages.land + stages.send + tf + self.wire1
+                              + stages.switch_in) * (1 - 1e-9)
 
     # -- devices (created on first use) ------------------------------------------------
 
@@ -351,23 +469,77 @@ class SwitchedNetwork(Network):
             switch = f"leaf {rack}/" if self.two else "eps "
             ports = [
                 self._new_port(("src", src, j), f"acc {src} port {j} -> {switch}{j}", self.wire1,
-                               self._leaf(rack if self.two else 0, j), self.switch_flits, True)
-                for j in range(self.L)
+                               self._leaf(rack if self.two else 0, j), self.switch_flits, True, self.open_loop)
+                for j in range(self.rails)
             ]
             self._src[src] = ports
         return ports
 
     # -- the network interface -------------------------------------------------------------
 
+    def start(self, workload: Workload) -> None:
+        """Rails in lockstep: on one level without credits, rail j is a copy of rail 0 (its
+        own ports, switch and output queues) fed by every message's j-th piece. When every
+        message has a multiple of L flits, every port gets flits / L of each message at the
+        same times, so every rail carries the same flits at the same times as rail 0; only
+        rail 0 is simulated and each message completes when its rail-0 piece lands. (Queue
+        ties between pieces of one message never arise: a message puts one piece in a queue.)
+        """
+        L = self.L
+        if self.open_loop and L > 1 and all(
+                s.flits % L == 0 for x in workload.nodes for sends in workload.sends[x] for s in sends):
+            self.rails = 1
+
+    def final(self) -> None:
+        # nothing more will be sent and no queue feeds another: every queue holds all it
+        # will ever hold, so each decides in order of arrival at once
+        if self.open_loop:
+            self.eng.unbounded = True
+
     def send(self, msg: Message, t: float) -> None:
-        ports = self._sources(msg.src)
+        ports = self._src.get(msg.src) or self._sources(msg.src)
         ready = t + self.stages.send
-        offset = self.pointer.get(msg.src, 0)
+        parts: tuple[tuple[int, int, int], ...]
+        if self.rails == 1 and self.L > 1:  # rails in lockstep: the rail-0 piece stands for all
+            count = msg.flits // self.L
+            msg.left = count
+            parts = ((0, count, 0),)
+        else:
+            offset = self.pointer.get(msg.src, 0)
+            key = (msg.flits, offset)
+            found = self._splits.get(key)
+            if found is None:
+                found = self._splits[key] = self._split(msg.flits, offset)
+            parts = found
+            self.pointer[msg.src] = (offset + msg.flits) % self.L
+        if not self.open_loop or self.eng.flit_mode:
+            for j, count, index in parts:
+                ports[j].enqueue(Piece(ready, count, msg, index))
+            return
+        # DirectPort.enqueue and Switch.accept inlined (one level: one output per destination)
+        tf = self.eng.flit_time
+        dst = msg.dst
+        for j, count, index in parts:
+            port = ports[j]
+            busy = port.busy
+            start = ready if ready > busy else busy
+            port.busy = start + count * tf
+            port.flits += count
+            sw = port.far
+            assert isinstance(sw, Switch)
+            outs = sw.table.get(dst)
+            if outs is None:
+                outs = sw.table[dst] = sw.route(dst)
+            outs[0].enqueue(Piece(start + tf + port.wire + sw.delay, count, msg, index))
+
+    def _split(self, flits: int, offset: int) -> tuple[tuple[int, int, int], ...]:
+        """(port, flits, index of the first) of a message's pieces from port ``offset`` on."""
+        out = []
         index = 0
-        for j, count in split_flits(msg.flits, self.L, offset):
-            ports[j].enqueue(Piece(ready, count, msg, index))
+        for j, count in split_flits(flits, self.L, offset):
+            out.append((j, count, index))
             index += count
-        self.pointer[msg.src] = (offset + msg.flits) % self.L
+        return tuple(out)
 
     def _mask_hops(self, src_rack: int, dst_rack: int) -> list[tuple[int, int]]:
         assert self.routes is not None

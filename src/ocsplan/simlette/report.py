@@ -32,15 +32,24 @@ def analytical(workload: Workload, network: Network) -> float:
     total = 0.0
     hop = network.latency
     resources = network.resources
+    # networks whose paths depend on (src, gen) alone: look each edge up once
+    edges: dict[tuple[int, int], tuple[float, list[tuple[Hashable, float]]]] | None = (
+        {} if network.by_edge else None)
     for k in range(workload.phases):
         latency = 0.0
         load: dict[Hashable, float] = defaultdict(float)
         for src in workload.nodes:
             for s in workload.sends[src][k]:
-                lat = hop(src, s.dst, s.gen)
+                if edges is None:
+                    lat, used = hop(src, s.dst, s.gen), resources(src, s.dst, s.gen)
+                else:
+                    found = edges.get((src, s.gen))
+                    if found is None:
+                        found = edges[(src, s.gen)] = (hop(src, s.dst, s.gen), resources(src, s.dst, s.gen))
+                    lat, used = found
                 if lat > latency:
                     latency = lat
-                for key, capacity in resources(src, s.dst, s.gen):
+                for key, capacity in used:
                     load[key] += s.size / capacity
         if load:
             total += latency + max(load.values())

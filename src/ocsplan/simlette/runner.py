@@ -7,20 +7,39 @@ With ``barrier`` every node instead starts phase k when the last message of
 phase k - 1 anywhere has landed (a kernel boundary between phases).
 The run ends when the event queue is empty; a node still waiting then means a
 deadlock, which is reported rather than hidden.
+
+A *direct* network (:attr:`~ocsplan.simlette.network.Network.direct`) knows a
+message's landing when it is sent (``Network.land``): such a run needs no events
+and no message objects; landings wait in a work list, in the order of the sends.
 """
 
 from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..errors import OcsplanError
 from .engine import Engine, Message
 from .network import Network
 from .workload import Workload
 
-__all__ = ["Runner", "SimulationError"]
+__all__ = ["Runner", "SimulationError", "paused_gc"]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building and running a simulation makes
+    hundreds of thousands of small acyclic objects (freed by reference counting),
+    and each collection would rescan every long-lived one."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class SimulationError(OcsplanError):
@@ -42,8 +61,9 @@ class Runner:
         self.count = [0] * workload.phases
         self.last = 0.0  # latest landing so far (barrier mode)
         self.eng = eng
-        self.inbox: deque[Message] = deque()
+        self.inbox: deque[tuple[int, int, float]] = deque()  # direct: (dst, phase, landed)
         self.net = network(eng, self._receive)
+        self.net.start(workload)
         # direct networks decide without events: deliveries wait in the inbox (no recursion)
         self.direct = self.net.direct
         self.phase = dict.fromkeys(workload.nodes, 0)
@@ -56,14 +76,24 @@ class Runner:
         self.index = {x: i for i, x in enumerate(workload.nodes)}
         widest = max((len(p) for x in workload.nodes for p in workload.sends[x]), default=0)
         self.stride = 1 + widest  # message ids: (node, phase, position) in one integer
+        self.open = len(workload.nodes)  # nodes yet to begin their last phase
 
     def _begin(self, x: int) -> None:
         k = self.phase[x]
         t = self.ready[x]
-        send = self.net.send
-        base = (self.index[x] * self.w.phases + k) * self.stride
-        for i, s in enumerate(self.w.sends[x][k]):
-            send(Message(x, s.dst, s.gen, k, s.nbytes, s.flits, base + i), t)
+        if self.direct:
+            land, put = self.net.land, self.inbox.append
+            for s in self.w.sends[x][k]:
+                put((s.dst, k, land(x, s, t)))
+        else:
+            send = self.net.send
+            base = (self.index[x] * self.w.phases + k) * self.stride
+            for i, s in enumerate(self.w.sends[x][k]):
+                send(Message(x, s.dst, s.gen, k, s.nbytes, s.flits, base + i), t)
+        if k == self.w.phases - 1:
+            self.open -= 1
+            if not self.open:
+                self.net.final()  # every node has sent its last phase
 
     def _advance(self, x: int) -> None:
         h = self.w.phases
@@ -81,25 +111,32 @@ class Runner:
 
     def _receive(self, msg: Message) -> None:
         if self.direct:
-            self.inbox.append(msg)
+            self.inbox.append((msg.dst, msg.phase, msg.landed))
         else:
             self.deliver(msg)
 
     def deliver(self, msg: Message) -> None:
-        x = msg.dst
-        self.got[x][msg.phase] += 1
-        if msg.landed > self.arrived[x][msg.phase]:
-            self.arrived[x][msg.phase] = msg.landed
-        if self.got[x][msg.phase] > self.w.expect[x][msg.phase]:
+        self.arrive(msg.dst, msg.phase, msg.landed)
+
+    def arrive(self, x: int, phase: int, landed: float) -> None:
+        """A message of ``phase`` for node ``x`` has landed at ``landed``."""
+        got = self.got[x]
+        got[phase] += 1
+        arrived = self.arrived[x]
+        if landed > arrived[phase]:
+            arrived[phase] = landed
+        if got[phase] > self.w.expect[x][phase]:
             raise SimulationError(
-                f"node {x} got more phase-{msg.phase} messages than the schedule sends")
+                f"node {x} got more phase-{phase} messages than the schedule sends")
         if not self.barrier:
-            self._advance(x)
+            # only the current phase's last message moves the node on
+            if phase == self.phase[x] and got[phase] == self.w.expect[x][phase]:
+                self._advance(x)
             return
-        self.last = max(self.last, msg.landed)
-        self.count[msg.phase] += 1
-        if self.count[msg.phase] == self.total[msg.phase]:
-            self._release(msg.phase + 1)
+        self.last = max(self.last, landed)
+        self.count[phase] += 1
+        if self.count[phase] == self.total[phase]:
+            self._release(phase + 1)
 
     def _release(self, k: int) -> None:
         """Barrier mode: every node starts phase k when phase k - 1 has landed everywhere."""
@@ -115,15 +152,35 @@ class Runner:
                 return
             k += 1
 
+    def _drain(self) -> None:
+        """Direct networks: take the landings in the order they were sent."""
+        inbox, arrive, pop = self.inbox, self.arrive, self.inbox.popleft
+        if self.barrier:
+            while inbox:
+                arrive(*pop())
+            return
+        # ``arrive`` without barrier, inlined: count, keep the latest, move the node on
+        got, arrived, phase, expect = self.got, self.arrived, self.phase, self.w.expect
+        advance = self._advance
+        while inbox:
+            x, k, landed = pop()
+            row = got[x]
+            row[k] += 1
+            if landed > arrived[x][k]:
+                arrived[x][k] = landed
+            if row[k] >= expect[x][k]:
+                if row[k] > expect[x][k]:
+                    raise SimulationError(f"node {x} got more phase-{k} messages than the schedule sends")
+                if k == phase[x]:
+                    advance(x)
+
     def run(self) -> float:
         if self.w.phases == 0:
             return 0.0
         # Pieces and messages are freed by reference counting; the cyclic
         # collector would only rescan the (large, long-lived) workload again
         # and again, so it pauses for the run.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             if self.barrier:
                 self._release(0)
             else:
@@ -131,13 +188,8 @@ class Runner:
                     self._begin(x)
                 for x in self.w.nodes:
                     self._advance(x)
-            inbox, deliver = self.inbox, self.deliver
-            while inbox:
-                deliver(inbox.popleft())
+            self._drain()
             self.eng.env.run()
-        finally:
-            if was_enabled:
-                gc.enable()
         waiting = [x for x in self.w.nodes if x not in self.finish]
         if waiting:
             x = waiting[0]

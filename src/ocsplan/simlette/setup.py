@@ -19,6 +19,7 @@ from ..plan import Plan, dumps_plan
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_realization, hybrid_uplinks, technology
 from .network import CircuitWiring
+from .runner import paused_gc
 from .timing import Stages
 from .workload import Workload, demand_workload
 
@@ -60,12 +61,13 @@ class Setup:
     def circuits(self) -> CircuitMap:
         """OCS: the circuits of the given realization, or of one made here with the placement."""
         if self._circuits is None:
-            real = self._realization
-            if real is None:
-                from ..realization.realize import realize
+            with paused_gc():  # many small objects, none in cycles
+                real = self._realization
+                if real is None:
+                    from ..realization.realize import realize
 
-                real = realize(self.plan, self.spec, self.placement, routing=False)
-            self._circuits = circuits_from_realization(real)
+                    real = realize(self.plan, self.spec, self.placement, routing=False)
+                self._circuits = circuits_from_realization(real)
         return self._circuits
 
     def routes(self) -> RackRoutes:
@@ -90,7 +92,8 @@ class Setup:
             self._workloads.move_to_end(key)
             self.hits += 1
             return found
-        built = demand_workload(self.plan, mesh, axis, demand, order, payload, schedule)
+        with paused_gc():  # hundreds of thousands of tuples, none in cycles
+            built = demand_workload(self.plan, mesh, axis, demand, order, payload, schedule)
         self._workloads[key] = built
         if len(self._workloads) > WORKLOADS:
             self._workloads.popitem(last=False)

@@ -33,7 +33,7 @@ from .circuitmap import (
 from .engine import Engine, Message
 from .network import CircuitNetwork, CircuitWiring, IdealNetwork, Network, SwitchedNetwork
 from .report import DemandResult, LinkStat, SimReport, analytical
-from .runner import Runner
+from .runner import Runner, paused_gc
 from .setup import Setup, prepare
 from .timing import DL_FLIT, TL_FLIT, Stages
 from .workload import ORDERS, Workload, program_workload
@@ -148,13 +148,15 @@ def simulate_workload(
     done = runner.run()
     wall = time.perf_counter() - start
     net = runner.net
-    model = analytical(workload, net)
+    with paused_gc():
+        model = analytical(workload, net)
     busiest: LinkStat | None = None
     stall_port, stall_max, stall_total = "", 0.0, 0.0
     if isinstance(net, IdealNetwork):
-        if net.load:
-            key = max(net.load, key=lambda k: (net.load[k], -k[0], -k[1]))
-            nbytes = float(net.load[key])
+        load = net.load
+        if load:
+            key = max(load, key=lambda k: (load[k], -k[0], -k[1]))
+            nbytes = float(load[key])
             busiest = LinkStat(f"acc {key[0]} gen {key[1]:b}", nbytes,
                                nbytes / (net.multiplicity[key[1]] * rate), 0.0)
     else:

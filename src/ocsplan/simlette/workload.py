@@ -93,23 +93,32 @@ def program_workload(
     # few distinct sizes and generators, many transfers: convert each once
     sizes: dict[tuple[int, int], tuple[int, float]] = {}
     gens: dict[int, int] = {}
+    new = tuple.__new__
+    last: Fraction | None = None  # transfers mostly share one size object: convert on change
+    flits, size, empty = 0, 0.0, True
     for k, phase in enumerate(program.phases):
         for t in phase:
             nbytes = t.nbytes
-            key = (nbytes.numerator, nbytes.denominator)
-            if key[0] <= 0:
+            if nbytes is not last:
+                last = nbytes
+                key = (nbytes.numerator, nbytes.denominator)
+                empty = key[0] <= 0
+                if not empty:
+                    found = sizes.get(key)
+                    if found is None:
+                        found = sizes[key] = (dl_flits(nbytes), float(nbytes))
+                    flits, size = found
+            if empty:
                 continue
-            found = sizes.get(key)
-            if found is None:
-                found = sizes[key] = (dl_flits(nbytes), float(nbytes))
-            flits, size = found
             gen = gens.get(t.gen)
             if gen is None:
                 gen = gens[t.gen] = expand(t.gen, bits)
             lsrc, ldst = local[t.src], local[t.dst]
+            nb = t.nbytes
             for base in bases:
                 dst = base | ldst
-                sends[base | lsrc][k].append(Send(dst, gen, t.nbytes, flits, size))
+                # Send(...) without its Python-level __new__ (hundreds of thousands of calls)
+                sends[base | lsrc][k].append(new(Send, (dst, gen, nb, flits, size)))
                 expect[dst][k] += 1
     if order == "rank":
         for lists in sends.values():
