@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import combinations, islice
+from itertools import chain, combinations, islice
 
 from ..cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
 from ..cost import demand_cost
@@ -533,6 +533,121 @@ def cube_only_bound(instance: Instance) -> float:
     return total
 
 
+# -- shortlist of partitions (issue 12: instances with many meshes and axes) ---------------
+
+SHORTLIST_FROM = 48  # with more partition classes than this, screen only a shortlist:
+SHORTLIST = 16  # the best this many by each of two cheap proxies
+
+
+class _UnitPricer:
+    """The objective at multiplicity 1 (every generator one circuit) of a configuration,
+    without the allocator: what :meth:`_Search.evaluate` gives at effort -1, cheaply."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
+        self._axis: dict[tuple[int, Shape], float | None] = {}
+
+    def axis(self, j: int, shape: Shape) -> float | None:
+        """Axis j's demands at multiplicity 1 on ``shape``; None if one has no option."""
+        key = (j, shape)
+        if key not in self._axis:
+            opts = self.ctx.options(self.ctx.axes[j], shape)
+            self._axis[key] = None if any(not o for o in opts) else sum(
+                min(lat + vol for lat, vol, _ in o) for o in opts)
+        return self._axis[key]
+
+    def price(self, search: _Search, profiles: list[Groups], shapes: list[Shape]) -> tuple[float, int] | None:
+        """(objective, ports) at multiplicity 1, None if it does not fit."""
+        profiles, shapes = search.aligned(profiles, shapes)
+        folds: set[int] = set()
+        ring_bits: set[int] = set()
+        rings = 0
+        for j, groups in enumerate(profiles):
+            if shapes[j] == RING:
+                rings += 1
+                ring_bits.update(search.blocks[j])
+                continue
+            for g in groups:
+                if len(g) >= 2:
+                    folds.update(fold_masks(g))
+        ports = self.ctx.n - len(ring_bits) + len(folds) + 2 * rings
+        if ports > self.ctx.budget.ports:
+            return None
+        total = 0.0
+        for j, shape in enumerate(shapes):
+            cost = self.axis(j, shape)
+            if cost is None:
+                return None
+            total += cost
+        return total, ports
+
+    def descent(self, search: _Search) -> float:
+        """One pass of :meth:`_Search.descend` priced at multiplicity 1 (inf: nothing fits)."""
+        profiles, shapes = list(search.profiles), list(search.shapes)
+        current = self.price(search, profiles, shapes)
+        if current is None:
+            return math.inf
+        for j in self.order:
+            pick: tuple[Groups, Shape] | None = None
+            own = self.axis(j, shapes[j])
+            for shape in self.ctx.axes[j].shapes:
+                cost = self.axis(j, shape)
+                if cost is None or (own is not None and cost >= own):
+                    continue  # the full pass may still take it for the folds it lends others
+                groups = search.place(j, shape, profiles, shapes)
+                if groups == profiles[j] and shape == shapes[j]:
+                    continue
+                trial_p, trial_s = list(profiles), list(shapes)
+                trial_p[j], trial_s[j] = groups, shape
+                result = self.price(search, trial_p, trial_s)
+                if result is not None and _better((*result, 0), (*current, 0)):
+                    current, pick = result, (groups, shape)
+            if pick is not None:
+                profiles[j], shapes[j] = pick
+        return current[0]
+
+
+def _proxies(
+    ctx: _Context, pricer: _UnitPricer, partition: tuple[tuple[tuple[int, ...], ...], ...], effort: int
+) -> tuple[float, float]:
+    """Two cheap rankings of a partition: the cube's multiplicity allocation (how well the
+    meshes' heavy axes share bits) and one descent pass priced at multiplicity 1 (how well
+    their folds coincide). Each orders partitions much like the full screening pass does
+    on instances dominated by bandwidth resp. latency; infeasible ones rank last."""
+    search = _Search(ctx, partition)
+    cube = search.evaluate(search.profiles, search.shapes, effort)
+    return (math.inf if cube is None else cube.objective, pricer.descent(_Search(ctx, partition)))
+
+
+def _shortlist(
+    ctx: _Context, partitions: Iterator[tuple[tuple[tuple[int, ...], ...], ...]], effort: int,
+    late: Callable[[], bool], notes: list[str],
+) -> Iterator[tuple[int, tuple[tuple[tuple[int, ...], ...], ...]]]:
+    """(index, partition) pairs to screen: all of them when there are at most
+    :data:`SHORTLIST_FROM`, else the union of the :data:`SHORTLIST` best by each of
+    :func:`_proxies`, in enumeration order (ties keep breaking towards the earlier one)."""
+    head = list(islice(partitions, SHORTLIST_FROM + 1))
+    if len(head) <= SHORTLIST_FROM:
+        yield from enumerate(head)
+        return
+    ranked: list[tuple[float, float, int]] = []
+    pricer = _UnitPricer(ctx)
+    everything = head
+    for idx, partition in enumerate(chain(head, partitions)):
+        if idx >= len(everything):
+            everything.append(partition)
+        if ranked and late():
+            notes.append(f"time limit: ranked {idx} partitions for the shortlist")
+            break
+        ranked.append((*_proxies(ctx, pricer, partition, effort), idx))
+    keep = {idx for _, _, idx in sorted(ranked)[:SHORTLIST]}
+    keep.update(idx for _, _, idx in sorted(ranked, key=lambda r: (r[1], r[2]))[:SHORTLIST])
+    notes.append(f"screened a shortlist of {len(keep)} of {len(ranked)} partition classes")
+    for idx in sorted(keep):
+        yield idx, everything[idx]
+
+
 def plan_heuristic(instance: Instance, deadline: float | None = None) -> Plan:
     """Plan ``instance`` with the staged heuristic search. Deterministic without a deadline.
 
@@ -555,7 +670,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None) -> Plan:
     if cube_only(instance):  # every partition is equivalent: one suffices
         partitions = islice(partitions, 1)
         notes.append("only the base cube fits (L = n): every partition is equivalent")
-    for idx, partition in enumerate(partitions):
+    for idx, partition in _shortlist(ctx, partitions, screen_effort, late, notes):
         if screened and late():
             notes.append(f"time limit: stopped after screening {idx} partitions; best plan so far")
             break
