@@ -25,7 +25,7 @@ def _splits(bits: list[int], sizes: list[int]) -> list[tuple[tuple[int, ...], ..
     """Every ordered split of ``bits`` into axes of these sizes."""
     if not sizes:
         return [()]
-    out = []
+    out: list[tuple[tuple[int, ...], ...]] = []
     for first in combinations(bits, sizes[0]):
         rest = [b for b in bits if b not in first]
         out.extend((first, *tail) for tail in _splits(rest, sizes[1:]))
