@@ -552,7 +552,8 @@ LOCAL_STARTS = 3  # from this many of the best by each proxy,
 RANK_LIMIT = 1500  # until this many classes are ranked in all
 PROXY_SHAPES = 3  # shapes per axis the multiplicity-1 proxy tries
 SHORTLIST_FINALISTS = 4  # finalists (of MAX_FINALISTS) after a shortlist
-PROXY_FINALISTS = 2  # plus the best this many by each proxy
+PROXY_FINALISTS = 3  # plus the best this many by each proxy,
+SHORTLIST_FAVOURITES = 0  # or this many after a shortlist (the refinement looks further)
 LOCAL_CENTERS = 2  # hill climbs on the screening from this many screened partitions,
 REFINE_LIMIT = 40  # at most this many screenings in all
 
@@ -746,6 +747,7 @@ def _shortlist(
     if len(found) <= SHORTLIST_FROM:
         return _Shortlist(list(enumerate(found)), False, favourites, index)
     chosen = sorted(set(by_cube[:SHORTLIST] + by_folds[:SHORTLIST]))
+    favourites = frozenset(by_cube[:SHORTLIST_FAVOURITES] + by_folds[:SHORTLIST_FAVOURITES])
     notes.append(f"screened a shortlist of {len(chosen)} of {len(found)} partition classes")
     return _Shortlist([(idx, found[idx]) for idx in chosen], True, favourites, index)
 
