@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ocsplan.plan import dumps_plan
-from ocsplan.planning import heuristic
+from ocsplan.planning import shortlist
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.studies.families import generate_instance
@@ -28,7 +28,7 @@ def test_shortlist_matches_screening_every_class(
     plan = plan_heuristic(inst)
     assert check_plan(plan, inst) == []
     assert any("shortlist" in note for note in plan.notes)
-    monkeypatch.setattr(heuristic, "SHORTLIST_FROM", 10**9)
+    monkeypatch.setattr(shortlist, "SHORTLIST_FROM", 10**9)
     full = plan_heuristic(inst)
     assert not any("shortlist" in note for note in full.notes)
     assert plan.objective_s <= full.objective_s * (1 + 1e-12)
