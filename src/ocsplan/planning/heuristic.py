@@ -597,6 +597,8 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     ``deadline`` (a :func:`time.perf_counter` value): the search stops between
     partitions once it passes and returns the best plan found so far, with a note.
     ``irregular=False`` keeps to the paper's space (block folds only)."""
+    from .shortlist import SHORTLIST_FINALISTS, refine, shortlist_partitions  # uses this module's search
+
     start = time.perf_counter()
     ctx = _Context(instance, irregular)
     notes: list[str] = []
@@ -614,22 +616,27 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     if cube_only(instance):  # every partition is equivalent: one suffices
         partitions = islice(partitions, 1)
         notes.append("only the base cube fits (L = n): every partition is equivalent")
-    for idx, partition in enumerate(partitions):
+    shortlist = shortlist_partitions(ctx, partitions, screen_effort, late, notes)
+    for k, (idx, partition) in enumerate(shortlist.pairs):
         if screened and late():
-            notes.append(f"time limit: stopped after screening {idx} partitions; best plan so far")
+            notes.append(f"time limit: stopped after screening {k} partitions; best plan so far")
             break
         search = _Search(ctx, partition)
         result, _ = search.descend(1, effort=screen_effort)
         if result is not None:
             screened.append((result.objective, result.ports, idx, search, result))
+    if shortlist.shortlisted and screened:
+        screened += refine(ctx, shortlist, screened, screen_effort, late)
     if not screened:
         raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.budget.ports} ports")
     screened.sort(key=lambda item: item[:3])
     # finalists: the best few, plus every partition whose first pass came close
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
+    finalists = finalists[: SHORTLIST_FINALISTS if shortlist.shortlisted else MAX_FINALISTS]
+    finalists += [item for item in screened if item[2] in shortlist.favourites and item not in finalists]
     finals: list[tuple[float, int, int, _Search, _Eval]] = []
-    for k, (_, _, idx, search, result) in enumerate(finalists[:MAX_FINALISTS]):
+    for k, (_, _, idx, search, result) in enumerate(finalists):
         if late():
             notes.append(f"time limit: {k} finalist partition(s) descended; best plan so far")
             break

@@ -31,6 +31,7 @@ __all__ = [
     "RING",
     "Choice",
     "Groups",
+    "Partition",
     "Shape",
     "candidate_partitions",
     "integer_partitions",
@@ -39,6 +40,8 @@ __all__ = [
     "irregular_topology",
     "is_irregular",
     "iter_partitions",
+    "neighbour_partitions",
+    "partition_table",
     "shape_degree",
     "shape_folds",
     "shape_options",
@@ -273,51 +276,99 @@ def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -
     return True
 
 
-def candidate_partitions(instance: Instance) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
+def candidate_partitions(instance: Instance) -> list[Partition]:
     """Bit partitions of all meshes, one per symmetry class, deterministic order."""
     return list(iter_partitions(instance))
 
 
-def iter_partitions(instance: Instance) -> Iterator[tuple[tuple[tuple[int, ...], ...], ...]]:
+Partition = tuple[tuple[tuple[int, ...], ...], ...]
+Table = tuple[tuple[tuple[int, ...], int], ...]  # (bit type, count), sorted, counts > 0
+
+
+def iter_partitions(instance: Instance) -> Iterator[Partition]:
     """:func:`candidate_partitions` lazily (a deadline can stop the enumeration)."""
-    n = instance.n
     classes = _mesh_classes(instance)
     margins = [sizes for _, _, sizes in classes]
-    seen: set[tuple[tuple[tuple[int, ...], ...], ...]] = set()
-    for table in _tables(margins, n):
-        # hand out bit positions from the top, type by type
-        bit = n - 1
-        owner: dict[int, tuple[int, ...]] = {}
-        for t in sorted(table):
-            for _ in range(table[t]):
-                owner[bit] = t
-                bit -= 1
-        parts: list[tuple[tuple[int, ...], ...]] = []
-        for m, mesh in enumerate(instance.meshes):
-            if len(mesh.axes) == 1:
-                parts.append((tuple(range(n - 1, -1, -1)),))
-                continue
-            pos = next((j for j, (mm, _, _) in enumerate(classes) if mm == m), None)
-            axis_bits: list[list[int]] = [[] for _ in mesh.axes]
-            if pos is None:
-                # no active axis, or a single class: any split will do
-                b = n - 1
-                for i, ax in enumerate(mesh.axes):
-                    for _ in range(ax.bits):
-                        axis_bits[i].append(b)
-                        b -= 1
-            else:
-                cls = classes[pos][1]
-                pool: list[list[int]] = [[] for _ in cls]
-                for b in range(n - 1, -1, -1):
-                    pool[owner[b][pos]].append(b)
-                for c, members in enumerate(cls):
-                    bits_left = pool[c]
-                    for i in members:
-                        axis_bits[i] = bits_left[: mesh.axes[i].bits]
-                        bits_left = bits_left[mesh.axes[i].bits :]
-            parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
-        key = tuple(parts)
+    seen: set[Partition] = set()
+    for table in _tables(margins, instance.n):
+        key = _partition_of(instance, classes, table)
         if key not in seen:  # a set: the tables of wide instances run to the ten thousands
             seen.add(key)
             yield key
+
+
+def _partition_of(
+    instance: Instance, classes: list[tuple[int, list[tuple[int, ...]], list[int]]],
+    table: dict[tuple[int, ...], int],
+) -> Partition:
+    """The representative partition of a table: bit positions handed out from the top,
+    type by type in sorted order."""
+    n = instance.n
+    bit = n - 1
+    owner: dict[int, tuple[int, ...]] = {}
+    for t in sorted(table):
+        for _ in range(table[t]):
+            owner[bit] = t
+            bit -= 1
+    parts: list[tuple[tuple[int, ...], ...]] = []
+    for m, mesh in enumerate(instance.meshes):
+        if len(mesh.axes) == 1:
+            parts.append((tuple(range(n - 1, -1, -1)),))
+            continue
+        pos = next((j for j, (mm, _, _) in enumerate(classes) if mm == m), None)
+        axis_bits: list[list[int]] = [[] for _ in mesh.axes]
+        if pos is None:
+            # no active axis, or a single class: any split will do
+            b = n - 1
+            for i, ax in enumerate(mesh.axes):
+                for _ in range(ax.bits):
+                    axis_bits[i].append(b)
+                    b -= 1
+        else:
+            cls = classes[pos][1]
+            pool: list[list[int]] = [[] for _ in cls]
+            for b in range(n - 1, -1, -1):
+                pool[owner[b][pos]].append(b)
+            for c, members in enumerate(cls):
+                bits_left = pool[c]
+                for i in members:
+                    axis_bits[i] = bits_left[: mesh.axes[i].bits]
+                    bits_left = bits_left[mesh.axes[i].bits :]
+        parts.append(tuple(tuple(sorted(x, reverse=True)) for x in axis_bits))
+    return tuple(parts)
+
+
+def partition_table(instance: Instance, partition: Partition) -> Table:
+    """The symmetry class of a partition: how many bits have each type (per multi-class
+    mesh, the class of the axis owning the bit)."""
+    classes = _mesh_classes(instance)
+    counts: dict[tuple[int, ...], int] = {}
+    for b in range(instance.n):
+        t = tuple(
+            next(c for c, members in enumerate(cls) if any(b in partition[m][i] for i in members))
+            for m, cls, _ in classes
+        )
+        counts[t] = counts.get(t, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def neighbour_partitions(instance: Instance, table: Table) -> Iterator[tuple[Table, Partition]]:
+    """Partition classes one swap away: two bits of different types trade their axes in
+    one mesh (the margins stay). Deterministic order; each neighbour once."""
+    classes = _mesh_classes(instance)
+    seen: set[Table] = {table}
+    for pos in range(len(classes)):
+        for x in range(len(table)):
+            for y in range(x + 1, len(table)):
+                t1, t2 = table[x][0], table[y][0]
+                if t1[pos] == t2[pos]:
+                    continue
+                counts = dict(table)
+                u1 = (*t1[:pos], t2[pos], *t1[pos + 1 :])
+                u2 = (*t2[:pos], t1[pos], *t2[pos + 1 :])
+                for t, delta in ((t1, -1), (t2, -1), (u1, 1), (u2, 1)):
+                    counts[t] = counts.get(t, 0) + delta
+                key = tuple(sorted((t, c) for t, c in counts.items() if c))
+                if key not in seen:
+                    seen.add(key)
+                    yield key, _partition_of(instance, classes, dict(key))
