@@ -450,7 +450,7 @@ class _Search:
         return current
 
     def descend(
-        self, max_passes: int, current: _Eval | None = None, effort: int = 1
+        self, max_passes: int, current: _Eval | None = None, effort: int = 1, extended: bool = False
     ) -> tuple[_Eval | None, bool]:
         """Coordinate descent over the axes' profiles; returns the result and
         whether it converged (a full pass without improvement)."""
@@ -465,7 +465,8 @@ class _Search:
             for j in order:
                 best = (current.objective, current.ports)
                 pick: tuple[Groups, Shape, _Eval] | None = None
-                for shape in ctx.axes[j].shapes:
+                ax = ctx.axes[j]
+                for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
                     groups = self.place(j, shape)
                     if groups == self.profiles[j] and shape == self.shapes[j]:
                         continue
@@ -617,6 +618,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         partitions = islice(partitions, 1)
         notes.append("only the base cube fits (L = n): every partition is equivalent")
     shortlist = shortlist_partitions(ctx, partitions, screen_effort, late, notes)
+    extended = any(ax.irregular for ax in ctx.axes)
     for k, (idx, partition) in enumerate(shortlist.pairs):
         if screened and late():
             notes.append(f"time limit: stopped after screening {k} partitions; best plan so far")
@@ -625,6 +627,11 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         result, _ = search.descend(1, effort=screen_effort)
         if result is not None:
             screened.append((result.objective, result.ports, idx, search, result))
+        if extended:  # irregular folds too: a second screening of the class, its own search
+            second = _Search(ctx, partition)
+            result, _ = second.descend(1, effort=screen_effort, extended=True)
+            if result is not None:
+                screened.append((result.objective, result.ports, idx, second, result))
     if shortlist.shortlisted and screened:
         screened += refine(ctx, shortlist, screened, screen_effort, late)
     if not screened:
@@ -643,14 +650,15 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         # re-price the screened state with both greedy allocations, then a beam descent
         result = search.evaluate(result.profiles, result.shapes, final_effort) or result
         states = search.beam(result, BEAM, MAX_PASSES, final_effort)
-        # irregular folds (beyond the paper) on the best few partitions: one state wide, from
-        # the block-fold search's best state and from a start with the axes on irregular folds
-        # (the block-fold states stay in the running: the extended plan is never worse)
-        if k < IRREGULAR_FINALISTS and any(ax.irregular for ax in ctx.axes):
+        # irregular folds (beyond the paper) on the best few: a beam over all shapes, one state
+        # wide from the block-fold beam's best and from a start with the axes on irregular
+        # folds; the block-fold states stay in the running (screened both ways above)
+        if k < IRREGULAR_FINALISTS and extended:
+            states += search.beam(result, BEAM, MAX_PASSES, final_effort, extended=True)
             states += search.beam(states[0], 1, MAX_PASSES, final_effort, extended=True)
-            other = search.irregular_start(final_effort)
-            if other is not None:
-                states += search.beam(other, 1, MAX_PASSES, final_effort, extended=True)
+            start_state = search.irregular_start(final_effort)
+            if start_state is not None:
+                states += search.beam(start_state, 1, MAX_PASSES, final_effort, extended=True)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
         finals = [screened[0]]
