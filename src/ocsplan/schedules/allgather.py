@@ -111,27 +111,10 @@ register_pair(
 # -- tree-gather: no layers (runs on irregular folds) ------------------------------------
 
 
-def _tree_counts(topo: Topology) -> list[dict[int, int]]:
-    """Per distance k: generator -> labels at distance k whose tree parent edge it is."""
-    from .allreduce import balanced_parents  # the one-shot-dvo trees
-
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    counts: list[dict[int, int]] = [{} for _ in range((topo.diameter if topo.bits else 0) + 1)]
-    for d, g in parent.items():
-        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + 1
-    return counts
-
-
 def _tree_cost(topo: Topology) -> ClosedForm:
-    if topo.bits == 0:
-        return ClosedForm(0, Fraction(0), 0)
-    counts = _tree_counts(topo)[1:]
-    return ClosedForm(
-        topo.diameter,
-        Fraction(sum(max(c.values()) for c in counts), topo.size),
-        max(len(c) for c in counts),
-    )
+    from .allreduce import tree_cost, tree_counts  # the one-shot-dvo trees
+
+    return tree_cost(topo, tree_counts(topo), topo.size) if topo.bits else ClosedForm(0, Fraction(0), 0)
 
 
 def _tree_build(topo: Topology, payload: int) -> Program:

@@ -195,25 +195,32 @@ def _rebalance(
     return False
 
 
-def _dvo_counts(topo: Topology) -> list[dict[int, int]]:
+def tree_counts(topo: Topology, weight: dict[int, int] | None = None) -> list[dict[int, int]]:
+    """Per distance k: generator -> labels at distance k whose parent edge in the
+    balanced tree it is (or the sum of their ``weight``, e.g. subtree sizes)."""
     parent = balanced_parents(topo)
     dist = topo.distances
     depth = topo.diameter if topo.bits else 0
     counts: list[dict[int, int]] = [{} for _ in range(depth + 1)]
     for d, g in parent.items():
-        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + 1
+        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + (1 if weight is None else weight[d])
     return counts
 
 
-def _dvo_cost(topo: Topology) -> ClosedForm:
+def tree_cost(topo: Topology, counts: list[dict[int, int]], per: int = 1) -> ClosedForm:
+    """h = diameter, v = (sum over phases of the most loaded generator) / ``per``."""
     if topo.bits == 0:
         return ClosedForm(0, Fraction(0), 0)
-    counts = _dvo_counts(topo)[1:]
+    loads = counts[1:]
     return ClosedForm(
         topo.diameter,
-        Fraction(sum(max(c.values()) for c in counts)),
-        max(len(c) for c in counts),
+        Fraction(sum(max(c.values()) for c in loads), per),
+        max(len(c) for c in loads),
     )
+
+
+def _dvo_cost(topo: Topology) -> ClosedForm:
+    return tree_cost(topo, tree_counts(topo)) if topo.bits else ClosedForm(0, Fraction(0), 0)
 
 
 def _dvo_build(topo: Topology, payload: int) -> Program:

@@ -110,25 +110,15 @@ def _subtrees(topo: Topology) -> tuple[dict[int, int], dict[int, list[int]]]:
     return parent, below
 
 
-def _route_counts(topo: Topology) -> list[dict[int, int]]:
-    """Per hop k: generator -> blocks per node crossing it (subtree sizes at depth k)."""
-    parent, below = _subtrees(topo)
-    dist = topo.distances
-    counts: list[dict[int, int]] = [{} for _ in range((topo.diameter if topo.bits else 0) + 1)]
-    for d, g in parent.items():
-        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + len(below[d])
-    return counts
-
-
 def _route_cost(topo: Topology) -> ClosedForm:
+    """Hop k over generator g carries, per node, every block bound for the subtrees
+    behind g at depth k."""
+    from .allreduce import tree_cost, tree_counts
+
     if topo.bits == 0:
         return ClosedForm(0, Fraction(0), 0)
-    counts = _route_counts(topo)[1:]
-    return ClosedForm(
-        topo.diameter,
-        Fraction(sum(max(c.values()) for c in counts), topo.size),
-        max(len(c) for c in counts),
-    )
+    _, below = _subtrees(topo)
+    return tree_cost(topo, tree_counts(topo, {d: len(b) for d, b in below.items()}), topo.size)
 
 
 def _route_build(topo: Topology, payload: int) -> Program:
