@@ -118,17 +118,11 @@ def _tree_cost(topo: Topology) -> ClosedForm:
 
 
 def _tree_build(topo: Topology, payload: int) -> Program:
-    from .allreduce import balanced_parents
+    from .allreduce import tree_phases
 
-    parent = balanced_parents(topo)
-    dist = topo.distances
     size = topo.size
     phases: list[list[Transfer]] = []
-    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
-        by_gen: dict[int, list[int]] = {}
-        for d, g in parent.items():
-            if dist[d] == k:
-                by_gen.setdefault(g, []).append(d)
+    for by_gen in tree_phases(topo):
         phase: list[Transfer] = []
         for x in range(size):
             for g in sorted(by_gen):

@@ -219,19 +219,24 @@ def tree_cost(topo: Topology, counts: list[dict[int, int]], per: int = 1) -> Clo
     )
 
 
+def tree_phases(topo: Topology) -> list[dict[int, list[int]]]:
+    """Per phase k = 1..diameter: generator -> the labels at distance k whose parent edge
+    in the balanced tree it is (every schedule on these trees sends along them)."""
+    parent = balanced_parents(topo)
+    dist = topo.distances
+    phases: list[dict[int, list[int]]] = [{} for _ in range(topo.diameter if topo.bits else 0)]
+    for d, g in parent.items():
+        phases[dist[d] - 1].setdefault(g, []).append(d)
+    return phases
+
+
 def _dvo_cost(topo: Topology) -> ClosedForm:
     return tree_cost(topo, tree_counts(topo)) if topo.bits else ClosedForm(0, Fraction(0), 0)
 
 
 def _dvo_build(topo: Topology, payload: int) -> Program:
-    parent = balanced_parents(topo)
-    dist = topo.distances
     phases = []
-    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
-        by_gen: dict[int, list[int]] = {}
-        for d, g in parent.items():
-            if dist[d] == k:
-                by_gen.setdefault(g, []).append(d)
+    for by_gen in tree_phases(topo):
         phase: list[Transfer] = []
         for x in range(topo.size):
             for g in sorted(by_gen):

@@ -122,15 +122,12 @@ def _route_cost(topo: Topology) -> ClosedForm:
 
 
 def _route_build(topo: Topology, payload: int) -> Program:
-    parent, below = _subtrees(topo)
-    dist = topo.distances
+    from .allreduce import tree_phases
+
+    _, below = _subtrees(topo)
     size = topo.size
     phases: list[list[Transfer]] = []
-    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
-        by_gen: dict[int, list[int]] = {}
-        for a, g in parent.items():
-            if dist[a] == k:
-                by_gen.setdefault(g, []).append(a)
+    for by_gen in tree_phases(topo):
         phase: list[Transfer] = []
         for x in range(size):
             for g in sorted(by_gen):
