@@ -10,7 +10,10 @@ with multiplicities allocated greedily by time saved per port; (4) the best
 configuration becomes a :class:`~ocsplan.plan.Decision`.
 
 The search space is the one the exact models cover (formulations/*.md): each
-axis a block fold, each demand on that fold or on the axis's unit masks.
+axis a block fold (or, beyond the paper, an irregular fold of the covering
+table), each demand on that fold or on the axis's unit masks. Irregular folds
+join in a second screening of every partition class and in the best finalists'
+beams, so the block-fold search runs as it would alone.
 Deterministic: no randomness, every tie broken by a fixed order.
 """
 
@@ -55,7 +58,7 @@ POLISHED = 16  # final states whose multiplicities get the local search
 LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
 EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements
 MAX_PASSES = 4
-IRREGULAR_FINALISTS = 2  # finalist partitions that also descend from the irregular start
+IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular start)
 
 
 
@@ -76,7 +79,7 @@ class _Axis:
     demands: tuple[Demand, ...]
     shapes: tuple[Shape, ...]  # block folds (and RING): the paper's space
     weight: float  # ordering key: how much this axis can matter
-    irregular: tuple[Shape, ...] = ()  # irregular folds, tried only after the block-fold search
+    irregular: tuple[Shape, ...] = ()  # irregular folds: the second screening and the extended beams
 
 
 class _Context:
@@ -145,7 +148,7 @@ class _Context:
 
 
 def _floods(demand: Demand) -> bool:
-    """Whether the demand may run a one-shot, the only kind of schedule an irregular fold serves."""
+    """Whether the demand may run a schedule that needs no layers, the only kind an irregular fold serves."""
     if demand.schedule == "auto":
         return any(s.name in FLOODING for s in schedules_for(demand.collective))
     return demand.schedule in FLOODING
