@@ -30,13 +30,13 @@ from ..cost import demand_cost
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
-from ..schedules import SCHEDULES, closed_form, schedules_for
+from ..schedules import SCHEDULES, closed_form
 from .allocate import allocate
 from .space import (
-    FLOODING,
     RING,
     Groups,
     Shape,
+    floods,
     integer_partitions,
     irregular_fold,
     irregular_shapes,
@@ -99,7 +99,7 @@ class _Context:
                 a = axis.bits
                 shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare_folds]
                 extra: tuple[Shape, ...] = ()
-                if irregular and any(_floods(d) for d in axis.demands):
+                if irregular and any(floods(d) for d in axis.demands):
                     extra = tuple(s for s in irregular_shapes(a) if shape_folds(s) <= spare_folds)
                 ring_ok = self.single and all(d.schedule == "ring" for d in axis.demands)
                 if ring_ok and a >= 2:
@@ -145,13 +145,6 @@ class _Context:
                 ]
             out.append(opts)
         return out
-
-
-def _floods(demand: Demand) -> bool:
-    """Whether the demand may run a schedule that needs no layers, the only kind an irregular fold serves."""
-    if demand.schedule == "auto":
-        return any(s.name in FLOODING for s in schedules_for(demand.collective))
-    return demand.schedule in FLOODING
 
 
 # -- partitions -------------------------------------------------------------------------

@@ -34,6 +34,7 @@ __all__ = [
     "Partition",
     "Shape",
     "candidate_partitions",
+    "floods",
     "integer_partitions",
     "irregular_fold",
     "irregular_shapes",
@@ -154,6 +155,14 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice
 
 
 # -- irregular folds (beyond the paper) -------------------------------------------------
+
+
+def floods(demand: Demand) -> bool:
+    """Whether the demand may run a schedule that needs no layers, the only kind an
+    irregular fold serves (its axis is offered irregular shapes only then)."""
+    if demand.schedule == "auto":
+        return any(s.name in FLOODING for s in schedules_for(demand.collective))
+    return demand.schedule in FLOODING
 
 
 def is_irregular(shape: Shape | None) -> bool:

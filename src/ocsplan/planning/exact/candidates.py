@@ -27,11 +27,11 @@ from ...cayley import Topology, fold_masks, profile_folds
 from ...cost import phase_time
 from ...errors import InfeasibleError
 from ...instance import Demand, Instance
-from ...schedules import closed_form, schedules_for
+from ...schedules import closed_form
 from ..space import (
-    FLOODING,
     RING,
     Shape,
+    floods,
     integer_partitions,
     irregular_shapes,
     is_irregular,
@@ -173,12 +173,6 @@ def _until(items: Iterable[T], deadline: float | None) -> Iterator[T]:
         yield item
 
 
-def _floods(demand: Demand) -> bool:
-    if demand.schedule == "auto":
-        return any(s.name in FLOODING for s in schedules_for(demand.collective))
-    return demand.schedule in FLOODING
-
-
 def enumerate_candidates(
     instance: Instance,
     upper_bound: float | None = None,
@@ -217,7 +211,7 @@ def enumerate_candidates(
             a = axis.bits
             cube: Shape = (1,) * a
             shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
-            if irregular and any(_floods(d) for d in axis.demands):
+            if irregular and any(floods(d) for d in axis.demands):
                 shapes += [s for s in irregular_shapes(a) if shape_folds(s) <= spare]
             per_demand: list[tuple[Demand, int, list[Candidate]]] = []
             useful: set[Shape] = {cube}
