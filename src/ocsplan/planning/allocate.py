@@ -12,6 +12,8 @@ of times per instance, so candidate moves are priced in batches with numpy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
@@ -58,6 +60,17 @@ def allocate(sets: list[list[int]], weights: list[int], options: Options, spare:
     return best
 
 
+def _undominated(opts: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
+    """The options no earlier option on the same set dominates (no more latency and no
+    more volume): at every multiplicity that earlier one costs no more and wins the tie,
+    so dropping them changes neither a minimum nor which option attains it first."""
+    kept: list[tuple[float, float, int]] = []
+    for lat, vol, s in opts:
+        if not any(s == t and a <= lat and b <= vol for a, b, t in kept):
+            kept.append((lat, vol, s))
+    return kept
+
+
 class Allocator:
     """One allocation problem as arrays: set membership, port weights, options."""
 
@@ -68,6 +81,7 @@ class Allocator:
         for s, members in enumerate(sets):
             self.member[s, members] = True
         self.weights = np.asarray(weights, dtype=np.int64)
+        options = [_undominated(opts) for opts in options]
         width = max((len(o) for o in options), default=1)
         self.lat = np.full((len(options), width), np.inf)
         self.vol = np.zeros((len(options), width))
@@ -117,7 +131,7 @@ class Allocator:
         eff, total = eff_rows[0], float(totals[0])
         every = np.arange(count)
         while spare > 0:
-            choice: tuple[tuple[float, int, int, int], npt.NDArray[np.int64]] | None = None
+            choice: _Choice | None = None
             if per_port:
                 raised, extra = self.moves(level, every, eff + 1)
                 choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
@@ -141,11 +155,8 @@ class Allocator:
                     choice = self._lowest_equal(level, choice, total)
             if choice is None:
                 break
-            (_, neg_extra, _, _), new_level = choice
-            spare += neg_extra
-            level = new_level
-            eff_rows, totals = self.price(level[None, :])
-            eff, total = eff_rows[0], float(totals[0])
+            spare -= choice.ports
+            level, eff, total = choice.level, choice.eff, choice.total
         return total, [int(x) for x in level], [int(x) for x in eff]
 
     def _running_sets(self, eff: npt.NDArray[np.int64]) -> dict[int, set[int]]:
@@ -166,38 +177,49 @@ class Allocator:
         total: float,
         spare: int,
         per_port: bool,
-    ) -> tuple[tuple[float, int, int, int], npt.NDArray[np.int64]] | None:
-        """The best admissible move: key (score, -ports, -set, -target), largest wins."""
+    ) -> _Choice | None:
+        """The best admissible move: largest (score, -ports, -set, -target)."""
         ok = (extra > 0) & (extra <= spare)
         if not ok.any():
             return None
         idx = np.flatnonzero(ok)
-        _, new_totals = self.price(raised[idx])
-        best: tuple[tuple[float, int, int, int], int] | None = None
-        for row, i in enumerate(idx):
-            gain = total - float(new_totals[row])
-            if gain <= total * NEGLIGIBLE:
-                continue
-            score = gain / int(extra[i]) if per_port else gain
-            key = (score, -int(extra[i]), -int(sets[i]), -int(targets[i]))
-            if best is None or key > best[0]:
-                best = (key, int(i))
-        return None if best is None else (best[0], raised[best[1]])
+        eff_rows, new_totals = self.price(raised[idx])
+        gains = total - new_totals
+        keep = np.flatnonzero(gains > total * NEGLIGIBLE)
+        if not len(keep):
+            return None
+        rows = idx[keep]
+        scores = gains[keep] / extra[rows] if per_port else gains[keep]
+        # lexsort: the last key is the primary one; the best move sorts last
+        best = keep[np.lexsort((-targets[rows], -sets[rows], -extra[rows], scores))[-1]]
+        i = int(idx[best])
+        gain = float(gains[best])
+        return _Choice(gain / int(extra[i]) if per_port else gain, int(extra[i]), int(sets[i]), int(targets[i]),
+                       raised[i], eff_rows[best], float(new_totals[best]))
 
-    def _lowest_equal(
-        self, level: npt.NDArray[np.int64], choice: tuple[tuple[float, int, int, int], npt.NDArray[np.int64]],
-        total: float,
-    ) -> tuple[tuple[float, int, int, int], npt.NDArray[np.int64]]:
+    def _lowest_equal(self, level: npt.NDArray[np.int64], choice: _Choice, total: float) -> _Choice:
         """The saving grows with the level; take the lowest level that saves as much."""
-        (gain, _, neg_set, neg_target), _ = choice
-        s, target = -neg_set, -neg_target
+        gain, s, target = choice.score, choice.set, choice.target
         eff_s = int(self.price(level[None, :])[0][0, s])
         lowest = choice
         while target - 1 > eff_s:
             raised, extra = self.moves(level, np.array([s]), np.array([target - 1]))
-            _, totals = self.price(raised)
+            eff_rows, totals = self.price(raised)
             if total - float(totals[0]) < gain * (1 - 1e-12):
                 break
             target -= 1
-            lowest = ((gain, -int(extra[0]), -s, -target), raised[0])
+            lowest = _Choice(gain, int(extra[0]), s, target, raised[0], eff_rows[0], float(totals[0]))
         return lowest
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """A move: its score, ports, set and target level, and the state it leads to."""
+
+    score: float
+    ports: int
+    set: int
+    target: int
+    level: npt.NDArray[np.int64]
+    eff: npt.NDArray[np.int64]
+    total: float

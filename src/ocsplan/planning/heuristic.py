@@ -23,9 +23,13 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations, islice
 
-from ..cayley import Topology, fold_masks, mask_of, profile_folds, sub_masks
+import numpy as np
+import numpy.typing as npt
+
+from ..cayley import Topology, bits_of, fold_masks, mask_of, popcount, profile_folds, sub_masks
 from ..cost import demand_cost
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
@@ -109,6 +113,20 @@ class _Context:
                 axes.append(_Axis(m, i, a, axis.demands, tuple(shapes), weight, extra))
         self.axes = axes
         self._axis_cost: dict[tuple[int, int, Shape], float] = {}
+        self._allocations: dict[tuple[object, ...], tuple[float, list[int], list[int]]] = {}
+        self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
+        self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
+
+    def allocate(
+        self, sets: list[list[int]], weights: list[int], options: list[list[tuple[float, float, int]]],
+        spare: int, effort: int,
+    ) -> tuple[float, list[int], list[int]]:
+        """:func:`~ocsplan.planning.allocate.allocate`, remembered: partitions and states that
+        differ only in bit positions pose the same allocation problem (read-only result)."""
+        key = (tuple(map(tuple, sets)), tuple(weights), tuple(map(tuple, options)), spare, effort)
+        if key not in self._allocations:
+            self._allocations[key] = allocate(sets, weights, options, spare, effort)
+        return self._allocations[key]
 
     def bandwidth_share(self) -> float:
         """Share of the bandwidth terms in the objective of the plain cube at p = 1."""
@@ -130,21 +148,26 @@ class _Context:
             )
         return self._axis_cost[key]
 
-    def options(self, axis: _Axis, shape: Shape) -> list[list[tuple[float, float, bool]]]:
+    def options(self, axis: _Axis, shape: Shape) -> tuple[tuple[tuple[float, float, bool], ...], ...]:
         """Per demand: (latency seconds, volume seconds at p = 1, on_profile)."""
+        key = (axis.mesh, axis.index, shape)
+        if key in self._options:
+            return self._options[key]
         lam, rate = self.budget.latency, self.budget.link
         out = []
         for d in axis.demands:
+            opts: tuple[tuple[float, float, bool], ...]
             if shape == RING:
                 form = closed_form("ring", Topology.cube(axis.bits))
-                opts = [(d.weight * form.h * lam, d.weight * float(form.v_factor) * d.payload / rate, True)]
+                opts = ((d.weight * form.h * lam, d.weight * float(form.v_factor) * d.payload / rate, True),)
             else:
-                opts = [
+                opts = tuple(
                     (d.weight * o.h * lam, d.weight * o.v_factor * d.payload / rate, o.on_profile)
                     for o in shape_options(d.collective, d.schedule, shape)
-                ]
+                )
             out.append(opts)
-        return out
+        self._options[key] = tuple(out)
+        return self._options[key]
 
 
 # -- partitions -------------------------------------------------------------------------
@@ -173,6 +196,17 @@ class _Eval:
     effective_shapes: list[Shape]
 
 
+@dataclass(frozen=True)
+class _PlacementTable:
+    placements: tuple[list[tuple[int, ...]], ...]  # in enumeration order
+    subsets: list[tuple[int, ...]]  # the distinct sub-blocks
+    members: npt.NDArray[np.int64]  # per placement, its sub-blocks' indices in ``subsets``
+    reuse: npt.NDArray[np.int64]  # per placement, how many other meshes' blocks hold its sub-blocks
+
+
+_SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * _SCALE + reuse
+
+
 class _Search:
     """State of the descent for one partition: profiles of the active axes."""
 
@@ -186,6 +220,11 @@ class _Search:
         self.profiles: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
         self._placed: dict[tuple[int, Shape, bool, frozenset[int], tuple[int, ...]], tuple[Groups, ...]] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
+        self.masks = [mask_of(blk) for blk in self.blocks]
+        self._reuse: dict[tuple[int, tuple[int, ...]], int] = {}  # (axis, sub-block): other meshes' blocks holding it
+        self._tables: dict[tuple[int, tuple[int, ...]], _PlacementTable] = {}
+        self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
+        self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
     def place(
@@ -230,26 +269,31 @@ class _Search:
         self, j: int, shape: Shape, taken: set[int], exact: bool, cubes: tuple[int, ...]
     ) -> tuple[Groups, ...]:
         block = self.blocks[j]
-        other_blocks = [set(self.blocks[k]) for k in self.others[j]]
+        other_masks = [self.masks[k] for k in self.others[j]]
         scores: dict[tuple[int, ...], tuple[int, int]] = {}
 
         def score(subset: tuple[int, ...]) -> tuple[int, int]:
             if subset not in scores:
+                mask = mask_of(subset)
                 shared = sum(1 for m in fold_masks(subset) if m in taken)
-                reuse = sum(1 for ob in other_blocks if ob.issuperset(subset))
-                scores[subset] = (shared, reuse)
+                reuse_key = (j, subset)
+                if reuse_key not in self._reuse:
+                    self._reuse[reuse_key] = sum(1 for om in other_masks if om & mask == mask)
+                scores[subset] = (shared, self._reuse[reuse_key])
             return scores[subset]
 
         def induced(groups: list[tuple[int, ...]]) -> float:
             """Cost at p = 1 of the cube axes on the folds these sub-blocks give them."""
             total = 0.0
+            group_masks = [mask_of(g) for g in groups]
             for k in cubes:
-                bits = set(self.blocks[k])
-                pieces = sorted((len(bits.intersection(g)) for g in groups), reverse=True)
+                bits = self.masks[k]
+                pieces = sorted((popcount(bits & g) for g in group_masks), reverse=True)
                 sizes = [x for x in pieces if x >= 2]
-                free = (*sizes, *([1] * (len(bits) - sum(sizes))))
+                width = self.ctx.axes[k].bits
+                free = (*sizes, *([1] * (width - sum(sizes))))
                 ax = self.ctx.axes[k]
-                total += self.ctx.axis_cost(ax, free) if free in ax.shapes else self.ctx.axis_cost(ax, (1,) * len(bits))
+                total += self.ctx.axis_cost(ax, free) if free in ax.shapes else self.ctx.axis_cost(ax, (1,) * width)
             return total
 
         def complete(groups: list[tuple[int, ...]]) -> Groups:
@@ -258,20 +302,21 @@ class _Search:
 
         parts = [k for k in shape if k >= 2]
         if exact and _placements(len(block), parts) <= EXACT_PLACEMENTS:
-            first: tuple[tuple[int, int], list[tuple[int, ...]]] | None = None
-            second: tuple[tuple[float, int, int], list[tuple[int, ...]]] | None = None
-            for groups in _partitions_into(list(block), parts):
-                total = (sum(score(g)[0] for g in groups), sum(score(g)[1] for g in groups))
-                if first is None or total > first[0]:
-                    first = (total, groups)
-                if cubes:
-                    alt = (-induced(groups), *total)
-                    if second is None or alt > second[0]:
-                        second = (alt, groups)
-            assert first is not None
-            out = [complete(first[1])]
-            if second is not None and complete(second[1]) != out[0]:
-                out.append(complete(second[1]))
+            table = self._table(j, tuple(parts))
+            shared = np.array([sum(1 for m in fold_masks(sub) if m in taken) for sub in table.subsets],
+                              dtype=np.int64)
+            # lexicographic (shared, reuse) as one integer; argmax takes the first of equals
+            totals = shared[table.members].sum(axis=1) * _SCALE + table.reuse
+            out = [complete(table.placements[int(np.argmax(totals))])]
+            if cubes:
+                ind_key = (j, tuple(parts), cubes)
+                if ind_key not in self._induced_rows:
+                    self._induced_rows[ind_key] = np.array([induced(g) for g in table.placements])
+                costs = self._induced_rows[ind_key]
+                tied = np.flatnonzero(costs == costs.min())
+                alt = complete(table.placements[int(tied[np.argmax(totals[tied])])])
+                if alt != out[0]:
+                    out.append(alt)
             return tuple(out)
         remaining = list(block)
         chosen: list[tuple[int, ...]] = []
@@ -286,6 +331,22 @@ class _Search:
             remaining = [b for b in remaining if b not in best[1]]
         return (complete(chosen),)
 
+    def _table(self, j: int, parts: tuple[int, ...]) -> _PlacementTable:
+        """Every placement of sub-blocks of these sizes on axis j's bits, with what does
+        not depend on the installed folds: the sub-blocks' indices and reuse counts."""
+        key = (j, parts)
+        if key not in self._tables:
+            placements = _placement_list(tuple(self.blocks[j]), parts)
+            index: dict[tuple[int, ...], int] = {}
+            rows = [[index.setdefault(g, len(index)) for g in groups] for groups in placements]
+            subsets = list(index)
+            other_masks = [self.masks[k] for k in self.others[j]]
+            reuse = np.array([sum(1 for om in other_masks if om & mask_of(sub) == mask_of(sub)) for sub in subsets],
+                             dtype=np.int64)
+            members = np.array(rows, dtype=np.int64).reshape(len(rows), len(parts))
+            self._tables[key] = _PlacementTable(placements, subsets, members, reuse[members].sum(axis=1))
+        return self._tables[key]
+
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
         """Let every axis still on its cube take the coarsest block fold the installed folds give it.
 
@@ -295,31 +356,55 @@ class _Search:
         greedy (largest first) partition into such pieces when that prices its
         demands lower at multiplicity 1.
         """
-        layers = [g for j, groups in enumerate(profiles) if shapes[j] != RING for g in groups if len(g) >= 2]
+        layers = tuple(sorted({mask_of(g) for j, groups in enumerate(profiles) if shapes[j] != RING
+                               for g in groups if len(g) >= 2}))
         if not layers:
             return profiles, shapes
         out_p, out_s = list(profiles), list(shapes)
-        for k, ax in enumerate(self.ctx.axes):
-            if shapes[k] == RING or is_irregular(shapes[k]) or any(part > 1 for part in shapes[k]):
+        for k, shape_k in enumerate(shapes):
+            if shape_k == RING or is_irregular(shape_k) or any(part > 1 for part in shape_k):
                 continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
-            remaining = set(self.blocks[k])
-            groups: list[tuple[int, ...]] = []
-            while True:
-                pieces = [tuple(sorted(remaining.intersection(g), reverse=True)) for g in layers]
-                piece = max(pieces, key=lambda x: (len(x), x))
-                if len(piece) < 2:
-                    break
-                groups.append(piece)
-                remaining.difference_update(piece)
-            groups.extend((b,) for b in sorted(remaining, reverse=True))
-            shape = tuple(sorted((len(g) for g in groups), reverse=True))
-            if shape == shapes[k] or shape not in ax.shapes:
-                continue
-            if self.ctx.axis_cost(ax, shape) < self.ctx.axis_cost(ax, shapes[k]) * (1 - 1e-12):
-                out_p[k], out_s[k] = tuple(groups), shape
+            key = (k, layers)
+            if key not in self._aligned:
+                self._aligned[key] = self._align(k, layers)
+            found = self._aligned[key]
+            if found is not None:
+                out_p[k], out_s[k] = found
         return out_p, out_s
 
+    def _align(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
+        """Axis k (on its cube) on the greedy partition of its bits into pieces of the
+        installed layers, largest first (ties: the larger mask, i.e. the higher bits),
+        if that prices its demands lower at multiplicity 1."""
+        ax = self.ctx.axes[k]
+        remaining = self.masks[k]
+        groups: list[tuple[int, ...]] = []
+        while True:
+            size, piece = max((popcount(remaining & layer), remaining & layer) for layer in layers)
+            if size < 2:
+                break
+            groups.append(bits_of(piece))
+            remaining &= ~piece
+        groups.extend((b,) for b in bits_of(remaining))
+        shape = tuple(sorted((len(g) for g in groups), reverse=True))
+        cube = (1,) * ax.bits
+        if shape == cube or shape not in ax.shapes:
+            return None
+        if self.ctx.axis_cost(ax, shape) < self.ctx.axis_cost(ax, cube) * (1 - 1e-12):
+            return tuple(groups), shape
+        return None
+
     def evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int = 1) -> _Eval | None:
+        """The configuration priced with multiplicities allocated at ``effort``; None if
+        its generators do not fit. Remembered per partition (read-only result): the
+        screening in both spaces and the beams revisit configurations."""
+        key = (self.partition, tuple(profiles), tuple(shapes), effort)
+        evals = self.ctx.evals
+        if key not in evals:
+            evals[key] = self._evaluate(profiles, shapes, effort)
+        return evals[key]
+
+    def _evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int) -> _Eval | None:
         ctx = self.ctx
         fabric = ctx.budget
         chosen, chosen_shapes = profiles, shapes
@@ -369,7 +454,7 @@ class _Search:
                 prof = sid((("ring", j),))
                 unit = prof
             else:
-                prof = sid(tuple(sorted(m for g in profiles[j] for m in sub_masks(g))) + private.get(j, ()))
+                prof = sid(_profile_members(profiles[j]) + private.get(j, ()))
                 unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
             for axis_opts in ctx.options(ax, shapes[j]):
                 demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
@@ -377,7 +462,7 @@ class _Search:
             return None
         keys = list(weight)
         index = {key: i for i, key in enumerate(keys)}
-        objective, levels, eff = allocate(
+        objective, levels, eff = ctx.allocate(
             [[index[g] for g in members] for members in sets],
             [weight[key] for key in keys],
             demand_opts,
@@ -496,6 +581,18 @@ def _placements(bits: int, parts: list[int]) -> int:
     for size in set(parts):
         count //= math.factorial(parts.count(size))
     return count
+
+
+@lru_cache(maxsize=65536)
+def _profile_members(groups: Groups) -> tuple[int, ...]:
+    """The masks a profile installs (every sub-mask of every layer), ascending."""
+    return tuple(sorted(m for g in groups for m in sub_masks(g)))
+
+
+@lru_cache(maxsize=4096)
+def _placement_list(bits: tuple[int, ...], parts: tuple[int, ...]) -> tuple[list[tuple[int, ...]], ...]:
+    """:func:`_partitions_into`, remembered (the exact placement enumerates it per state)."""
+    return tuple(_partitions_into(list(bits), list(parts)))
 
 
 def _partitions_into(
