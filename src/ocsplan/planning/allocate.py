@@ -12,16 +12,19 @@ of times per instance, so candidate moves are priced in batches with numpy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["NEGLIGIBLE", "Allocator", "allocate"]
+__all__ = ["NEGLIGIBLE", "Allocator", "allocate", "undominated"]
 
 Options = list[list[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
 Result = tuple[float, list[int], list[int]]  # objective, level per generator, level per set
 
+T = TypeVar("T")
 NEGLIGIBLE = 1e-7  # a move must save this share of the objective to be made
 _BIG = 1 << 30
 
@@ -60,15 +63,16 @@ def allocate(sets: list[list[int]], weights: list[int], options: Options, spare:
     return best
 
 
-def _undominated(opts: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
-    """The options no earlier option on the same set dominates (no more latency and no
-    more volume): at every multiplicity that earlier one costs no more and wins the tie,
-    so dropping them changes neither a minimum nor which option attains it first."""
-    kept: list[tuple[float, float, int]] = []
+def undominated(opts: Sequence[tuple[float, float, T]]) -> tuple[tuple[float, float, T], ...]:
+    """The options that no earlier option on the same set dominates (no more latency and
+    no more volume): at every multiplicity that earlier one costs no more and wins the
+    tie, so dropping them changes neither a minimum nor which option attains it first.
+    Callers prune with it once per option table; :func:`allocate` prices what it gets."""
+    kept: list[tuple[float, float, T]] = []
     for lat, vol, s in opts:
         if not any(s == t and a <= lat and b <= vol for a, b, t in kept):
             kept.append((lat, vol, s))
-    return kept
+    return tuple(kept)
 
 
 class Allocator:
@@ -81,7 +85,6 @@ class Allocator:
         for s, members in enumerate(sets):
             self.member[s, members] = True
         self.weights = np.asarray(weights, dtype=np.int64)
-        options = [_undominated(opts) for opts in options]
         width = max((len(o) for o in options), default=1)
         self.lat = np.full((len(options), width), np.inf)
         self.vol = np.zeros((len(options), width))

@@ -35,7 +35,7 @@ from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES, closed_form
-from .allocate import allocate
+from .allocate import allocate, undominated
 from .space import (
     RING,
     Groups,
@@ -116,6 +116,7 @@ class _Context:
         self._allocations: dict[tuple[object, ...], tuple[float, list[int], list[int]]] = {}
         self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
+        self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
 
     def allocate(
         self, sets: list[list[int]], weights: list[int], options: list[list[tuple[float, float, int]]],
@@ -167,7 +168,14 @@ class _Context:
                 )
             out.append(opts)
         self._options[key] = tuple(out)
+        self._pruned[key] = tuple(undominated(opts) for opts in out)
         return self._options[key]
+
+    def pruned(self, axis: _Axis, shape: Shape) -> tuple[tuple[tuple[float, float, bool], ...], ...]:
+        """:meth:`options` without those an earlier one on the same host dominates
+        (what the allocation needs: same minima, same first minimum)."""
+        self.options(axis, shape)
+        return self._pruned[(axis.mesh, axis.index, shape)]
 
 
 # -- partitions -------------------------------------------------------------------------
@@ -282,20 +290,6 @@ class _Search:
                 scores[subset] = (shared, self._reuse[reuse_key])
             return scores[subset]
 
-        def induced(groups: list[tuple[int, ...]]) -> float:
-            """Cost at p = 1 of the cube axes on the folds these sub-blocks give them."""
-            total = 0.0
-            group_masks = [mask_of(g) for g in groups]
-            for k in cubes:
-                bits = self.masks[k]
-                pieces = sorted((popcount(bits & g) for g in group_masks), reverse=True)
-                sizes = [x for x in pieces if x >= 2]
-                width = self.ctx.axes[k].bits
-                free = (*sizes, *([1] * (width - sum(sizes))))
-                ax = self.ctx.axes[k]
-                total += self.ctx.axis_cost(ax, free) if free in ax.shapes else self.ctx.axis_cost(ax, (1,) * width)
-            return total
-
         def complete(groups: list[tuple[int, ...]]) -> Groups:
             used = {b for g in groups for b in g}
             return tuple(groups) + tuple((b,) for b in block if b not in used)
@@ -311,7 +305,7 @@ class _Search:
             if cubes:
                 ind_key = (j, tuple(parts), cubes)
                 if ind_key not in self._induced_rows:
-                    self._induced_rows[ind_key] = np.array([induced(g) for g in table.placements])
+                    self._induced_rows[ind_key] = self._induced(table, cubes)
                 costs = self._induced_rows[ind_key]
                 tied = np.flatnonzero(costs == costs.min())
                 alt = complete(table.placements[int(tied[np.argmax(totals[tied])])])
@@ -330,6 +324,24 @@ class _Search:
             chosen.append(best[1])
             remaining = [b for b in remaining if b not in best[1]]
         return (complete(chosen),)
+
+    def _induced(self, table: _PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
+        """Per placement, the cost at p = 1 of the axes still on their cube on the free
+        folds its sub-blocks give them (each cube axis on the pieces its bits cut out)."""
+        total = np.zeros(len(table.placements))
+        for k in cubes:
+            ax = self.ctx.axes[k]
+            bits = self.masks[k]
+            counts = np.array([popcount(bits & mask_of(sub)) for sub in table.subsets], dtype=np.int64)
+            pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
+            rows, inverse = np.unique(pieces, axis=0, return_inverse=True)
+            costs = np.empty(len(rows))
+            for r, row in enumerate(rows):
+                sizes = [int(x) for x in row if x >= 2]
+                free = (*sizes, *([1] * (ax.bits - sum(sizes))))
+                costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
+            total += costs[inverse.reshape(-1)]
+        return total
 
     def _table(self, j: int, parts: tuple[int, ...]) -> _PlacementTable:
         """Every placement of sub-blocks of these sizes on axis j's bits, with what does
@@ -449,6 +461,7 @@ class _Search:
             return set_index[members]
 
         demand_opts: list[list[tuple[float, float, int]]] = []
+        priced: list[list[tuple[float, float, int]]] = []  # the undominated ones, for the allocation
         for j, ax in enumerate(ctx.axes):
             if shapes[j] == RING:
                 prof = sid((("ring", j),))
@@ -458,6 +471,8 @@ class _Search:
                 unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
             for axis_opts in ctx.options(ax, shapes[j]):
                 demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
+            for axis_opts in ctx.pruned(ax, shapes[j]):
+                priced.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
         if any(not entry for entry in demand_opts):
             return None
         keys = list(weight)
@@ -465,7 +480,7 @@ class _Search:
         objective, levels, eff = ctx.allocate(
             [[index[g] for g in members] for members in sets],
             [weight[key] for key in keys],
-            demand_opts,
+            priced,
             fabric.ports - base,
             effort,
         )
