@@ -111,18 +111,14 @@ class Allocator:
 
     def affordable(self, level: npt.NDArray[np.int64], eff: npt.NDArray[np.int64], spare: int) -> list[int]:
         """Per set, the highest level the ports left can lift it to."""
-        out = []
-        for s, members in enumerate(self.sets):
-            lv = level[members]
-            w = self.weights[members]
-            top = int(eff[s])
-            while members:
-                cost = int((w * np.maximum(0, top + 1 - lv)).sum())
-                if cost > spare:
-                    break
-                top += 1
-            out.append(top)
-        return out
+        if spare <= 0:
+            return [int(x) for x in eff]
+        # cost[s, k]: ports to lift set s to eff[s] + k + 1 (rising in k; at least k + 1 ports)
+        target = eff[:, None, None] + np.arange(1, spare + 1)[None, :, None]
+        lift = np.maximum(0, target - level[None, None, :]) * self.weights[None, None, :]
+        cost = np.where(self.member[:, None, :], lift, 0).sum(axis=2)
+        reach = (cost <= spare).sum(axis=1)
+        return [int(e + r) if members else int(e) for e, r, members in zip(eff, reach, self.sets, strict=True)]
 
     def greedy(self, start: list[int], spare: int, per_port: bool) -> Result:
         """From generator levels ``start``, raise one set at a time by the best move:
@@ -193,8 +189,12 @@ class Allocator:
             return None
         rows = idx[keep]
         scores = gains[keep] / extra[rows] if per_port else gains[keep]
-        # lexsort: the last key is the primary one; the best move sorts last
-        best = keep[np.lexsort((-targets[rows], -sets[rows], -extra[rows], scores))[-1]]
+        top = np.flatnonzero(scores == scores.max())
+        if len(top) == 1:
+            best = keep[top[0]]
+        else:  # lexsort: the last key is the primary one; the best move sorts last
+            rows = rows[top]
+            best = keep[top[np.lexsort((-targets[rows], -sets[rows], -extra[rows]))[-1]]]
         i = int(idx[best])
         gain = float(gains[best])
         return _Choice(gain / int(extra[i]) if per_port else gain, int(extra[i]), int(sets[i]), int(targets[i]),

@@ -213,6 +213,7 @@ class _PlacementTable:
 
 
 _SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * _SCALE + reuse
+_DIGIT = 5  # bits per piece size when rows of sizes are coded as integers (an axis has <= 20 bits: MAX_WORLD)
 
 
 class _Search:
@@ -334,10 +335,11 @@ class _Search:
             bits = self.masks[k]
             counts = np.array([popcount(bits & mask_of(sub)) for sub in table.subsets], dtype=np.int64)
             pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-            rows, inverse = np.unique(pieces, axis=0, return_inverse=True)
-            costs = np.empty(len(rows))
-            for r, row in enumerate(rows):
-                sizes = [int(x) for x in row if x >= 2]
+            codes = (pieces << (_DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
+            unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+            costs = np.empty(len(unique))
+            for r, row in enumerate(first):
+                sizes = [int(x) for x in pieces[row] if x >= 2]
                 free = (*sizes, *([1] * (ax.bits - sum(sizes))))
                 costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
             total += costs[inverse.reshape(-1)]

@@ -1,0 +1,80 @@
+"""The multiplicity allocator (planning/allocate.py) against brute forces written here."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from ocsplan.planning.allocate import Allocator, allocate, undominated
+
+
+def _random_problem(seed: int) -> tuple[list[list[int]], list[int], list[list[tuple[float, float, int]]]]:
+    rng = random.Random(seed)
+    gens = rng.randint(1, 6)
+    sets = [sorted(rng.sample(range(gens), rng.randint(1, gens))) for _ in range(rng.randint(1, 4))]
+    weights = [rng.choice((1, 1, 2)) for _ in range(gens)]
+    options = [
+        [(rng.choice((0.0, 1.0, 2.0, 3.0)), rng.choice((0.0, 2.0, 4.0, 8.0)), rng.randrange(len(sets)))
+         for _ in range(rng.randint(1, 5))]
+        for _ in range(rng.randint(1, 4))
+    ]
+    return sets, weights, options
+
+
+def _objective(sets: list[list[int]], options: list[list[tuple[float, float, int]]], levels: list[int]) -> float:
+    eff = [min(levels[g] for g in members) for members in sets]
+    return sum(min(lat + vol / eff[s] for lat, vol, s in opts) for opts in options)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_affordable_is_the_highest_level_within_the_ports(seed: int) -> None:
+    sets, weights, options = _random_problem(seed)
+    rng = random.Random(seed + 1000)
+    level = np.array([rng.randint(1, 4) for _ in weights], dtype=np.int64)
+    eff = np.array([min(level[g] for g in members) for members in sets], dtype=np.int64)
+    spare = rng.randint(0, 9)
+    tops = Allocator(sets, weights, options).affordable(level, eff, spare)
+    for s, members in enumerate(sets):
+        def cost(t: int, members: list[int] = members) -> int:
+            return sum(weights[g] * max(0, t - int(level[g])) for g in members)
+        # brute force: walk up from the set's level while the lift still fits
+        top = int(eff[s])
+        while cost(top + 1) <= spare:
+            top += 1
+        assert tops[s] == top
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_undominated_keeps_every_minimum_and_its_first_attainer(seed: int) -> None:
+    rng = random.Random(seed)
+    opts = [(rng.choice((1.0, 2.0, 3.0)), rng.choice((0.0, 4.0, 8.0)), rng.randrange(2)) for _ in range(8)]
+    kept = undominated(opts)
+    assert set(kept) <= set(opts)
+    for eff in itertools.product(range(1, 5), repeat=2):
+        full = [lat + vol / eff[s] for lat, vol, s in opts]
+        pruned = [lat + vol / eff[s] for lat, vol, s in kept]
+        assert min(pruned) == min(full)
+        assert kept[pruned.index(min(pruned))][2] == opts[full.index(min(full))][2]
+
+
+@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("effort", [-1, 0, 1, 2])
+def test_allocation_fits_and_prices_its_levels(seed: int, effort: int) -> None:
+    sets, weights, options = _random_problem(seed)
+    spare = random.Random(seed).randint(0, 6)
+    objective, levels, eff = allocate(sets, weights, options, spare, effort)
+    assert all(lv >= 1 for lv in levels)
+    assert sum(w * (lv - 1) for w, lv in zip(weights, levels, strict=True)) <= spare
+    assert eff == [min(levels[g] for g in members) for members in sets]
+    assert objective == pytest.approx(_objective(sets, options, levels), rel=1e-12)
+    # never worse than every generator at one circuit, never better than the optimum
+    assert objective <= _objective(sets, options, [1] * len(weights)) * (1 + 1e-12)
+    best = min(
+        _objective(sets, options, list(levels_))
+        for levels_ in itertools.product(range(1, spare + 2), repeat=len(weights))
+        if sum(w * (lv - 1) for w, lv in zip(weights, levels_, strict=True)) <= spare
+    )
+    assert objective >= best * (1 - 1e-12)
