@@ -230,8 +230,9 @@ class _Search:
         self._placed: dict[tuple[int, Shape, bool, frozenset[int], tuple[int, ...]], tuple[Groups, ...]] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
         self.masks = [mask_of(blk) for blk in self.blocks]
-        self._reuse: dict[tuple[int, tuple[int, ...]], int] = {}  # (axis, sub-block): other meshes' blocks holding it
         self._tables: dict[tuple[int, tuple[int, ...]], _PlacementTable] = {}
+        self._subset_tables: dict[tuple[int, int], tuple[list[tuple[int, ...]], npt.NDArray[np.int64],
+                                                         npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
         self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}
 
@@ -269,27 +270,16 @@ class _Search:
             k for k in self.others[j]
             if shapes[k] != RING and all(part == 1 for part in shapes[k]) and set(self.blocks[k]) & set(block)
         )
-        memo_key = (j, shape, exact, frozenset(m for m in taken if m & ~inside == 0), cubes if exact else ())
+        local = frozenset(m for m in taken if m & ~inside == 0)
+        memo_key = (j, shape, exact, local, cubes if exact else ())
         if memo_key not in self._placed:
-            self._placed[memo_key] = self._place(j, shape, taken, exact, cubes)
+            self._placed[memo_key] = self._place(j, shape, local, exact, cubes)
         return self._placed[memo_key]
 
     def _place(
-        self, j: int, shape: Shape, taken: set[int], exact: bool, cubes: tuple[int, ...]
+        self, j: int, shape: Shape, taken: frozenset[int], exact: bool, cubes: tuple[int, ...]
     ) -> tuple[Groups, ...]:
         block = self.blocks[j]
-        other_masks = [self.masks[k] for k in self.others[j]]
-        scores: dict[tuple[int, ...], tuple[int, int]] = {}
-
-        def score(subset: tuple[int, ...]) -> tuple[int, int]:
-            if subset not in scores:
-                mask = mask_of(subset)
-                shared = sum(1 for m in fold_masks(subset) if m in taken)
-                reuse_key = (j, subset)
-                if reuse_key not in self._reuse:
-                    self._reuse[reuse_key] = sum(1 for om in other_masks if om & mask == mask)
-                scores[subset] = (shared, self._reuse[reuse_key])
-            return scores[subset]
 
         def complete(groups: list[tuple[int, ...]]) -> Groups:
             used = {b for g in groups for b in g}
@@ -313,18 +303,38 @@ class _Search:
                 if alt != out[0]:
                     out.append(alt)
             return tuple(out)
-        remaining = list(block)
+        # greedy, part by part: the first best-scoring sub-block of the bits still free
+        # (the sub-blocks avoiding the used bits, in enumeration order, are exactly the
+        # combinations of the remaining bits in theirs)
+        taken_masks = np.fromiter(taken, dtype=np.int64, count=len(taken))
         chosen: list[tuple[int, ...]] = []
+        used = 0
         for size in parts:
-            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
-            for subset in combinations(remaining, size):
-                key = score(subset)
-                if best is None or key > best[0]:
-                    best = (key, subset)
-            assert best is not None
-            chosen.append(best[1])
-            remaining = [b for b in remaining if b not in best[1]]
+            subsets, masks, folds, reuse = self._subsets(j, size)
+            shared = np.isin(folds, taken_masks).sum(axis=1)
+            keys = np.where(masks & used == 0, shared * _SCALE + reuse, -1)
+            best = int(np.argmax(keys))
+            chosen.append(subsets[best])
+            used |= int(masks[best])
         return (complete(chosen),)
+
+    def _subsets(
+        self, j: int, size: int
+    ) -> tuple[list[tuple[int, ...]], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Axis j's sub-blocks of ``size`` bits in enumeration order: their masks, fold masks
+        (padded with -1) and how many other meshes' blocks hold each."""
+        key = (j, size)
+        if key not in self._subset_tables:
+            subsets = list(combinations(self.blocks[j], size))
+            masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
+            width = (1 << size) - size - 1
+            folds = np.full((len(subsets), width), -1, dtype=np.int64)
+            for r, sub in enumerate(subsets):
+                folds[r, :] = fold_masks(sub)
+            others = [self.masks[k] for k in self.others[j]]
+            reuse = np.array([sum(1 for om in others if om & int(m) == int(m)) for m in masks], dtype=np.int64)
+            self._subset_tables[key] = (subsets, masks, folds, reuse)
+        return self._subset_tables[key]
 
     def _induced(self, table: _PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
         """Per placement, the cost at p = 1 of the axes still on their cube on the free
@@ -378,9 +388,12 @@ class _Search:
         for k, shape_k in enumerate(shapes):
             if shape_k == RING or is_irregular(shape_k) or any(part > 1 for part in shape_k):
                 continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
-            key = (k, layers)
+            inside = self.masks[k]
+            # only pieces of two bits or more can be chosen: the key keeps just those
+            pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
+            key = (k, pieces)
             if key not in self._aligned:
-                self._aligned[key] = self._align(k, layers)
+                self._aligned[key] = self._align(k, pieces) if pieces else None
             found = self._aligned[key]
             if found is not None:
                 out_p[k], out_s[k] = found
