@@ -206,10 +206,54 @@ class _Eval:
 
 @dataclass(frozen=True)
 class _PlacementTable:
+    parts: tuple[int, ...]
     placements: tuple[list[tuple[int, ...]], ...]  # in enumeration order
-    subsets: list[tuple[int, ...]]  # the distinct sub-blocks
-    members: npt.NDArray[np.int64]  # per placement, its sub-blocks' indices in ``subsets``
-    reuse: npt.NDArray[np.int64]  # per placement, how many other meshes' blocks hold its sub-blocks
+    members: npt.NDArray[np.int64]  # per placement, its sub-blocks' indices in the rows below
+    masks: npt.NDArray[np.int64]  # per distinct sub-block, its mask
+    folds: npt.NDArray[np.int64]  # per distinct sub-block, its fold masks (padded with -1)
+
+
+@lru_cache(maxsize=4096)
+def _placement_table(block: tuple[int, ...], parts: tuple[int, ...]) -> _PlacementTable:
+    """Every placement of sub-blocks of these sizes on ``block`` and its distinct sub-blocks."""
+    placements = _placement_list(block, parts)
+    index: dict[tuple[int, ...], int] = {}
+    rows = [[index.setdefault(g, len(index)) for g in groups] for groups in placements]
+    subsets = list(index)
+    width = max(((1 << len(sub)) - len(sub) - 1 for sub in subsets), default=0)
+    folds = np.full((len(subsets), width), -1, dtype=np.int64)
+    for r, sub in enumerate(subsets):
+        masks = fold_masks(sub)
+        folds[r, : len(masks)] = masks
+    members = np.array(rows, dtype=np.int64).reshape(len(rows), len(parts))
+    table = _PlacementTable(parts, placements, members,
+                            np.array([mask_of(sub) for sub in subsets], dtype=np.int64), folds)
+    for array in (table.members, table.masks, table.folds):
+        array.flags.writeable = False  # shared by every search through the cache
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _subset_table(
+    block: tuple[int, ...], size: int
+) -> tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The sub-blocks of ``size`` bits of ``block`` in enumeration order, their masks and
+    (one row each) their fold masks."""
+    subsets = tuple(combinations(block, size))
+    masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
+    folds = np.array([fold_masks(sub) for sub in subsets], dtype=np.int64).reshape(len(subsets), -1)
+    masks.flags.writeable = folds.flags.writeable = False
+    return subsets, masks, folds
+
+
+def _hits(folds: npt.NDArray[np.int64], taken: frozenset[int]) -> npt.NDArray[np.int64]:
+    """Per row of fold masks, how many are in ``taken`` (padding -1 never is)."""
+    if not taken:
+        return np.zeros(len(folds), dtype=np.int64)
+    ordered = np.array(sorted(taken), dtype=np.int64)
+    found = ordered[np.minimum(np.searchsorted(ordered, folds), len(ordered) - 1)] == folds
+    counts: npt.NDArray[np.int64] = found.sum(axis=1)
+    return counts
 
 
 _SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * _SCALE + reuse
@@ -230,9 +274,8 @@ class _Search:
         self._placed: dict[tuple[int, Shape, bool, frozenset[int], tuple[int, ...]], tuple[Groups, ...]] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
         self.masks = [mask_of(blk) for blk in self.blocks]
-        self._tables: dict[tuple[int, tuple[int, ...]], _PlacementTable] = {}
-        self._subset_tables: dict[tuple[int, int], tuple[list[tuple[int, ...]], npt.NDArray[np.int64],
-                                                         npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+        self._reuse_rows: dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]] = {}  # per placement
+        self._reuse_subsets: dict[tuple[int, int], npt.NDArray[np.int64]] = {}  # per sub-block of a size
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
         self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}
 
@@ -287,11 +330,12 @@ class _Search:
 
         parts = [k for k in shape if k >= 2]
         if exact and _placements(len(block), parts) <= EXACT_PLACEMENTS:
-            table = self._table(j, tuple(parts))
-            shared = np.array([sum(1 for m in fold_masks(sub) if m in taken) for sub in table.subsets],
-                              dtype=np.int64)
+            table = _placement_table(tuple(block), tuple(parts))
+            shared = _hits(table.folds, taken)
+            if (j, table.parts) not in self._reuse_rows:
+                self._reuse_rows[(j, table.parts)] = self._reuse(j, table.masks)[table.members].sum(axis=1)
             # lexicographic (shared, reuse) as one integer; argmax takes the first of equals
-            totals = shared[table.members].sum(axis=1) * _SCALE + table.reuse
+            totals = shared[table.members].sum(axis=1) * _SCALE + self._reuse_rows[(j, table.parts)]
             out = [complete(table.placements[int(np.argmax(totals))])]
             if cubes:
                 ind_key = (j, tuple(parts), cubes)
@@ -306,35 +350,23 @@ class _Search:
         # greedy, part by part: the first best-scoring sub-block of the bits still free
         # (the sub-blocks avoiding the used bits, in enumeration order, are exactly the
         # combinations of the remaining bits in theirs)
-        taken_masks = np.fromiter(taken, dtype=np.int64, count=len(taken))
         chosen: list[tuple[int, ...]] = []
         used = 0
         for size in parts:
-            subsets, masks, folds, reuse = self._subsets(j, size)
-            shared = np.isin(folds, taken_masks).sum(axis=1)
-            keys = np.where(masks & used == 0, shared * _SCALE + reuse, -1)
+            subsets, masks, folds = _subset_table(tuple(block), size)
+            if (j, size) not in self._reuse_subsets:
+                self._reuse_subsets[(j, size)] = self._reuse(j, masks)
+            keys = np.where(masks & used == 0, _hits(folds, taken) * _SCALE + self._reuse_subsets[(j, size)], -1)
             best = int(np.argmax(keys))
             chosen.append(subsets[best])
             used |= int(masks[best])
         return (complete(chosen),)
 
-    def _subsets(
-        self, j: int, size: int
-    ) -> tuple[list[tuple[int, ...]], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Axis j's sub-blocks of ``size`` bits in enumeration order: their masks, fold masks
-        (padded with -1) and how many other meshes' blocks hold each."""
-        key = (j, size)
-        if key not in self._subset_tables:
-            subsets = list(combinations(self.blocks[j], size))
-            masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
-            width = (1 << size) - size - 1
-            folds = np.full((len(subsets), width), -1, dtype=np.int64)
-            for r, sub in enumerate(subsets):
-                folds[r, :] = fold_masks(sub)
-            others = [self.masks[k] for k in self.others[j]]
-            reuse = np.array([sum(1 for om in others if om & int(m) == int(m)) for m in masks], dtype=np.int64)
-            self._subset_tables[key] = (subsets, masks, folds, reuse)
-        return self._subset_tables[key]
+    def _reuse(self, j: int, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per sub-block mask, how many other meshes' blocks hold it (they could share its folds)."""
+        others = np.array([self.masks[k] for k in self.others[j]], dtype=np.int64)
+        counts: npt.NDArray[np.int64] = ((masks[:, None] & others[None, :]) == masks[:, None]).sum(axis=1)
+        return counts
 
     def _induced(self, table: _PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
         """Per placement, the cost at p = 1 of the axes still on their cube on the free
@@ -343,7 +375,7 @@ class _Search:
         for k in cubes:
             ax = self.ctx.axes[k]
             bits = self.masks[k]
-            counts = np.array([popcount(bits & mask_of(sub)) for sub in table.subsets], dtype=np.int64)
+            counts = np.bitwise_count(table.masks & bits).astype(np.int64)
             pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
             codes = (pieces << (_DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
             unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
@@ -354,22 +386,6 @@ class _Search:
                 costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
             total += costs[inverse.reshape(-1)]
         return total
-
-    def _table(self, j: int, parts: tuple[int, ...]) -> _PlacementTable:
-        """Every placement of sub-blocks of these sizes on axis j's bits, with what does
-        not depend on the installed folds: the sub-blocks' indices and reuse counts."""
-        key = (j, parts)
-        if key not in self._tables:
-            placements = _placement_list(tuple(self.blocks[j]), parts)
-            index: dict[tuple[int, ...], int] = {}
-            rows = [[index.setdefault(g, len(index)) for g in groups] for groups in placements]
-            subsets = list(index)
-            other_masks = [self.masks[k] for k in self.others[j]]
-            reuse = np.array([sum(1 for om in other_masks if om & mask_of(sub) == mask_of(sub)) for sub in subsets],
-                             dtype=np.int64)
-            members = np.array(rows, dtype=np.int64).reshape(len(rows), len(parts))
-            self._tables[key] = _PlacementTable(placements, subsets, members, reuse[members].sum(axis=1))
-        return self._tables[key]
 
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
         """Let every axis still on its cube take the coarsest block fold the installed folds give it.
