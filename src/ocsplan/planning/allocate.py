@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 __all__ = ["NEGLIGIBLE", "Allocator", "allocate", "undominated"]
 
-Options = list[list[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
+Options = Sequence[Sequence[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
 Result = tuple[float, list[int], list[int]]  # objective, level per generator, level per set
 
 T = TypeVar("T")
@@ -29,7 +29,9 @@ NEGLIGIBLE = 1e-7  # a move must save this share of the objective to be made
 _BIG = 1 << 30
 
 
-def allocate(sets: list[list[int]], weights: list[int], options: Options, spare: int, effort: int = 1) -> Result:
+def allocate(
+    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1
+) -> Result:
     """Levels for the generators: the better of two greedy allocations.
 
     One greedy raises the set with the most time saved per port (effort >= 0),
@@ -78,11 +80,11 @@ def undominated(opts: Sequence[tuple[float, float, T]]) -> tuple[tuple[float, fl
 class Allocator:
     """One allocation problem as arrays: set membership, port weights, options."""
 
-    def __init__(self, sets: list[list[int]], weights: list[int], options: Options) -> None:
+    def __init__(self, sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options) -> None:
         count, gens = len(sets), len(weights)
-        self.sets = sets
+        self.sets = [list(members) for members in sets]
         self.member = np.zeros((count, gens), dtype=bool)
-        for s, members in enumerate(sets):
+        for s, members in enumerate(self.sets):
             self.member[s, members] = True
         self.weights = np.asarray(weights, dtype=np.int64)
         width = max((len(o) for o in options), default=1)

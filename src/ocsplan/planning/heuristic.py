@@ -75,6 +75,9 @@ IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and fr
 
 
 
+_Priced = tuple[tuple[tuple[float, float, int], ...], ...]  # per demand: (latency s, volume s, allocation set)
+
+
 @dataclass(frozen=True)
 class _Axis:
     mesh: int
@@ -117,14 +120,15 @@ class _Context:
         self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
+        self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
 
     def allocate(
-        self, sets: list[list[int]], weights: list[int], options: list[list[tuple[float, float, int]]],
-        spare: int, effort: int,
+        self, sets: tuple[tuple[int, ...], ...], weights: tuple[int, ...],
+        options: tuple[tuple[tuple[float, float, int], ...], ...], spare: int, effort: int,
     ) -> tuple[float, list[int], list[int]]:
         """:func:`~ocsplan.planning.allocate.allocate`, remembered: partitions and states that
         differ only in bit positions pose the same allocation problem (read-only result)."""
-        key = (tuple(map(tuple, sets)), tuple(weights), tuple(map(tuple, options)), spare, effort)
+        key = (sets, weights, options, spare, effort)
         if key not in self._allocations:
             self._allocations[key] = allocate(sets, weights, options, spare, effort)
         return self._allocations[key]
@@ -171,11 +175,19 @@ class _Context:
         self._pruned[key] = tuple(undominated(opts) for opts in out)
         return self._options[key]
 
-    def pruned(self, axis: _Axis, shape: Shape) -> tuple[tuple[tuple[float, float, bool], ...], ...]:
-        """:meth:`options` without those an earlier one on the same host dominates
-        (what the allocation needs: same minima, same first minimum)."""
-        self.options(axis, shape)
-        return self._pruned[(axis.mesh, axis.index, shape)]
+    def priced(
+        self, axis: _Axis, shape: Shape, prof: int, unit: int
+    ) -> _Priced | None:
+        """The axis's demand options for the allocation, on its profile's set ``prof`` or its
+        unit masks' set ``unit``, without those an earlier one on the same set dominates
+        (same minima, same first minimum); None if some demand has no option."""
+        key = (axis.mesh, axis.index, shape, prof, unit)
+        if key not in self._priced:
+            self.options(axis, shape)
+            pruned = self._pruned[(axis.mesh, axis.index, shape)]
+            self._priced[key] = None if any(not opts for opts in pruned) else tuple(
+                tuple((lat, vol, prof if onp else unit) for lat, vol, onp in opts) for opts in pruned)
+        return self._priced[key]
 
 
 # -- partitions -------------------------------------------------------------------------
@@ -196,12 +208,23 @@ class _Context:
 class _Eval:
     objective: float
     ports: int
-    choices: list[int]  # per demand (flattened): index of its chosen option
+    hosts: list[tuple[int, int]]  # per axis: the allocation sets of its profile and of its unit masks
+    eff: list[int]  # per allocation set: its effective multiplicity
     levels: dict[object, int]
     profiles: list[Groups]  # the profiles the axes chose (they pay for their folds)
     shapes: list[Shape]
     effective: list[Groups]  # what runs: chosen profiles, or free alignments to others' folds
     effective_shapes: list[Shape]
+
+    def choices(self, ctx: _Context) -> list[int]:
+        """Per demand (flattened): the index of its cheapest option (the first of equals)."""
+        out = []
+        for j, ax in enumerate(ctx.axes):
+            prof, unit = self.hosts[j]
+            for opts in ctx.options(ax, self.effective_shapes[j]):
+                costs = [lat + vol / self.eff[prof if onp else unit] for lat, vol, onp in opts]
+                out.append(min(range(len(opts)), key=lambda x: (costs[x], x)))
+        return out
 
 
 @dataclass(frozen=True)
@@ -274,6 +297,9 @@ class _Search:
         self._placed: dict[tuple[int, Shape, bool, frozenset[int], tuple[int, ...]], tuple[Groups, ...]] = {}
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
         self.masks = [mask_of(blk) for blk in self.blocks]
+        self.units = [tuple(sorted(1 << b for b in blk)) for blk in self.blocks]
+        self.overlaps = [tuple(k for k in self.others[j] if self.masks[k] & self.masks[j])
+                         for j in range(len(self.blocks))]
         self._reuse_rows: dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]] = {}  # per placement
         self._reuse_subsets: dict[tuple[int, int], npt.NDArray[np.int64]] = {}  # per sub-block of a size
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
@@ -302,18 +328,16 @@ class _Search:
         block = self.blocks[j]
         if shape == RING or is_irregular(shape):  # no layers: its masks are placed by irregular_fold
             return (tuple((b,) for b in block),)
-        taken: set[int] = set()
+        # the folds other axes pay for inside this block: of each layer, its piece here
+        inside = self.masks[j]
+        local_set: set[int] = set()
         for k, profile in enumerate(profiles):
             if k != j and shapes[k] != RING:
                 for g in profile:
-                    if len(g) >= 2:
-                        taken.update(fold_masks(g))
-        inside = mask_of(block)
-        cubes = tuple(
-            k for k in self.others[j]
-            if shapes[k] != RING and all(part == 1 for part in shapes[k]) and set(self.blocks[k]) & set(block)
-        )
-        local = frozenset(m for m in taken if m & ~inside == 0)
+                    if len(g) >= 2 and (piece := mask_of(g) & inside).bit_count() >= 2:
+                        local_set.update(fold_masks(bits_of(piece)))
+        local = frozenset(local_set)
+        cubes = tuple(k for k in self.overlaps[j] if shapes[k] != RING and max(shapes[k]) == 1)
         memo_key = (j, shape, exact, local, cubes if exact else ())
         if memo_key not in self._placed:
             self._placed[memo_key] = self._place(j, shape, local, exact, cubes)
@@ -454,20 +478,14 @@ class _Search:
         profiles, shapes = self.aligned(profiles, shapes)
         folds: set[int] = set()
         ring_axes = [j for j, s in enumerate(shapes) if s == RING]
-        ring_bits: set[int] = set()
+        ring_bits = 0
         for j in ring_axes:
-            ring_bits.update(self.blocks[j])
+            ring_bits |= self.masks[j]
         for j, groups in enumerate(profiles):
-            if shapes[j] == RING:
-                continue
-            for g in groups:
-                if len(g) >= 2:
-                    folds.update(fold_masks(g))
+            if shapes[j] != RING:
+                folds.update(_profile_folds(groups))
         # generator universe: cube units, folds, ring pseudo-generators (2 ports each)
-        weight: dict[object, int] = {}
-        for b in range(ctx.n):
-            if b not in ring_bits:
-                weight[1 << b] = 1
+        weight: dict[object, int] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
         for f in folds:
             weight[f] = 1
         # an irregular fold's masks are its axis's own (not shared), one port each
@@ -491,37 +509,32 @@ class _Search:
                 sets.append(members)
             return set_index[members]
 
-        demand_opts: list[list[tuple[float, float, int]]] = []
-        priced: list[list[tuple[float, float, int]]] = []  # the undominated ones, for the allocation
+        hosts: list[tuple[int, int]] = []
+        priced: tuple[tuple[tuple[float, float, int], ...], ...] = ()  # undominated options, for the allocation
         for j, ax in enumerate(ctx.axes):
             if shapes[j] == RING:
                 prof = sid((("ring", j),))
                 unit = prof
             else:
                 prof = sid(_profile_members(profiles[j]) + private.get(j, ()))
-                unit = sid(tuple(sorted(1 << b for b in self.blocks[j])))
-            for axis_opts in ctx.options(ax, shapes[j]):
-                demand_opts.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
-            for axis_opts in ctx.pruned(ax, shapes[j]):
-                priced.append([(lat, vol, prof if onp else unit) for lat, vol, onp in axis_opts])
-        if any(not entry for entry in demand_opts):
-            return None
+                unit = sid(self.units[j])
+            hosts.append((prof, unit))
+            axis_priced = ctx.priced(ax, shapes[j], prof, unit)
+            if axis_priced is None:
+                return None
+            priced += axis_priced
         keys = list(weight)
         index = {key: i for i, key in enumerate(keys)}
         objective, levels, eff = ctx.allocate(
-            [[index[g] for g in members] for members in sets],
-            [weight[key] for key in keys],
+            tuple(tuple(index[g] for g in members) for members in sets),
+            tuple(weight[key] for key in keys),
             priced,
             fabric.ports - base,
             effort,
         )
-        choices = []
-        for entry in demand_opts:
-            costs = [lat + vol / eff[s] for lat, vol, s in entry]
-            choices.append(min(range(len(entry)), key=lambda x: (costs[x], x)))
         used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
-        levels_by_key = {key: levels[i] for i, key in enumerate(keys)}
-        return _Eval(objective, used, choices, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
+        levels_by_key = dict(zip(keys, levels, strict=True))
+        return _Eval(objective, used, hosts, eff, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
 
     def beam(self, start: _Eval, width: int, max_passes: int, effort: int, extended: bool = False) -> list[_Eval]:
         """Coordinate descent that keeps the ``width`` best states after every axis
@@ -630,6 +643,12 @@ def _placements(bits: int, parts: list[int]) -> int:
 
 
 @lru_cache(maxsize=65536)
+def _profile_folds(groups: Groups) -> frozenset[int]:
+    """The fold masks a profile installs (weight >= 2 sub-masks of its layers)."""
+    return frozenset(m for g in groups if len(g) >= 2 for m in fold_masks(g))
+
+
+@lru_cache(maxsize=65536)
 def _profile_members(groups: Groups) -> tuple[int, ...]:
     """The masks a profile installs (every sub-mask of every layer), ascending."""
     return tuple(sorted(m for g in groups for m in sub_masks(g)))
@@ -668,13 +687,14 @@ def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     ]
     rings = set()
     flat = 0
+    picks = result.choices(ctx)
     for j, ax in enumerate(ctx.axes):
         shape = result.effective_shapes[j]
         block = search.blocks[j]
         if shape == RING:
             rings.add((ax.mesh, ax.index))
         for d in ax.demands:
-            k = result.choices[flat]
+            k = picks[flat]
             flat += 1
             if shape == RING:
                 choices[ax.mesh][ax.index].append(
