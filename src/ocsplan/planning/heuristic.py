@@ -298,6 +298,7 @@ class _Search:
         self.shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
         self.masks = [mask_of(blk) for blk in self.blocks]
         self.units = [tuple(sorted(1 << b for b in blk)) for blk in self.blocks]
+        self.cube_shapes = [(1,) * len(blk) for blk in self.blocks]
         self.overlaps = [tuple(k for k in self.others[j] if self.masks[k] & self.masks[j])
                          for j in range(len(self.blocks))]
         self._reuse_rows: dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]] = {}  # per placement
@@ -420,13 +421,16 @@ class _Search:
         greedy (largest first) partition into such pieces when that prices its
         demands lower at multiplicity 1.
         """
-        layers = tuple(sorted({mask_of(g) for j, groups in enumerate(profiles) if shapes[j] != RING
-                               for g in groups if len(g) >= 2}))
-        if not layers:
+        installed: set[int] = set()
+        for j, groups in enumerate(profiles):
+            if shapes[j] != RING:
+                installed.update(_profile_layers(groups))
+        if not installed:
             return profiles, shapes
+        layers = tuple(sorted(installed))
         out_p, out_s = list(profiles), list(shapes)
         for k, shape_k in enumerate(shapes):
-            if shape_k == RING or is_irregular(shape_k) or any(part > 1 for part in shape_k):
+            if shape_k != self.cube_shapes[k]:
                 continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
             inside = self.masks[k]
             # only pieces of two bits or more can be chosen: the key keeps just those
@@ -640,6 +644,12 @@ def _placements(bits: int, parts: list[int]) -> int:
     for size in set(parts):
         count //= math.factorial(parts.count(size))
     return count
+
+
+@lru_cache(maxsize=65536)
+def _profile_layers(groups: Groups) -> tuple[int, ...]:
+    """The masks of a profile's layers of two bits or more."""
+    return tuple(mask_of(g) for g in groups if len(g) >= 2)
 
 
 @lru_cache(maxsize=65536)

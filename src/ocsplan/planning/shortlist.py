@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 
-from ..cayley import fold_masks
-from .heuristic import FINALISTS, _better, _Context, _Eval, _Search
+from .heuristic import FINALISTS, _better, _Context, _Eval, _profile_folds, _Search
 from .space import RING, Groups, Partition, Shape, neighbour_partitions, partition_table
 
 __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "refine",
@@ -79,9 +78,7 @@ class UnitPricer:
                 rings += 1
                 ring_bits.update(search.blocks[j])
                 continue
-            for g in groups:
-                if len(g) >= 2:
-                    folds.update(fold_masks(g))
+            folds.update(_profile_folds(groups))
         ports = self.ctx.n - len(ring_bits) + len(folds) + 2 * rings
         if ports > self.ctx.budget.ports:
             return None
