@@ -12,6 +12,7 @@ of times per instance, so candidate moves are priced in batches with numpy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -84,17 +85,18 @@ class Allocator:
         count, gens = len(sets), len(weights)
         self.sets = [list(members) for members in sets]
         self.member = np.zeros((count, gens), dtype=bool)
-        for s, members in enumerate(self.sets):
-            self.member[s, members] = True
+        self.member[[s for s, members in enumerate(self.sets) for _ in members],
+                    [g for members in self.sets for g in members]] = True
         self.weights = np.asarray(weights, dtype=np.int64)
         width = max((len(o) for o in options), default=1)
-        self.lat = np.full((len(options), width), np.inf)
-        self.vol = np.zeros((len(options), width))
-        self.on = np.zeros((len(options), width), dtype=np.int64)
+        pad = (math.inf, 0.0, 0)  # never the cheapest
+        table = np.array([[*opts, *([pad] * (width - len(opts)))] for opts in options], dtype=np.float64)
+        table = table.reshape(len(options), width, 3)
+        self.lat, self.vol = table[:, :, 0].copy(), table[:, :, 1].copy()
+        self.on = table[:, :, 2].astype(np.int64)
         self.users: list[set[int]] = [set() for _ in range(count)]
         for d, opts in enumerate(options):
-            for k, (lat, vol, s) in enumerate(opts):
-                self.lat[d, k], self.vol[d, k], self.on[d, k] = lat, vol, s
+            for _, _, s in opts:
                 self.users[s].add(d)
 
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
