@@ -60,9 +60,11 @@ FINAL_EFFORT = 1  # and while descending on the finalists (each beam state is po
 BEAM = 3  # states kept per axis step when descending on the finalists
 POLISHED = 16  # final states whose multiplicities get the local search
 LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
-EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements
+EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements,
+PLACEMENT_BEAM = 8  # beyond, by a beam of this width over the parts (and greedily)
 MAX_PASSES = 4
 IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular start)
+JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (_Search.joint)
 
 
 
@@ -375,17 +377,24 @@ class _Search:
         # greedy, part by part: the first best-scoring sub-block of the bits still free
         # (the sub-blocks avoiding the used bits, in enumeration order, are exactly the
         # combinations of the remaining bits in theirs)
-        chosen: list[tuple[int, ...]] = []
-        used = 0
+        tables = []
         for size in parts:
             subsets, masks, folds = _subset_table(tuple(block), size)
             if (j, size) not in self._reuse_subsets:
                 self._reuse_subsets[(j, size)] = self._reuse(j, masks)
-            keys = np.where(masks & used == 0, _hits(folds, taken) * _SCALE + self._reuse_subsets[(j, size)], -1)
-            best = int(np.argmax(keys))
+            tables.append((subsets, masks, _hits(folds, taken) * _SCALE + self._reuse_subsets[(j, size)]))
+        chosen: list[tuple[int, ...]] = []
+        used = 0
+        for subsets, masks, keys in tables:
+            best = int(np.argmax(np.where(masks & used == 0, keys, -1)))
             chosen.append(subsets[best])
             used |= int(masks[best])
-        return (complete(chosen),)
+        out = [complete(chosen)]
+        if exact:  # too many placements to try all: a beam over the parts finds those that pay off together
+            found = complete(_beam_placement(tables))
+            if found != out[0]:
+                out.insert(0, found)
+        return tuple(out)
 
     def _reuse(self, j: int, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Per sub-block mask, how many other meshes' blocks hold it (they could share its folds)."""
@@ -571,6 +580,61 @@ class _Search:
                 break
         return states
 
+    def follow(
+        self, j: int, groups: Groups, shape: Shape, profiles: list[Groups], shapes: list[Shape]
+    ) -> list[tuple[list[Groups], list[Shape]]]:
+        """Joint moves: axis j on ``groups`` (of ``shape``), and every other mesh's axis that
+        overlaps it and pays for a block fold follows, either re-cut (its layers become the
+        pieces of j's layers inside its bits, then its old layers on the bits left) or
+        re-placed (its shape where its folds now coincide most). Two meshes whose heavy
+        axes must change their folds together to share them (K8^3 -> K16 x K8 x K4 on
+        both) need this: either change alone breaks the port budget."""
+        layers = [g for g in groups if len(g) >= 2]
+        base_p, base_s = list(profiles), list(shapes)
+        base_p[j], base_s[j] = groups, shape
+        followers = [k for k in self.overlaps[j] if shapes[k] != RING and not is_irregular(shapes[k])
+                     and shapes[k] != self.cube_shapes[k]]
+        out = []
+        recut_p, recut_s = list(base_p), list(base_s)
+        for k in followers:
+            inside = set(self.blocks[k])
+            pieces = [piece for g in layers if len(piece := tuple(b for b in g if b in inside)) >= 2]
+            left = inside.difference(b for piece in pieces for b in piece)
+            rest = [piece for g in profiles[k] if len(piece := tuple(b for b in g if b in left)) >= 2]
+            left.difference_update(b for piece in rest for b in piece)
+            new = (*pieces, *rest, *((b,) for b in self.blocks[k] if b in left))
+            cut = tuple(sorted((len(g) for g in new), reverse=True))
+            if cut in self.ctx.axes[k].shapes:
+                recut_p[k], recut_s[k] = new, cut
+        if recut_p != base_p or recut_s != base_s:
+            out.append((recut_p, recut_s))
+        placed_p = list(base_p)
+        for k in followers:
+            placed_p[k] = self.placements(k, shapes[k], base_p, base_s, exact=True)[0]
+        if placed_p != base_p:
+            out.append((placed_p, list(base_s)))
+        return out
+
+    def joint(self, start: _Eval, effort: int) -> _Eval:
+        """One pass of joint moves (:meth:`follow`) from ``start``: each axis by weight
+        tries every block fold at its exhaustive placements with its followers; the
+        best improvement is kept per axis."""
+        ctx = self.ctx
+        current = start
+        for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
+            best = current
+            for shape in ctx.axes[j].shapes:
+                if shape == RING:
+                    continue
+                for groups in self.placements(j, shape, current.profiles, current.shapes, exact=True):
+                    for profiles, shapes in self.follow(j, groups, shape, current.profiles, current.shapes):
+                        result = self.evaluate(profiles, shapes, effort)
+                        if result is not None and _better((result.objective, result.ports, 0),
+                                                          (best.objective, best.ports, 0)):
+                            best = result
+            current = best
+        return current
+
     def irregular_start(self, effort: int) -> _Eval | None:
         """A second start for the beam: axes by weight take their best irregular fold
         (or keep the cube) with nothing else installed. Block folds that others share
@@ -644,6 +708,25 @@ def _placements(bits: int, parts: list[int]) -> int:
     for size in set(parts):
         count //= math.factorial(parts.count(size))
     return count
+
+
+def _beam_placement(
+    tables: list[tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+) -> list[tuple[int, ...]]:
+    """Sub-blocks part by part, keeping the :data:`PLACEMENT_BEAM` best partial placements
+    by total score (each extended by its best few sub-blocks): the second part may pay
+    off only next to a first part the greedy ranks equal to others (a K16 that leaves a
+    K8 on the bits another mesh's K8 holds)."""
+    states: list[tuple[int, int, list[tuple[int, ...]]]] = [(0, 0, [])]  # score, used bits, sub-blocks
+    for subsets, masks, keys in tables:
+        grown: dict[frozenset[tuple[int, ...]], tuple[int, int, list[tuple[int, ...]]]] = {}
+        for score, used, chosen in states:
+            free = np.flatnonzero(masks & used == 0)
+            for i in free[np.argsort(-keys[free], kind="stable")[:PLACEMENT_BEAM]]:
+                step = (score + int(keys[i]), used | int(masks[i]), [*chosen, subsets[i]])
+                grown.setdefault(frozenset(step[2]), step)  # equal parts found in either order
+        states = sorted(grown.values(), key=lambda st: -st[0])[:PLACEMENT_BEAM]  # stable: ties keep order
+    return states[0][2]
 
 
 @lru_cache(maxsize=65536)
@@ -831,6 +914,21 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
         finals = [screened[0]]
+    finals.sort(key=lambda item: item[:3])
+    # joint moves (several meshes re-cut their folds together) on the best partitions' best states
+    tried: set[int] = set()
+    for _, _, idx, search, state in list(finals):
+        if len(tried) == JOINT_PARTITIONS or late():
+            break
+        if idx in tried:
+            continue
+        tried.add(idx)
+        for _ in range(MAX_PASSES):
+            moved = search.joint(state, final_effort)
+            if not moved.objective < state.objective * (1 - 1e-12):
+                break
+            state = search.beam(moved, BEAM, MAX_PASSES, final_effort, extended=extended)[0]
+            finals.append((state.objective, state.ports, idx, search, state))
     finals.sort(key=lambda item: item[:3])
     # the few best states get the multiplicity local search
     best: tuple[float, int, int] | None = None
