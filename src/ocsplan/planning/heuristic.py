@@ -635,19 +635,22 @@ class _Search:
             current = best
         return current
 
-    def irregular_start(self, effort: int) -> _Eval | None:
-        """A second start for the beam: axes by weight take their best irregular fold
-        (or keep the cube) with nothing else installed. Block folds that others share
-        for free make the cube start's descent stop short of a plan in which several
-        axes move to irregular folds together (each move alone breaks the budget)."""
+    def irregular_starts(self, effort: int) -> list[_Eval]:
+        """Further starts for the beam, with nothing but irregular folds installed: axes by
+        weight take their best irregular fold (or keep the cube), and a best-improvement
+        greedy over every axis and irregular fold (or the cube again). Block folds that
+        others share for free make the cube start's descent stop short of a plan in which
+        several axes move to irregular folds together (each move alone breaks the budget);
+        the heaviest axis's best fold alone may crowd out two lighter ones that pay more."""
         ctx = self.ctx
         if not any(ax.irregular for ax in ctx.axes):
-            return None
+            return []
         units: list[Groups] = [tuple((b,) for b in blk) for blk in self.blocks]
-        shapes: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
-        current = self.evaluate(units, shapes, effort)
-        if current is None:
-            return None
+        cube: list[Shape] = [(1,) * ax.bits for ax in ctx.axes]
+        start = self.evaluate(units, cube, effort)
+        if start is None:
+            return []
+        current, shapes = start, list(cube)
         for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
             for shape in ctx.axes[j].irregular:
                 trial = list(shapes)
@@ -655,7 +658,25 @@ class _Search:
                 result = self.evaluate(units, trial, effort)
                 if result is not None and result.objective < current.objective * (1 - 1e-12):
                     current, shapes = result, trial
-        return current
+        starts = [current]
+        current = start
+        while True:
+            best = current
+            for j, ax in enumerate(ctx.axes):
+                for shape in (*ax.irregular, cube[j]):
+                    if shape == current.shapes[j]:
+                        continue
+                    trial = list(current.shapes)
+                    trial[j] = shape
+                    result = self.evaluate(units, trial, effort)
+                    if result is not None and result.objective < best.objective * (1 - 1e-12):
+                        best = result
+            if best is current:
+                break
+            current = best
+        if current.shapes != starts[0].shapes:
+            starts.append(current)
+        return starts
 
     def descend(
         self, max_passes: int, current: _Eval | None = None, effort: int = 1, extended: bool = False
@@ -908,8 +929,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         if k < IRREGULAR_FINALISTS and extended:
             states += search.beam(result, BEAM, MAX_PASSES, final_effort, extended=True)
             states += search.beam(states[0], 1, MAX_PASSES, final_effort, extended=True)
-            start_state = search.irregular_start(final_effort)
-            if start_state is not None:
+            for start_state in search.irregular_starts(final_effort):
                 states += search.beam(start_state, 1, MAX_PASSES, final_effort, extended=True)
         finals.extend((st.objective, st.ports, idx, search, st) for st in states)
     if not finals:
