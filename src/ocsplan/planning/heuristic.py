@@ -62,6 +62,8 @@ POLISHED = 16  # final states whose multiplicities get the local search
 LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
 EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements,
 PLACEMENT_BEAM = 8  # beyond, by a beam of this width over the parts (and greedily)
+TABLE_CELLS = 1 << 22  # sub-block tables (sub-blocks x fold masks) up to this size; beyond, placed lazily
+LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 MAX_PASSES = 4
 IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular start)
 JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (_Search.joint)
@@ -377,6 +379,8 @@ class _Search:
         # greedy, part by part: the first best-scoring sub-block of the bits still free
         # (the sub-blocks avoiding the used bits, in enumeration order, are exactly the
         # combinations of the remaining bits in theirs)
+        if any(math.comb(len(block), size) << size > TABLE_CELLS for size in parts):
+            return (complete(self._lazy_greedy(j, parts, taken)),)  # tables too big to hold
         tables = []
         for size in parts:
             subsets, masks, folds = _subset_table(tuple(block), size)
@@ -395,6 +399,24 @@ class _Search:
             if found != out[0]:
                 out.insert(0, found)
         return tuple(out)
+
+    def _lazy_greedy(self, j: int, parts: list[int], taken: frozenset[int]) -> list[tuple[int, ...]]:
+        """The greedy placement without tables, one sub-block at a time, among the first
+        :data:`LAZY_SUBSETS` sub-blocks of each size (huge axes: bounded time)."""
+        others = [self.masks[k] for k in self.others[j]]
+        remaining = list(self.blocks[j])
+        chosen: list[tuple[int, ...]] = []
+        for size in parts:
+            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
+            for subset in islice(combinations(remaining, size), LAZY_SUBSETS):
+                mask = mask_of(subset)
+                key = (sum(1 for m in fold_masks(subset) if m in taken), sum(1 for om in others if om & mask == mask))
+                if best is None or key > best[0]:
+                    best = (key, subset)
+            assert best is not None
+            chosen.append(best[1])
+            remaining = [b for b in remaining if b not in best[1]]
+        return chosen
 
     def _reuse(self, j: int, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Per sub-block mask, how many other meshes' blocks hold it (they could share its folds)."""
