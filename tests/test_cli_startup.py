@@ -35,3 +35,13 @@ def test_help_imports_no_heavy_library(args: list[str]) -> None:
 
 def test_the_heuristic_needs_numpy_only() -> None:
     assert _loaded(_command(["solve", "instances/paper-multimesh-n256.toml"])) == {"numpy"}
+
+
+def test_simulating_on_ocs_circuits_needs_no_networkx(tmp_path: Path) -> None:
+    """The realizer asks whether each rail's rack graph is bipartite in plain Python."""
+    plan = tmp_path / "plan.json"
+    solve = _command(["solve", "instances/paper-multimesh-n256.toml", "--json", str(plan)])
+    simulate = _command(["simulate", str(plan), "--fabric", "simulate/fabrics/nvl576-all-ocs.toml",
+                         "--demand", "attention:0"])
+    loaded = _loaded(f"{solve}\n{simulate}")
+    assert "simpy" in loaded and "networkx" not in loaded

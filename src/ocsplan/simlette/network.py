@@ -55,6 +55,14 @@ Deliver = Callable[[Message], None]
 Resource = tuple[Hashable, float]
 
 
+def _closed(msg: Message) -> None:
+    raise RuntimeError("a closed network delivered a message")
+
+
+def _no_route(dst: int) -> list[Port]:
+    raise RuntimeError("a closed network routed a message")
+
+
 class Network:
     """Shared parts: the sink, the port table, responses and their credits."""
 
@@ -100,6 +108,13 @@ class Network:
 
     def response_port(self, msg: Message) -> Hashable:
         return (msg.dst, msg.gen)
+
+    def close(self) -> None:
+        """The run is over and its figures read: drop the callbacks that close cycles
+        (sink -> network, network -> runner), so the run's ports and messages are
+        freed by reference counting now rather than by a pass of the cyclic collector."""
+        self.sink.deliver = _closed
+        self._deliver = _closed
 
     # shared
     def port_list(self) -> Iterable[Port]:
@@ -489,6 +504,12 @@ class SwitchedNetwork(Network):
         if self.open_loop and L > 1 and all(
                 s.flits % L == 0 for x in workload.nodes for sends in workload.sends[x] for s in sends):
             self.rails = 1
+
+    def close(self) -> None:
+        super().close()
+        for sw in self.switches.values():  # switch -> output port -> switch
+            sw.table.clear()
+            sw.route = _no_route
 
     def final(self) -> None:
         # nothing more will be sent and no queue feeds another: every queue holds all it

@@ -169,6 +169,7 @@ def simulate_workload(
             if worst.stall > 0:
                 stall_port, stall_max = worst.name, worst.stall
             stall_total = sum(p.stall for p in ports)
+    net.close()
     return DemandResult(
         name=workload.name,
         collective=collective,
