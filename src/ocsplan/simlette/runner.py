@@ -82,9 +82,7 @@ class Runner:
         k = self.phase[x]
         t = self.ready[x]
         if self.direct:
-            land, put = self.net.land, self.inbox.append
-            for s in self.w.sends[x][k]:
-                put((s.dst, k, land(x, s, t)))
+            self.net.land_all(x, self.w.sends[x][k], t, k, self.inbox)
         else:
             send = self.net.send
             base = (self.index[x] * self.w.phases + k) * self.stride
