@@ -89,9 +89,9 @@ def simulate(
 
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
     check_outputs((json_out, "--json"))
-    # the set-up, workloads and runs are ~10^6 small long-lived objects, none in cycles:
-    # no collector pass over them (the runner pauses it for each run as well)
-    with paused_gc():
+    # the set-up, workloads and runs are ~10^6 small objects, none in cycles (runs break
+    # theirs): no collector pass over them, and afterwards they count as old
+    with paused_gc(keep=True):
         plan = load_plan(plan_path)
         require_valid(plan, str(plan_path))
         spec = load_fabric(fabric)
