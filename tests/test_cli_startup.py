@@ -37,11 +37,20 @@ def test_the_heuristic_needs_numpy_only() -> None:
     assert _loaded(_command(["solve", "instances/paper-multimesh-n256.toml"])) == {"numpy"}
 
 
-def test_simulating_on_ocs_circuits_needs_no_networkx(tmp_path: Path) -> None:
-    """The realizer asks whether each rail's rack graph is bipartite in plain Python."""
+@pytest.mark.parametrize(("fabric", "mode", "events"), [
+    ("nvl576-all-ocs", "message", False),  # circuits into unlimited buffers: a direct run, no events
+    ("nvl576-all-ocs", "flit", True),
+    ("eps-single", "message", True),
+])
+def test_simulating_imports_simpy_only_for_events_and_never_networkx(
+    tmp_path: Path, fabric: str, mode: str, events: bool
+) -> None:
+    """The realizer asks whether a rail's rack graph is bipartite in plain Python; a run
+    that schedules no event makes no SimPy environment."""
     plan = tmp_path / "plan.json"
     solve = _command(["solve", "instances/paper-multimesh-n256.toml", "--json", str(plan)])
-    simulate = _command(["simulate", str(plan), "--fabric", "simulate/fabrics/nvl576-all-ocs.toml",
-                         "--demand", "attention:0"])
+    simulate = _command(["simulate", str(plan), "--fabric", f"simulate/fabrics/{fabric}.toml",
+                         "--mode", mode, "--demand", "attention:0"])
     loaded = _loaded(f"{solve}\n{simulate}")
-    assert "simpy" in loaded and "networkx" not in loaded
+    assert "networkx" not in loaded
+    assert ("simpy" in loaded) is events

@@ -40,9 +40,11 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import simpy
+if TYPE_CHECKING:
+    import simpy
+
 
 __all__ = [
     "Device", "DirectFlitPort", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort",
@@ -99,11 +101,14 @@ class Engine:
     """Shared state of one run: the SimPy environment, flit time, mode, counters.
 
     ``horizon`` is how far ahead a FIFO port may decide (see :class:`FifoPort`).
+    The environment (and SimPy) is made on first use: a direct run
+    (:class:`DirectPort` only) schedules no event and needs neither.
     """
+
+    env: simpy.Environment  # made by ``__getattr__`` when first read
 
     def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6) -> None:
         # horizon 0 turns every look-ahead off: one decision per event (tests compare)
-        self.env = simpy.Environment()
         self._eid = 0
         self.flit_time = flit_time
         self.flit_mode = flit_mode
@@ -112,6 +117,22 @@ class Engine:
         # set when nothing can reach a switch output queue any more that is not queued
         # yet (no sends left, no switch-to-switch links): queues decide everything at once
         self.unbounded = False
+
+    def __getattr__(self, name: str) -> simpy.Environment:
+        # only for a missing attribute: the first read of ``env`` makes it, later reads
+        # find the instance attribute and cost nothing extra
+        if name != "env":
+            raise AttributeError(name)
+        import simpy
+
+        env = self.env = simpy.Environment()
+        return env
+
+    def run(self) -> None:
+        """Run the events scheduled so far, if any ever were."""
+        env = self.__dict__.get("env")
+        if env is not None:
+            env.run()
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""

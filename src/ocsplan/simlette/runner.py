@@ -195,7 +195,7 @@ class Runner:
                 for x in self.w.nodes:
                     self._advance(x)
             self._drain()
-            self.eng.env.run()
+            self.eng.run()
         waiting = [x for x in self.w.nodes if x not in self.finish]
         if waiting:
             x = waiting[0]
