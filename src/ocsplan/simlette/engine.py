@@ -101,14 +101,17 @@ class Engine:
     """Shared state of one run: the SimPy environment, flit time, mode, counters.
 
     ``horizon`` is how far ahead a FIFO port may decide (see :class:`FifoPort`).
-    The environment (and SimPy) is made on first use: a direct run
-    (:class:`DirectPort` only) schedules no event and needs neither.
+    ``events=False`` leaves the environment (and SimPy's import) to :meth:`open`:
+    the runner opens it unless the network is direct (:class:`DirectPort` only),
+    which schedules no event.
     """
 
-    env: simpy.Environment  # made by ``__getattr__`` when first read
+    env: simpy.Environment  # set by ``open``
 
-    def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6) -> None:
+    def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6, events: bool = True) -> None:
         # horizon 0 turns every look-ahead off: one decision per event (tests compare)
+        if events:
+            self.open()
         self._eid = 0
         self.flit_time = flit_time
         self.flit_mode = flit_mode
@@ -118,21 +121,17 @@ class Engine:
         # yet (no sends left, no switch-to-switch links): queues decide everything at once
         self.unbounded = False
 
-    def __getattr__(self, name: str) -> simpy.Environment:
-        # only for a missing attribute: the first read of ``env`` makes it, later reads
-        # find the instance attribute and cost nothing extra
-        if name != "env":
-            raise AttributeError(name)
-        import simpy
+    def open(self) -> None:
+        """Make the SimPy environment, unless made already."""
+        if "env" not in self.__dict__:
+            import simpy
 
-        env = self.env = simpy.Environment()
-        return env
+            self.env = simpy.Environment()
 
     def run(self) -> None:
-        """Run the events scheduled so far, if any ever were."""
-        env = self.__dict__.get("env")
-        if env is not None:
-            env.run()
+        """Run the events scheduled so far (none if the environment was never opened)."""
+        if "env" in self.__dict__:
+            self.env.run()
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""

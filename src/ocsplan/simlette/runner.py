@@ -74,6 +74,8 @@ class Runner:
         self.net.start(workload)
         # direct networks decide without events: deliveries wait in the inbox (no recursion)
         self.direct = self.net.direct
+        if not self.direct:
+            eng.open()
         self.phase = dict.fromkeys(workload.nodes, 0)
         self.got = {x: [0] * workload.phases for x in workload.nodes}
         self.ready = dict.fromkeys(workload.nodes, 0.0)
