@@ -35,3 +35,22 @@ def test_help_imports_no_heavy_library(args: list[str]) -> None:
 
 def test_the_heuristic_needs_numpy_only() -> None:
     assert _loaded(_command(["solve", "instances/paper-multimesh-n256.toml"])) == {"numpy"}
+
+
+@pytest.mark.parametrize(("fabric", "mode", "events"), [
+    ("nvl576-all-ocs", "message", False),  # circuits into unlimited buffers: a direct run, no events
+    ("nvl576-all-ocs", "flit", True),
+    ("eps-single", "message", True),
+])
+def test_simulating_imports_simpy_only_for_events_and_never_networkx(
+    tmp_path: Path, fabric: str, mode: str, events: bool
+) -> None:
+    """The realizer asks whether a rail's rack graph is bipartite in plain Python; a run
+    that schedules no event makes no SimPy environment."""
+    plan = tmp_path / "plan.json"
+    solve = _command(["solve", "instances/paper-multimesh-n256.toml", "--json", str(plan)])
+    simulate = _command(["simulate", str(plan), "--fabric", f"simulate/fabrics/{fabric}.toml",
+                         "--mode", mode, "--demand", "attention:0"])
+    loaded = _loaded(f"{solve}\n{simulate}")
+    assert "networkx" not in loaded
+    assert ("simpy" in loaded) is events

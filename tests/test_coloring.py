@@ -14,6 +14,7 @@ from ocsplan.realization.coloring import (
     balanced_orientation,
     bipartite_edge_coloring,
     edge_coloring,
+    is_bipartite,
     is_proper,
     max_degree,
     misra_gries,
@@ -49,6 +50,37 @@ def chromatic_index(edges: Sequence[Edge]) -> int:
 bipartite_multigraphs = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=40).map(
     lambda pairs: [(("l", a), ("r", b)) for a, b in pairs]
 )
+
+
+def two_colorable(edges: Sequence[Edge]) -> bool:
+    """Brute force: some assignment of two sides to the nodes splits every edge."""
+    nodes = sorted({x for e in edges for x in e}, key=repr)
+    for mask in range(2 ** len(nodes)):
+        side = {x: mask >> i & 1 for i, x in enumerate(nodes)}
+        if all(side[u] != side[v] for u, v in edges):
+            return True
+    return False
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14))
+def test_is_bipartite_against_every_two_coloring(edges: list[Edge]) -> None:
+    assert is_bipartite(edges) == two_colorable(edges)
+    graph: nx.MultiGraph = nx.MultiGraph()
+    graph.add_edges_from(edges)
+    assert is_bipartite(edges) == nx.is_bipartite(graph)
+
+
+@pytest.mark.parametrize(("edges", "expected"), [
+    ([], True),
+    ([(0, 0)], False),  # a loop is an odd cycle
+    ([(0, 1), (0, 1)], True),  # parallel edges: an even cycle
+    ([(0, 1), (1, 2), (2, 0)], False),
+    ([(0, 1), (1, 2), (2, 3), (3, 0), (4, 5)], True),
+    ([(0, 1), (2, 3), (3, 4), (4, 2)], False),  # the odd cycle in a second component
+])
+def test_is_bipartite_small_cases(edges: list[Edge], expected: bool) -> None:
+    assert is_bipartite(edges) is expected
 
 
 @settings(max_examples=150, deadline=None)

@@ -20,7 +20,6 @@ from ..planning.registry import PLANNERS
 from ..planning.registry import solve as run_planner
 from ..realization.fabrics import load_fabric
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
-from ..studies.results import EXACT_METHODS
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import (
     app,
@@ -64,6 +63,7 @@ def solve(
         help="also try irregular (covering-code) folds; --no-irregular keeps to the paper's block folds")] = True,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
+    from ..studies.results import EXACT_METHODS
     from .realize import realize_plan, report_realization
 
     if method not in PLANNERS:
@@ -261,6 +261,8 @@ def circulant(
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
+    from ..studies.results import EXACT_METHODS
+
     if method not in EXACT_METHODS:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")
     if not str(path).lower().endswith(EXPORT_FORMATS):
@@ -297,7 +299,14 @@ def compare(
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..files import write_atomic
     from ..studies.executor import Executor
-    from ..studies.results import demand_rows, dumps_demand_rows, instance_digest, table_rows, write_results
+    from ..studies.results import (
+        EXACT_METHODS,
+        demand_rows,
+        dumps_demand_rows,
+        instance_digest,
+        table_rows,
+        write_results,
+    )
     from ..studies.runner import run_method, solve_all
 
     if demands_out is not None and (jobs != 1 or scheduler is not None):

@@ -85,42 +85,46 @@ def simulate(
     from ..realization.circuits import load_circuits
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
+    from ..simlette.runner import paused_gc
 
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
     check_outputs((json_out, "--json"))
-    plan = load_plan(plan_path)
-    require_valid(plan, str(plan_path))
-    spec = load_fabric(fabric)
-    realized = None
-    if circuits is not None:
-        realized = load_circuits(circuits)
-        if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
-            raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
-                            f"not {plan.instance} ({plan.world})")
-    report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
-                           circuits=realized, only=_select(plan, demand), placement=placement or "contiguous")
-    console = err if json_out == "-" else out
-    title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
-    if report.buffer_bytes is not None:
-        title += f", buffer {format_bytes(report.buffer_bytes)}/port"
-    table = Table(title=title, title_justify="left")
-    for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
-                "sim/ana", "credit stall", "busiest link", "load"):
-        table.add_column(col, justify="left" if col in ("demand", "schedule", "busiest link") else "right")
-    for d in report.demands:
-        busiest = d.busiest
-        table.add_row(
-            f"{d.mesh}[{d.axis}].{d.demand} {d.collective}", d.schedule, format_bytes(d.payload_bytes),
-            f"{d.groups}x{d.group_size}", str(d.multiplicity),
-            format_time(d.closed_form_s) if d.closed_form_s is not None else "",
-            format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",
-            format_time(d.credit_stall_s), busiest.name if busiest else "",
-            format_bytes(busiest.bytes) if busiest else "",
-        )
-    console.print(table)
-    for note in report.notes:
-        console.print(f"note: {note}", markup=False)
-    emit_json(dumps_report(report), json_out)
+    # the set-up, workloads and runs are ~10^6 small objects, none in cycles (runs break
+    # theirs): no collector pass over them, and afterwards they count as old
+    with paused_gc(keep=True):
+        plan = load_plan(plan_path)
+        require_valid(plan, str(plan_path))
+        spec = load_fabric(fabric)
+        realized = None
+        if circuits is not None:
+            realized = load_circuits(circuits)
+            if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
+                raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
+                                f"not {plan.instance} ({plan.world})")
+        report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
+                               circuits=realized, only=_select(plan, demand), placement=placement or "contiguous")
+        console = err if json_out == "-" else out
+        title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
+        if report.buffer_bytes is not None:
+            title += f", buffer {format_bytes(report.buffer_bytes)}/port"
+        table = Table(title=title, title_justify="left")
+        for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
+                    "sim/ana", "credit stall", "busiest link", "load"):
+            table.add_column(col, justify="left" if col in ("demand", "schedule", "busiest link") else "right")
+        for d in report.demands:
+            busiest = d.busiest
+            table.add_row(
+                f"{d.mesh}[{d.axis}].{d.demand} {d.collective}", d.schedule, format_bytes(d.payload_bytes),
+                f"{d.groups}x{d.group_size}", str(d.multiplicity),
+                format_time(d.closed_form_s) if d.closed_form_s is not None else "",
+                format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",
+                format_time(d.credit_stall_s), busiest.name if busiest else "",
+                format_bytes(busiest.bytes) if busiest else "",
+            )
+        console.print(table)
+        for note in report.notes:
+            console.print(f"note: {note}", markup=False)
+        emit_json(dumps_report(report), json_out)
 
 
 @app.command()

@@ -9,7 +9,6 @@ import typer
 
 from ..errors import InstanceError
 from ..limits import MAX_COUNT
-from ..studies.results import EXACT_METHODS, read_study
 from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
@@ -70,6 +69,7 @@ def study(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..studies.executor import Executor
+    from ..studies.results import EXACT_METHODS, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 

@@ -50,12 +50,33 @@ def is_proper(edges: Sequence[Edge], colors: Sequence[int]) -> bool:
 
 
 def is_bipartite(edges: Sequence[Edge]) -> bool:
-    """Whether the multigraph has no odd cycle."""
-    import networkx as nx  # imported on use: it is slow to import
+    """Whether the multigraph has no odd cycle (a loop is one).
 
-    graph: nx.MultiGraph = nx.MultiGraph()
-    graph.add_edges_from(edges)
-    return bool(nx.is_bipartite(graph))
+    Two-colors every component by breadth-first search; plain Python, so the
+    realizer does not import networkx (a fifth of a second) to ask."""
+    near: dict[Hashable, list[Hashable]] = {}
+    for u, v in edges:
+        if u == v:
+            return False
+        near.setdefault(u, []).append(v)
+        near.setdefault(v, []).append(u)
+    side: dict[Hashable, bool] = {}
+    for root in near:
+        if root in side:
+            continue
+        side[root] = False
+        todo = [root]
+        while todo:
+            node = todo.pop()
+            mine = side[node]
+            for other in near[node]:
+                seen = side.get(other)
+                if seen is None:
+                    side[other] = not mine
+                    todo.append(other)
+                elif seen == mine:
+                    return False
+    return True
 
 
 def bipartite_edge_coloring(edges: Sequence[Edge], palette: int | None = None) -> list[int]:

@@ -40,9 +40,11 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import simpy
+if TYPE_CHECKING:
+    import simpy
+
 
 __all__ = [
     "Device", "DirectFlitPort", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort",
@@ -99,11 +101,17 @@ class Engine:
     """Shared state of one run: the SimPy environment, flit time, mode, counters.
 
     ``horizon`` is how far ahead a FIFO port may decide (see :class:`FifoPort`).
+    ``events=False`` leaves the environment (and SimPy's import) to :meth:`open`:
+    the runner opens it unless the network is direct (:class:`DirectPort` only),
+    which schedules no event.
     """
 
-    def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6) -> None:
+    env: simpy.Environment  # set by ``open``
+
+    def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6, events: bool = True) -> None:
         # horizon 0 turns every look-ahead off: one decision per event (tests compare)
-        self.env = simpy.Environment()
+        if events:
+            self.open()
         self._eid = 0
         self.flit_time = flit_time
         self.flit_mode = flit_mode
@@ -112,6 +120,18 @@ class Engine:
         # set when nothing can reach a switch output queue any more that is not queued
         # yet (no sends left, no switch-to-switch links): queues decide everything at once
         self.unbounded = False
+
+    def open(self) -> None:
+        """Make the SimPy environment, unless made already."""
+        if "env" not in self.__dict__:
+            import simpy
+
+            self.env = simpy.Environment()
+
+    def run(self) -> None:
+        """Run the events scheduled so far (none if the environment was never opened)."""
+        if "env" in self.__dict__:
+            self.env.run()
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""

@@ -29,16 +29,24 @@ __all__ = ["Runner", "SimulationError", "paused_gc"]
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
+def paused_gc(keep: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector: building and running a simulation makes
     hundreds of thousands of small acyclic objects (freed by reference counting),
-    and each collection would rescan every long-lived one."""
+    and each collection would rescan every long-lived one.
+
+    ``keep``: what was built is kept (a cached set-up, a command's report). Every
+    object the collector tracks then joins its oldest generation at once (a
+    freeze and an unfreeze: two list splices), so the first young collection after
+    the pause does not walk all of it; full collections still see it."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if keep:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -66,6 +74,8 @@ class Runner:
         self.net.start(workload)
         # direct networks decide without events: deliveries wait in the inbox (no recursion)
         self.direct = self.net.direct
+        if not self.direct:
+            eng.open()
         self.phase = dict.fromkeys(workload.nodes, 0)
         self.got = {x: [0] * workload.phases for x in workload.nodes}
         self.ready = dict.fromkeys(workload.nodes, 0.0)
@@ -82,9 +92,7 @@ class Runner:
         k = self.phase[x]
         t = self.ready[x]
         if self.direct:
-            land, put = self.net.land, self.inbox.append
-            for s in self.w.sends[x][k]:
-                put((s.dst, k, land(x, s, t)))
+            self.net.land_all(x, self.w.sends[x][k], t, k, self.inbox)
         else:
             send = self.net.send
             base = (self.index[x] * self.w.phases + k) * self.stride
@@ -189,7 +197,7 @@ class Runner:
                 for x in self.w.nodes:
                     self._advance(x)
             self._drain()
-            self.eng.env.run()
+            self.eng.run()
         waiting = [x for x in self.w.nodes if x not in self.finish]
         if waiting:
             x = waiting[0]

@@ -61,7 +61,7 @@ class Setup:
     def circuits(self) -> CircuitMap:
         """OCS: the circuits of the given realization, or of one made here with the placement."""
         if self._circuits is None:
-            with paused_gc():  # many small objects, none in cycles
+            with paused_gc(keep=True):  # many small objects, none in cycles
                 real = self._realization
                 if real is None:
                     from ..realization.realize import realize
@@ -92,7 +92,7 @@ class Setup:
             self._workloads.move_to_end(key)
             self.hits += 1
             return found
-        with paused_gc():  # hundreds of thousands of tuples, none in cycles
+        with paused_gc(keep=True):  # hundreds of thousands of tuples, none in cycles
             built = demand_workload(self.plan, mesh, axis, demand, order, payload, schedule)
         self._workloads[key] = built
         if len(self._workloads) > WORKLOADS:

@@ -142,7 +142,7 @@ def simulate_workload(
         raise OcsplanError(
             f"{workload.name}: {workload.flits} DL flits is too many for flit mode "
             f"(limit {FLIT_LIMIT}); use message mode")
-    eng = Engine(DL_FLIT / rate, mode == "flit", horizon=1e-6 if lookahead else 0.0)
+    eng = Engine(DL_FLIT / rate, mode == "flit", horizon=1e-6 if lookahead else 0.0, events=False)
     runner = Runner(workload, eng, factory, barrier)
     start = time.perf_counter()
     done = runner.run()
@@ -169,6 +169,7 @@ def simulate_workload(
             if worst.stall > 0:
                 stall_port, stall_max = worst.name, worst.stall
             stall_total = sum(p.stall for p in ports)
+    net.close()
     return DemandResult(
         name=workload.name,
         collective=collective,
