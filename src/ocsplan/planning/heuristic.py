@@ -65,7 +65,7 @@ PLACEMENT_BEAM = 8  # beyond, by a beam of this width over the parts (and greedi
 TABLE_CELLS = 1 << 22  # sub-block tables (sub-blocks x fold masks) up to this size; beyond, placed lazily
 LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 MAX_PASSES = 4
-IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular start)
+IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular starts)
 JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (_Search.joint)
 
 
