@@ -654,7 +654,34 @@ class _Search:
                         if result is not None and _better((result.objective, result.ports, 0),
                                                           (best.objective, best.ports, 0)):
                             best = result
+            for shape in ctx.axes[j].irregular:  # frees j's block folds: the others re-choose at once
+                result = self._compound(j, shape, current, effort)
+                if result is not None and _better((result.objective, result.ports, 0),
+                                                  (best.objective, best.ports, 0)):
+                    best = result
             current = best
+        return current
+
+    def _compound(self, j: int, shape: Shape, start: _Eval, effort: int) -> _Eval | None:
+        """Axis j on an irregular fold, then every other axis by weight its best block fold
+        and placement on what is installed then (whether or not j's move pays alone)."""
+        ctx = self.ctx
+        profiles, shapes = list(start.profiles), list(start.shapes)
+        profiles[j], shapes[j] = self.placements(j, shape, profiles, shapes)[0], shape
+        current = self.evaluate(profiles, shapes, effort)
+        for k in sorted(range(len(ctx.axes)), key=lambda k: (-ctx.axes[k].weight, k)):
+            if k == j:
+                continue
+            for other in ctx.axes[k].shapes:
+                for groups in self.placements(k, other, profiles, shapes, exact=True):
+                    trial_p, trial_s = list(profiles), list(shapes)
+                    trial_p[k], trial_s[k] = groups, other
+                    result = self.evaluate(trial_p, trial_s, effort)
+                    if result is not None and (current is None or _better(
+                            (result.objective, result.ports, 0), (current.objective, current.ports, 0))):
+                        current = result
+            if current is not None:
+                profiles, shapes = list(current.profiles), list(current.shapes)
         return current
 
     def irregular_starts(self, effort: int) -> list[_Eval]:
