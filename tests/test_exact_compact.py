@@ -153,3 +153,5 @@ def test_compact_form_from_many_classes() -> None:
     )
     assert len(candidate_partitions(wide)) > COMPACT_FROM
     assert enumerate_candidates(wide).compact
+    assert not enumerate_candidates(wide, compact=False).compact  # unless told otherwise
+    assert enumerate_candidates(THREE, compact=True).compact

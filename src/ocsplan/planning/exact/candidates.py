@@ -242,7 +242,7 @@ def enumerate_candidates(
             listed.append(part)
             if compact is None and len(listed) > COMPACT_FROM:
                 break
-    use_compact = compact is True or len(listed) > COMPACT_FROM
+    use_compact = compact is True or (compact is None and len(listed) > COMPACT_FROM)
     # iter_partitions repeats no partition; dict.fromkeys keeps that so
     partitions: tuple[Partition, ...] = () if use_compact else tuple(dict.fromkeys(listed))
     fixed = _fixed_blocks(instance, layout)
