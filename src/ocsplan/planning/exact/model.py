@@ -28,6 +28,7 @@ from ..space import (
     shape_folds,
 )
 from .candidates import ActiveAxis, Candidate, Candidates, DemandCandidates, Partition
+from .symmetry import Profiles, order_twins, sort_bits, twin_pairs
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
 
@@ -245,6 +246,7 @@ class Formulation:
         self._port_row()
         self._valid_inequalities()
         self._symmetry_rows()
+        self._twin_rows()
 
     def _compact_rows(self) -> None:
         """The partition bit by bit: every bit in one class of each mesh, classes of their
@@ -418,6 +420,26 @@ class Formulation:
                         big = len(cls) - 1
                         terms[part_var] = terms.get(part_var, 0) - big
                         mdl.add(f"sym_order_{k}_{upper}", terms, ">=", -big)
+
+    def _twin_rows(self) -> None:
+        """Twin axes (identical axes of one mesh, or of identical meshes) in order of
+        shape (formulations: section 5c)."""
+        self.twins = twin_pairs(self.cand)
+        for j1, j2 in self.twins:
+            terms = [(v, i) for i, v in enumerate(self.shape[j1].values())]
+            terms += [(v, -i) for i, v in enumerate(self.shape[j2].values())]
+            self.model.add(f"twins_{j1}_{j2}", terms, "<=", 0)
+
+    def _hint_rank(self, j: int, profiles: Profiles, picks: Sequence[int]) -> int:
+        """Index of the shape :meth:`complete` gives axis j."""
+        ax = self.cand.axes[j]
+        prof = profiles[j]
+        shape: Shape = RING if prof is None else tuple(sorted((len(g) for g in prof), reverse=True))
+        for d, dc in enumerate(self.cand.demands):
+            ch = dc.choices[picks[d]]
+            if dc.axis == j and ch.shape is not None and is_irregular(ch.shape):
+                shape = ch.shape
+        return ax.shapes.index(shape)
 
     def canonical(
         self, k: int, profiles: Sequence[tuple[tuple[int, ...], ...] | None]
@@ -623,20 +645,7 @@ class Formulation:
         """A complete assignment that is at least as good as ``plan`` (None if the plan
         lies outside the candidates, e.g. another partition representative)."""
         cand = self.cand
-        want = tuple(tuple(frozenset(ax.bits) for ax in mesh.axes) for mesh in plan.meshes)
-        partition = next(
-            (
-                k
-                for k, part in enumerate(cand.partitions)
-                if tuple(tuple(frozenset(b) for b in mesh) for mesh in part) == want
-            ),
-            None,
-        )
-        if cand.compact:
-            partition = -1
-        if partition is None:
-            return None
-        profiles: list[tuple[tuple[int, ...], ...] | None] = []
+        profiles: Profiles = []
         for ax in cand.axes:
             axis = plan.meshes[ax.mesh].axes[ax.index]
             if axis.ring:
@@ -680,11 +689,19 @@ class Formulation:
             if not fits:
                 return None
             picks.append(min(fits, key=lambda c: (dc.choices[c].cost, c)))
-        if cand.compact:  # any partition; the rows reject one outside the canonical form
-            chosen = tuple(tuple(tuple(sorted(b, reverse=True)) for b in mesh) for mesh in want)
-            values = self.complete(chosen, profiles, picks)
+        # the same plan with twins in order and the bits in canonical order
+        partition: Partition = tuple(
+            tuple(tuple(sorted(ax.bits, reverse=True)) for ax in mesh.axes) for mesh in plan.meshes
+        )
+        partition, profiles, picks = order_twins(cand, partition, profiles, picks, self._hint_rank)
+        partition, profiles = sort_bits(cand.instance, partition, profiles)
+        if cand.compact:
+            values = self.complete(partition, profiles, picks)
         else:
-            values = self.complete(cand.partitions[partition], self.canonical(partition, profiles), picks)
+            if partition not in cand.partitions:
+                return None
+            k = cand.partitions.index(partition)
+            values = self.complete(partition, self.canonical(k, profiles), picks)
         return None if self.model.violations(values) else values
 
 
