@@ -19,7 +19,7 @@ from ocsplan.planning.exact.milp import MilpBackend
 from ocsplan.planning.exact.model import Formulation, Row
 
 from .exact_bruteforce import brute_force
-from .tiny import AG, AR, KiB, TINY, tiny
+from .tiny import AG, AR, TINY, KiB, tiny
 
 _MESH = ((2, 4), [[(AR, 2 * KiB, 1.0, "auto")], [(AG, 32 * KiB, 2.0, "auto")]])
 _CUBE = ((16,), [[(AR, 64 * KiB, 1.0, "auto")]])
