@@ -220,7 +220,7 @@ class _Fixed:
             )
             for dc in cand.demands
         ]
-        values = form.complete(0, cubes, picks)
+        values = form.complete(cand.partitions[0], cubes, picks)
         assert form.model.violations(values) == []
         value = form.model.value(values)
         return Outcome(self.status, values, value, value, "fixed")

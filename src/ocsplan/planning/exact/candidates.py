@@ -31,6 +31,7 @@ from ...schedules import closed_form
 from ..space import (
     RING,
     Shape,
+    _mesh_classes,
     floods,
     integer_partitions,
     irregular_shapes,
@@ -47,6 +48,7 @@ __all__ = [
     "Candidates",
     "DeadlinePassed",
     "DemandCandidates",
+    "MeshClasses",
     "enumerate_candidates",
 ]
 
@@ -54,6 +56,10 @@ Partition = tuple[tuple[tuple[int, ...], ...], ...]
 
 # Relative slack of the upper-bound reduction (costs are floats).
 _UB_SLACK = 1e-9
+
+# With more partition classes than this the models choose the partition bit by bit
+# (formulations/cpsat.md, section 5b) instead of one variable per class.
+COMPACT_FROM = 64
 
 
 @dataclass(frozen=True)
@@ -79,13 +85,26 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class MeshClasses:
+    """A mesh whose bits the partition splits among two or more axis classes: each
+    active axis is a class of its own, the idle axes form one (``space._mesh_classes``)."""
+
+    mesh: int
+    classes: tuple[tuple[int, ...], ...]  # axis indices of each class
+    sizes: tuple[int, ...]  # bits of each class
+
+
+@dataclass(frozen=True)
 class ActiveAxis:
     """An axis with at least one demand."""
 
     mesh: int
     index: int
     bits: int
-    blocks: tuple[tuple[int, ...], ...]  # its block under each candidate partition
+    # its block under each candidate partition; in the compact form (no partition list)
+    # its one block if every partition gives it the same, else empty
+    blocks: tuple[tuple[int, ...], ...]
+    span: tuple[int, ...]  # every bit some partition puts in its block, descending
     shapes: tuple[Shape, ...]  # useful shapes: the cube first, block folds, irregular folds, RING last
     layers: tuple[tuple[int, ...], ...]  # candidate layers (>= 2 bits, inside some block)
     folds: tuple[int, ...]  # fold masks some candidate layer installs
@@ -118,10 +137,12 @@ class Candidates:
     instance: Instance
     n: int
     ports: int
-    partitions: tuple[Partition, ...]
+    partitions: tuple[Partition, ...]  # empty in the compact form
     axes: tuple[ActiveAxis, ...]
     demands: tuple[DemandCandidates, ...]
     upper_bound: float | None
+    layout: tuple[MeshClasses, ...] = ()  # the meshes whose partition is a choice
+    compact: bool = False  # the partition is chosen bit by bit, not from ``partitions``
 
     def folds(self) -> tuple[int, ...]:
         """Every fold mask any axis may install, ascending."""
@@ -173,16 +194,37 @@ def _until(items: Iterable[T], deadline: float | None) -> Iterator[T]:
         yield item
 
 
+def _fixed_blocks(instance: Instance, layout: tuple[MeshClasses, ...]) -> dict[tuple[int, int], tuple[int, ...]]:
+    """Blocks every canonical partition shares: a single-axis mesh owns every bit, and
+    the first mesh of ``layout`` hands its classes the bits from the top, in class order."""
+    n = instance.n
+    out: dict[tuple[int, int], tuple[int, ...]] = {}
+    for m, mesh in enumerate(instance.meshes):
+        if len(mesh.axes) == 1:
+            out[(m, 0)] = tuple(range(n - 1, -1, -1))
+    if layout:
+        first = layout[0]
+        top = n - 1
+        for members, size in zip(first.classes, first.sizes, strict=True):
+            if len(members) == 1:
+                out[(first.mesh, members[0])] = tuple(range(top, top - size, -1))
+            top -= size
+    return out
+
+
 def enumerate_candidates(
     instance: Instance,
     upper_bound: float | None = None,
     deadline: float | None = None,
     irregular: bool = True,
+    compact: bool | None = None,
 ) -> Candidates:
     """The shared candidate lists of ``instance``; ``upper_bound`` (seconds) prunes choices.
 
     ``deadline`` (:func:`time.perf_counter`): :class:`DeadlinePassed` once it is passed.
-    ``irregular=False`` keeps to block folds (the paper's space)."""
+    ``irregular=False`` keeps to block folds (the paper's space). ``compact``: choose
+    the partition bit by bit (True), from the list of classes (False), or the former
+    when there are more than ``COMPACT_FROM`` classes (None)."""
     fabric = instance.budget
     n, ports = instance.n, fabric.ports
     lam, rate = fabric.latency, fabric.link
@@ -190,8 +232,20 @@ def enumerate_candidates(
     if ports < n:
         name = instance.source or instance.name
         raise InfeasibleError(f"{name}: the base cube needs {n} ports, the fabric has {ports}")
-    # candidate_partitions repeats the one partition when no mesh has two axis classes
-    partitions = tuple(dict.fromkeys(_until(iter_partitions(instance), deadline)))
+    layout = tuple(
+        MeshClasses(m, tuple(tuple(c) for c in classes), tuple(sizes))
+        for m, classes, sizes in _mesh_classes(instance)
+    )
+    listed: list[Partition] = []
+    if compact is not True:
+        for part in _until(iter_partitions(instance), deadline):
+            listed.append(part)
+            if compact is None and len(listed) > COMPACT_FROM:
+                break
+    use_compact = compact is True or (compact is None and len(listed) > COMPACT_FROM)
+    # iter_partitions repeats no partition; dict.fromkeys keeps that so
+    partitions: tuple[Partition, ...] = () if use_compact else tuple(dict.fromkeys(listed))
+    fixed = _fixed_blocks(instance, layout)
     spare = ports - n
     # smallest possible count of base (unit and ring) ports: bounds every multiplicity
     ring_axes = [
@@ -262,15 +316,21 @@ def enumerate_candidates(
             all_shapes: list[Shape] = [cube, *ordered]
             if (m, i) in ring_axes:
                 all_shapes.append(RING)
-            blocks = tuple(tuple(part[m][i]) for part in partitions)
+            blocks: tuple[tuple[int, ...], ...]
+            if use_compact:
+                blocks = (fixed[(m, i)],) if (m, i) in fixed else ()
+                span = fixed.get((m, i), tuple(range(n - 1, -1, -1)))
+            else:
+                blocks = tuple(tuple(part[m][i]) for part in partitions)
+                span = tuple(sorted({b for block in blocks for b in block}, reverse=True))
             top_k = max((max(s) for s in ordered if not is_irregular(s)), default=1)
             layer_set: set[tuple[int, ...]] = set()
-            for block in set(blocks):
+            for block in set(blocks) if blocks else [span]:
                 for size in range(2, top_k + 1):
                     layer_set.update(combinations(sorted(block), size))
             layers = tuple(sorted(layer_set, key=lambda b: (len(b), b)))
             folds = tuple(sorted({g for layer in layers for g in fold_masks(layer)}))
-            axes.append(ActiveAxis(m, i, a, blocks, tuple(all_shapes), layers, folds))
+            axes.append(ActiveAxis(m, i, a, blocks, span, tuple(all_shapes), layers, folds))
             raw.append(per_demand)
 
     # upper-bound reduction: a choice must leave room for the cheapest choice of every other demand
@@ -286,4 +346,6 @@ def enumerate_candidates(
             ch = [c for c in ch if c.cost <= room]
         ax = axes[j]
         demands.append(DemandCandidates(j, ax.mesh, ax.index, k, d, tuple(ch)))
-    return Candidates(instance, n, ports, partitions, tuple(axes), tuple(demands), upper_bound)
+    return Candidates(
+        instance, n, ports, partitions, tuple(axes), tuple(demands), upper_bound, layout, use_compact
+    )

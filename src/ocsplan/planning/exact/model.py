@@ -14,9 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...cayley import fold_masks, mask_of
+from ...errors import OcsplanError
 from ...plan import Decision, DemandDecision, Plan
-from ..space import IRREGULAR, RING, Shape, irregular_fold, is_irregular, shape_degree, shape_folds
-from .candidates import Candidate, Candidates, DemandCandidates
+from ..space import (
+    IRREGULAR,
+    RING,
+    Shape,
+    _mesh_classes,
+    _partition_of,
+    irregular_fold,
+    is_irregular,
+    shape_degree,
+    shape_folds,
+)
+from .candidates import ActiveAxis, Candidate, Candidates, DemandCandidates, Partition
+from .symmetry import Profiles, order_twins, sort_bits, twin_pairs
 
 __all__ = ["Assignment", "Formulation", "LinearModel", "Row", "build_formulation"]
 
@@ -103,6 +115,32 @@ class Formulation:
         axes = cand.axes
         # -- partition choice
         self.part = [mdl.var(f"part_{k}") for k in range(len(cand.partitions))]
+        # compact form: cls[pos, c, b] = 1 iff bit b goes to class c of the pos-th mesh of
+        # the layout (pos >= 1: the first one's classes are fixed, top bits first)
+        self.cls: dict[tuple[int, int, int], int] = {}
+        self.first_class: list[int] = []
+        if cand.layout:
+            first = cand.layout[0]
+            self.first_class = [c for c, size in enumerate(first.sizes) for _ in range(size)][::-1]
+        if cand.compact:
+            for pos, mc in enumerate(cand.layout[1:], start=1):
+                for klass in range(len(mc.classes)):
+                    for b in range(cand.n):
+                        self.cls[(pos, klass, b)] = mdl.var(f"class_{mc.mesh}_{klass}_{b}")
+        # own[j, b] = 1 iff the chosen partition puts bit b in axis j's block (only where
+        # that depends on the partition). With a list of partitions one linking row each
+        # keeps the other rows short; in the compact form own is a class variable.
+        self.own: dict[tuple[int, int], int] = {}
+        for j, ax in enumerate(axes):
+            if cand.compact:
+                if not ax.blocks:
+                    pos, klass = self._class_of(ax)
+                    for b in ax.span:
+                        self.own[(j, b)] = self.cls[(pos, klass, b)]
+                continue
+            for b in ax.span:
+                if any(b not in block for block in ax.blocks):
+                    self.own[(j, b)] = mdl.var(f"own_{j}_{b}")
         # -- per axis: shapes and layers
         self.shape: list[dict[Shape, int]] = []
         self.layer: list[dict[tuple[int, ...], int]] = []
@@ -165,7 +203,7 @@ class Formulation:
         }
         self.need: dict[tuple[int, int], int] = {}  # generators of axis j at level >= k
         # the axis whose layers the symmetry rows put in canonical form: the most layers
-        most = max((len(ax.layers) for ax in axes), default=0)
+        most = max((len(ax.layers) for ax in axes), default=0) if not cand.compact else 0
         self.pivot: int | None = (
             next(j for j, ax in enumerate(axes) if len(ax.layers) == most) if most else None
         )
@@ -174,18 +212,33 @@ class Formulation:
     # -- helpers -----------------------------------------------------------------------
 
     def _bits(self, j: int) -> list[int]:
-        return sorted({b for block in self.cand.axes[j].blocks for b in block})
+        return sorted(self.cand.axes[j].span)
+
+    def _class_of(self, ax: ActiveAxis) -> tuple[int, int]:
+        """(position in the layout, class) of an active axis of a multi-axis mesh."""
+        pos = next(p for p, mc in enumerate(self.cand.layout) if mc.mesh == ax.mesh)
+        c = next(c for c, members in enumerate(self.cand.layout[pos].classes) if ax.index in members)
+        return pos, c
 
     def _owns(self, j: int, b: int) -> list[tuple[int, int]]:
         """x[j, b] = sum over partitions owning b of part[k], as terms (var, 1)."""
         return [(self.part[k], 1) for k, block in enumerate(self.cand.axes[j].blocks) if b in block]
+
+    def _owner(self, j: int, b: int) -> int | None:
+        """The variable own[j, b], None when every partition puts b in axis j's block."""
+        return self.own.get((j, b))
 
     # -- rows --------------------------------------------------------------------------
 
     def _rows(self) -> None:
         """Every row, in a fixed order: partition, axes, demands, multiplicities, ports,
         then the valid inequalities and the symmetry rows."""
-        self.model.add("one_partition", [(v, 1) for v in self.part], "==", 1)
+        if self.cand.compact:
+            self._compact_rows()
+        else:
+            self.model.add("one_partition", [(v, 1) for v in self.part], "==", 1)
+            for (j, b), v in self.own.items():
+                self.model.add(f"owns_{j}_{b}", [(v, 1)] + [(p, -c) for p, c in self._owns(j, b)], "==", 0)
         self._axis_rows()
         for d, dc in enumerate(self.cand.demands):
             self._demand_rows(d, dc)
@@ -193,6 +246,32 @@ class Formulation:
         self._port_row()
         self._valid_inequalities()
         self._symmetry_rows()
+        self._twin_rows()
+
+    def _compact_rows(self) -> None:
+        """The partition bit by bit: every bit in one class of each mesh, classes of their
+        sizes, and the bits' types (tuple of classes) non-decreasing from the top bit down,
+        which leaves exactly one partition per symmetry class (formulations, section 5b)."""
+        cand, mdl = self.cand, self.model
+        layout, n = cand.layout, cand.n
+        for pos, mc in enumerate(layout[1:], start=1):
+            for b in range(n):
+                terms = [(self.cls[(pos, c, b)], 1) for c in range(len(mc.classes))]
+                mdl.add(f"bit_class_{mc.mesh}_{b}", terms, "==", 1)
+            for c, size in enumerate(mc.sizes):
+                terms = [(self.cls[(pos, c, b)], 1) for b in range(n)]
+                mdl.add(f"class_size_{mc.mesh}_{c}", terms, "==", size)
+        width = max((len(mc.classes) for mc in layout), default=1)
+        for lower in range(n - 1):
+            upper = lower + 1
+            if len(layout) < 2 or self.first_class[upper] != self.first_class[lower]:
+                continue  # the first mesh's class already orders the two bits
+            terms = []
+            for pos, mc in enumerate(layout[1:], start=1):
+                weight = width ** (len(layout) - 1 - pos)
+                for c in range(1, len(mc.classes)):
+                    terms += [(self.cls[(pos, c, lower)], weight * c), (self.cls[(pos, c, upper)], -weight * c)]
+            mdl.add(f"canonical_{lower}", terms, ">=", 0)
 
     def _axis_rows(self) -> None:
         """Per axis: one shape, disjoint layers of the shape's sizes, folds inside them installed."""
@@ -202,12 +281,11 @@ class Formulation:
             for b in self._bits(j):
                 terms = [(v, 1) for layer, v in self.layer[j].items() if b in layer]
                 if terms:
-                    mdl.add(
-                        f"layers_disjoint_{j}_{b}",
-                        terms + [(v, -c) for v, c in self._owns(j, b)],
-                        "<=",
-                        0,
-                    )
+                    own = self._owner(j, b)
+                    if own is None:
+                        mdl.add(f"layers_disjoint_{j}_{b}", terms, "<=", 1)
+                    else:
+                        mdl.add(f"layers_disjoint_{j}_{b}", [*terms, (own, -1)], "<=", 0)
             for size in range(2, max((len(x) for x in ax.layers), default=1) + 1):
                 terms = [(v, 1) for layer, v in self.layer[j].items() if len(layer) == size]
                 terms += [(v, -_mult(s, size)) for s, v in self.shape[j].items() if _mult(s, size)]
@@ -272,9 +350,9 @@ class Formulation:
                         -1,
                     )
             for b in self._bits(j):
-                owns = self._owns(j, b)
+                own = self._owner(j, b)
                 for k, lv in self.ulev[j].items():
-                    if len(owns) == len(self.part):  # b is in the block under every partition
+                    if own is None:  # b is in the block under every partition
                         mdl.add(
                             f"unit_mult_{j}_{b}_{k}",
                             [(self.mult[(1 << b, k)], 1), (lv, -1)],
@@ -282,7 +360,7 @@ class Formulation:
                             0,
                         )
                     else:
-                        terms = [(self.mult[(1 << b, k)], 1), (lv, -1)] + [(v, -c) for v, c in owns]
+                        terms = [(self.mult[(1 << b, k)], 1), (lv, -1), (own, -1)]
                         mdl.add(f"unit_mult_{j}_{b}_{k}", terms, ">=", -1)
     def _port_row(self) -> None:
         """The port budget (Eq. 2): base cube n, folds, extra circuits, rings at 2 ports per
@@ -342,6 +420,26 @@ class Formulation:
                         big = len(cls) - 1
                         terms[part_var] = terms.get(part_var, 0) - big
                         mdl.add(f"sym_order_{k}_{upper}", terms, ">=", -big)
+
+    def _twin_rows(self) -> None:
+        """Twin axes (identical axes of one mesh, or of identical meshes) in order of
+        shape (formulations: section 5c)."""
+        self.twins = twin_pairs(self.cand)
+        for j1, j2 in self.twins:
+            terms = [(v, i) for i, v in enumerate(self.shape[j1].values())]
+            terms += [(v, -i) for i, v in enumerate(self.shape[j2].values())]
+            self.model.add(f"twins_{j1}_{j2}", terms, "<=", 0)
+
+    def _hint_rank(self, j: int, profiles: Profiles, picks: Sequence[int]) -> int:
+        """Index of the shape :meth:`complete` gives axis j."""
+        ax = self.cand.axes[j]
+        prof = profiles[j]
+        shape: Shape = RING if prof is None else tuple(sorted((len(g) for g in prof), reverse=True))
+        for d, dc in enumerate(self.cand.demands):
+            ch = dc.choices[picks[d]]
+            if dc.axis == j and ch.shape is not None and is_irregular(ch.shape):
+                shape = ch.shape
+        return ax.shapes.index(shape)
 
     def canonical(
         self, k: int, profiles: Sequence[tuple[tuple[int, ...], ...] | None]
@@ -416,8 +514,7 @@ class Formulation:
         """The decision a (feasible) assignment describes, and each demand's choice."""
         cand = self.cand
         instance = cand.instance
-        k = next(i for i, v in enumerate(self.part) if values.get(v, 0) > 0)
-        partition = cand.partitions[k]
+        partition = self.chosen_partition(values)
         profiles: list[tuple[tuple[int, ...], ...]] = []
         for j, ax in enumerate(cand.axes):
             block = partition[ax.mesh][ax.index]
@@ -453,18 +550,47 @@ class Formulation:
         )
         return decision, picked
 
+    def chosen_partition(self, values: Mapping[int, int]) -> Partition:
+        """The partition a (feasible) assignment chooses."""
+        cand = self.cand
+        if not cand.compact:
+            return cand.partitions[next(i for i, v in enumerate(self.part) if values.get(v, 0) > 0)]
+        table: dict[tuple[int, ...], int] = {}
+        for b in range(cand.n):
+            kind = [self.first_class[b]] if cand.layout else []
+            for pos, mc in enumerate(cand.layout[1:], start=1):
+                kind.append(next(c for c in range(len(mc.classes)) if values.get(self.cls[(pos, c, b)], 0) > 0))
+            table[tuple(kind)] = table.get(tuple(kind), 0) + 1
+        partition: Partition = _partition_of(cand.instance, _mesh_classes(cand.instance), table)
+        for (j, b), v in self.own.items():
+            ax = cand.axes[j]
+            if (values.get(v, 0) > 0) != (b in partition[ax.mesh][ax.index]):
+                raise OcsplanError(f"the exact model chose a partition outside the canonical ones (bit {b})")
+        return partition
+
     def complete(
         self,
-        partition: int,
+        partition: Partition,
         profiles: Sequence[tuple[tuple[int, ...], ...] | None],
         picks: Sequence[int],
     ) -> Assignment:
-        """Full assignment from the primary choices: partition index, per axis its layers
-        (None for a ring), per demand a choice index. Dependent variables take the least
-        values the rows allow."""
+        """Full assignment from the primary choices: the partition (one of
+        ``cand.partitions``, or any in the compact form), per axis its layers (None for a
+        ring), per demand a choice index. Dependent variables take the least values the
+        rows allow."""
         cand = self.cand
         values: Assignment = dict.fromkeys(range(len(self.model.names)), 0)
-        values[self.part[partition]] = 1
+        if cand.compact:
+            for pos, mc in enumerate(cand.layout[1:], start=1):
+                for c, members in enumerate(mc.classes):
+                    for i in members:
+                        for b in partition[mc.mesh][i]:
+                            values[self.cls[(pos, c, b)]] = 1
+        else:
+            values[self.part[cand.partitions.index(partition)]] = 1
+            for (j, b), v in self.own.items():
+                ax = cand.axes[j]
+                values[v] = int(b in partition[ax.mesh][ax.index])
         for j in range(len(cand.axes)):
             prof = profiles[j]
             if prof is None:
@@ -498,7 +624,7 @@ class Formulation:
                     values[self.plev[j][k]] = 1
             if ch.ring:
                 continue
-            block = cand.partitions[partition][dc.mesh][dc.axis_index]
+            block = partition[dc.mesh][dc.axis_index]
             masks = [1 << b for b in block]
             if ch.on_profile and not is_irregular(ch.shape):
                 prof = profiles[j]
@@ -519,18 +645,7 @@ class Formulation:
         """A complete assignment that is at least as good as ``plan`` (None if the plan
         lies outside the candidates, e.g. another partition representative)."""
         cand = self.cand
-        want = tuple(tuple(frozenset(ax.bits) for ax in mesh.axes) for mesh in plan.meshes)
-        partition = next(
-            (
-                k
-                for k, part in enumerate(cand.partitions)
-                if tuple(tuple(frozenset(b) for b in mesh) for mesh in part) == want
-            ),
-            None,
-        )
-        if partition is None:
-            return None
-        profiles: list[tuple[tuple[int, ...], ...] | None] = []
+        profiles: Profiles = []
         for ax in cand.axes:
             axis = plan.meshes[ax.mesh].axes[ax.index]
             if axis.ring:
@@ -574,7 +689,19 @@ class Formulation:
             if not fits:
                 return None
             picks.append(min(fits, key=lambda c: (dc.choices[c].cost, c)))
-        values = self.complete(partition, self.canonical(partition, profiles), picks)
+        # the same plan with twins in order and the bits in canonical order
+        partition: Partition = tuple(
+            tuple(tuple(sorted(ax.bits, reverse=True)) for ax in mesh.axes) for mesh in plan.meshes
+        )
+        partition, profiles, picks = order_twins(cand, partition, profiles, picks, self._hint_rank)
+        partition, profiles = sort_bits(cand.instance, partition, profiles)
+        if cand.compact:
+            values = self.complete(partition, profiles, picks)
+        else:
+            if partition not in cand.partitions:
+                return None
+            k = cand.partitions.index(partition)
+            values = self.complete(partition, self.canonical(k, profiles), picks)
         return None if self.model.violations(values) else values
 
 

@@ -38,6 +38,7 @@ class ExactRun:
         use_heuristic: bool = True,
         deadline: float | None = None,
         irregular: bool = True,
+        compact: bool | None = None,
     ) -> None:
         self.instance = instance
         self.seed: Plan | None = None
@@ -51,7 +52,7 @@ class ExactRun:
                 self.seed_failure = f"heuristic seed failed ({type(exc).__name__}: {exc})"
         bound = self.seed.objective_s if self.seed is not None else None
         try:
-            self.candidates = enumerate_candidates(instance, bound, deadline, irregular)
+            self.candidates = enumerate_candidates(instance, bound, deadline, irregular, compact)
         except DeadlinePassed as exc:
             exc.seed = self.seed
             raise
