@@ -41,7 +41,9 @@ __all__ = [
     "irregular_topology",
     "is_irregular",
     "iter_partitions",
+    "mesh_classes",
     "neighbour_partitions",
+    "partition_of",
     "partition_table",
     "shape_degree",
     "shape_folds",
@@ -230,7 +232,7 @@ def irregular_fold(shape: Shape, block: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:
+def mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], list[int]]]:
     """Per multi-axis mesh: (mesh index, class -> axes, class sizes in bits).
 
     Axes without demands merge into one class: their bits are interchangeable.
@@ -296,17 +298,17 @@ Table = tuple[tuple[tuple[int, ...], int], ...]  # (bit type, count), sorted, co
 
 def iter_partitions(instance: Instance) -> Iterator[Partition]:
     """:func:`candidate_partitions` lazily (a deadline can stop the enumeration)."""
-    classes = _mesh_classes(instance)
+    classes = mesh_classes(instance)
     margins = [sizes for _, _, sizes in classes]
     seen: set[Partition] = set()
     for table in _tables(margins, instance.n):
-        key = _partition_of(instance, classes, table)
+        key = partition_of(instance, classes, table)
         if key not in seen:  # a set: the tables of wide instances run to the ten thousands
             seen.add(key)
             yield key
 
 
-def _partition_of(
+def partition_of(
     instance: Instance, classes: list[tuple[int, list[tuple[int, ...]], list[int]]],
     table: dict[tuple[int, ...], int],
 ) -> Partition:
@@ -350,7 +352,7 @@ def _partition_of(
 def partition_table(instance: Instance, partition: Partition) -> Table:
     """The symmetry class of a partition: how many bits have each type (per multi-class
     mesh, the class of the axis owning the bit)."""
-    classes = _mesh_classes(instance)
+    classes = mesh_classes(instance)
     counts: dict[tuple[int, ...], int] = {}
     for b in range(instance.n):
         t = tuple(
@@ -364,7 +366,7 @@ def partition_table(instance: Instance, partition: Partition) -> Table:
 def neighbour_partitions(instance: Instance, table: Table) -> Iterator[tuple[Table, Partition]]:
     """Partition classes one swap away: two bits of different types trade their axes in
     one mesh (the margins stay). Deterministic order; each neighbour once."""
-    classes = _mesh_classes(instance)
+    classes = mesh_classes(instance)
     seen: set[Table] = {table}
     for pos in range(len(classes)):
         for x in range(len(table)):
@@ -380,4 +382,4 @@ def neighbour_partitions(instance: Instance, table: Table) -> Iterator[tuple[Tab
                 key = tuple(sorted((t, c) for t, c in counts.items() if c))
                 if key not in seen:
                     seen.add(key)
-                    yield key, _partition_of(instance, classes, dict(key))
+                    yield key, partition_of(instance, classes, dict(key))

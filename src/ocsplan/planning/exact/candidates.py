@@ -31,12 +31,12 @@ from ...schedules import closed_form
 from ..space import (
     RING,
     Shape,
-    _mesh_classes,
     floods,
     integer_partitions,
     irregular_shapes,
     is_irregular,
     iter_partitions,
+    mesh_classes,
     shape_degree,
     shape_folds,
     shape_options,
@@ -87,7 +87,7 @@ class Candidate:
 @dataclass(frozen=True)
 class MeshClasses:
     """A mesh whose bits the partition splits among two or more axis classes: each
-    active axis is a class of its own, the idle axes form one (``space._mesh_classes``)."""
+    active axis is a class of its own, the idle axes form one (``space.mesh_classes``)."""
 
     mesh: int
     classes: tuple[tuple[int, ...], ...]  # axis indices of each class
@@ -234,7 +234,7 @@ def enumerate_candidates(
         raise InfeasibleError(f"{name}: the base cube needs {n} ports, the fabric has {ports}")
     layout = tuple(
         MeshClasses(m, tuple(tuple(c) for c in classes), tuple(sizes))
-        for m, classes, sizes in _mesh_classes(instance)
+        for m, classes, sizes in mesh_classes(instance)
     )
     listed: list[Partition] = []
     if compact is not True:

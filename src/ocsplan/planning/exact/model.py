@@ -20,10 +20,10 @@ from ..space import (
     IRREGULAR,
     RING,
     Shape,
-    _mesh_classes,
-    _partition_of,
     irregular_fold,
     is_irregular,
+    mesh_classes,
+    partition_of,
     shape_degree,
     shape_folds,
 )
@@ -561,7 +561,7 @@ class Formulation:
             for pos, mc in enumerate(cand.layout[1:], start=1):
                 kind.append(next(c for c in range(len(mc.classes)) if values.get(self.cls[(pos, c, b)], 0) > 0))
             table[tuple(kind)] = table.get(tuple(kind), 0) + 1
-        partition: Partition = _partition_of(cand.instance, _mesh_classes(cand.instance), table)
+        partition: Partition = partition_of(cand.instance, mesh_classes(cand.instance), table)
         for (j, b), v in self.own.items():
             ax = cand.axes[j]
             if (values.get(v, 0) > 0) != (b in partition[ax.mesh][ax.index]):

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from ...instance import Instance
-from ..space import _mesh_classes, _partition_of
+from ..space import mesh_classes, partition_of
 from .candidates import Candidates, Partition
 
 __all__ = ["Profiles", "order_twins", "sort_bits", "twin_pairs"]
@@ -114,7 +114,7 @@ def order_twins(
 def sort_bits(instance: Instance, partition: Partition, profiles: Profiles) -> tuple[Partition, Profiles]:
     """The canonical representative of ``partition``'s symmetry class, and the profiles
     moved by the same bit permutation (bits of each type keep their order)."""
-    classes = _mesh_classes(instance)
+    classes = mesh_classes(instance)
 
     def kind(part: Partition, b: int) -> tuple[int, ...]:
         return tuple(
@@ -126,7 +126,7 @@ def sort_bits(instance: Instance, partition: Partition, profiles: Profiles) -> t
     table: dict[tuple[int, ...], int] = {}
     for b in range(n):
         table[kind(partition, b)] = table.get(kind(partition, b), 0) + 1
-    canonical: Partition = _partition_of(instance, classes, table)
+    canonical: Partition = partition_of(instance, classes, table)
     perm: dict[int, int] = {}
     for t in table:
         old = [b for b in range(n - 1, -1, -1) if kind(partition, b) == t]
