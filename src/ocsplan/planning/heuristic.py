@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations, islice
 
 import numpy as np
@@ -36,6 +34,19 @@ from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES, closed_form
 from .allocate import allocate, undominated
+from .placement import (
+    DIGIT,
+    SCALE,
+    PlacementTable,
+    beam_placement,
+    fold_hits,
+    installed_folds,
+    placement_count,
+    placement_table,
+    profile_layers,
+    profile_members,
+    subset_table,
+)
 from .space import (
     RING,
     Groups,
@@ -60,23 +71,12 @@ FINAL_EFFORT = 1  # and while descending on the finalists (each beam state is po
 BEAM = 3  # states kept per axis step when descending on the finalists
 POLISHED = 16  # final states whose multiplicities get the local search
 LATENCY_BOUND = 0.05  # below this bandwidth share the allocation effort drops by one level
-EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements,
-PLACEMENT_BEAM = 8  # beyond, by a beam of this width over the parts (and greedily)
+EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placements, beyond by a beam
 TABLE_CELLS = 1 << 22  # sub-block tables (sub-blocks x fold masks) up to this size; beyond, placed lazily
 LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 MAX_PASSES = 4
 IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular starts)
-JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (_Search.joint)
-
-
-
-
-
-
-
-
-
-
+JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (joint.joint)
 
 
 _Priced = tuple[tuple[tuple[float, float, int], ...], ...]  # per demand: (latency s, volume s, allocation set)
@@ -194,17 +194,6 @@ class _Context:
         return self._priced[key]
 
 
-# -- partitions -------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
 # -- evaluation --------------------------------------------------------------------------
 
 
@@ -229,62 +218,6 @@ class _Eval:
                 costs = [lat + vol / self.eff[prof if onp else unit] for lat, vol, onp in opts]
                 out.append(min(range(len(opts)), key=lambda x: (costs[x], x)))
         return out
-
-
-@dataclass(frozen=True)
-class _PlacementTable:
-    parts: tuple[int, ...]
-    placements: tuple[list[tuple[int, ...]], ...]  # in enumeration order
-    members: npt.NDArray[np.int64]  # per placement, its sub-blocks' indices in the rows below
-    masks: npt.NDArray[np.int64]  # per distinct sub-block, its mask
-    folds: npt.NDArray[np.int64]  # per distinct sub-block, its fold masks (padded with -1)
-
-
-@lru_cache(maxsize=4096)
-def _placement_table(block: tuple[int, ...], parts: tuple[int, ...]) -> _PlacementTable:
-    """Every placement of sub-blocks of these sizes on ``block`` and its distinct sub-blocks."""
-    placements = _placement_list(block, parts)
-    index: dict[tuple[int, ...], int] = {}
-    rows = [[index.setdefault(g, len(index)) for g in groups] for groups in placements]
-    subsets = list(index)
-    width = max(((1 << len(sub)) - len(sub) - 1 for sub in subsets), default=0)
-    folds = np.full((len(subsets), width), -1, dtype=np.int64)
-    for r, sub in enumerate(subsets):
-        masks = fold_masks(sub)
-        folds[r, : len(masks)] = masks
-    members = np.array(rows, dtype=np.int64).reshape(len(rows), len(parts))
-    table = _PlacementTable(parts, placements, members,
-                            np.array([mask_of(sub) for sub in subsets], dtype=np.int64), folds)
-    for array in (table.members, table.masks, table.folds):
-        array.flags.writeable = False  # shared by every search through the cache
-    return table
-
-
-@lru_cache(maxsize=4096)
-def _subset_table(
-    block: tuple[int, ...], size: int
-) -> tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The sub-blocks of ``size`` bits of ``block`` in enumeration order, their masks and
-    (one row each) their fold masks."""
-    subsets = tuple(combinations(block, size))
-    masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
-    folds = np.array([fold_masks(sub) for sub in subsets], dtype=np.int64).reshape(len(subsets), -1)
-    masks.flags.writeable = folds.flags.writeable = False
-    return subsets, masks, folds
-
-
-def _hits(folds: npt.NDArray[np.int64], taken: frozenset[int]) -> npt.NDArray[np.int64]:
-    """Per row of fold masks, how many are in ``taken`` (padding -1 never is)."""
-    if not taken:
-        return np.zeros(len(folds), dtype=np.int64)
-    ordered = np.array(sorted(taken), dtype=np.int64)
-    found = ordered[np.minimum(np.searchsorted(ordered, folds), len(ordered) - 1)] == folds
-    counts: npt.NDArray[np.int64] = found.sum(axis=1)
-    return counts
-
-
-_SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * _SCALE + reuse
-_DIGIT = 5  # bits per piece size when rows of sizes are coded as integers (an axis has <= 20 bits: MAX_WORLD)
 
 
 class _Search:
@@ -358,13 +291,13 @@ class _Search:
             return tuple(groups) + tuple((b,) for b in block if b not in used)
 
         parts = [k for k in shape if k >= 2]
-        if exact and _placements(len(block), parts) <= EXACT_PLACEMENTS:
-            table = _placement_table(tuple(block), tuple(parts))
-            shared = _hits(table.folds, taken)
+        if exact and placement_count(len(block), parts) <= EXACT_PLACEMENTS:
+            table = placement_table(tuple(block), tuple(parts))
+            shared = fold_hits(table.folds, taken)
             if (j, table.parts) not in self._reuse_rows:
                 self._reuse_rows[(j, table.parts)] = self._reuse(j, table.masks)[table.members].sum(axis=1)
             # lexicographic (shared, reuse) as one integer; argmax takes the first of equals
-            totals = shared[table.members].sum(axis=1) * _SCALE + self._reuse_rows[(j, table.parts)]
+            totals = shared[table.members].sum(axis=1) * SCALE + self._reuse_rows[(j, table.parts)]
             out = [complete(table.placements[int(np.argmax(totals))])]
             if cubes:
                 ind_key = (j, tuple(parts), cubes)
@@ -383,10 +316,10 @@ class _Search:
             return (complete(self._lazy_greedy(j, parts, taken)),)  # tables too big to hold
         tables = []
         for size in parts:
-            subsets, masks, folds = _subset_table(tuple(block), size)
+            subsets, masks, folds = subset_table(tuple(block), size)
             if (j, size) not in self._reuse_subsets:
                 self._reuse_subsets[(j, size)] = self._reuse(j, masks)
-            tables.append((subsets, masks, _hits(folds, taken) * _SCALE + self._reuse_subsets[(j, size)]))
+            tables.append((subsets, masks, fold_hits(folds, taken) * SCALE + self._reuse_subsets[(j, size)]))
         chosen: list[tuple[int, ...]] = []
         used = 0
         for subsets, masks, keys in tables:
@@ -395,7 +328,7 @@ class _Search:
             used |= int(masks[best])
         out = [complete(chosen)]
         if exact:  # too many placements to try all: a beam over the parts finds those that pay off together
-            found = complete(_beam_placement(tables))
+            found = complete(beam_placement(tables))
             if found != out[0]:
                 out.insert(0, found)
         return tuple(out)
@@ -424,7 +357,7 @@ class _Search:
         counts: npt.NDArray[np.int64] = ((masks[:, None] & others[None, :]) == masks[:, None]).sum(axis=1)
         return counts
 
-    def _induced(self, table: _PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    def _induced(self, table: PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
         """Per placement, the cost at p = 1 of the axes still on their cube on the free
         folds its sub-blocks give them (each cube axis on the pieces its bits cut out)."""
         total = np.zeros(len(table.placements))
@@ -433,7 +366,7 @@ class _Search:
             bits = self.masks[k]
             counts = np.bitwise_count(table.masks & bits).astype(np.int64)
             pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-            codes = (pieces << (_DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
+            codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
             unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
             costs = np.empty(len(unique))
             for r, row in enumerate(first):
@@ -455,7 +388,7 @@ class _Search:
         installed: set[int] = set()
         for j, groups in enumerate(profiles):
             if shapes[j] != RING:
-                installed.update(_profile_layers(groups))
+                installed.update(profile_layers(groups))
         if not installed:
             return profiles, shapes
         layers = tuple(sorted(installed))
@@ -518,7 +451,7 @@ class _Search:
             ring_bits |= self.masks[j]
         for j, groups in enumerate(profiles):
             if shapes[j] != RING:
-                folds.update(_profile_folds(groups))
+                folds.update(installed_folds(groups))
         # generator universe: cube units, folds, ring pseudo-generators (2 ports each)
         weight: dict[object, int] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
         for f in folds:
@@ -551,7 +484,7 @@ class _Search:
                 prof = sid((("ring", j),))
                 unit = prof
             else:
-                prof = sid(_profile_members(profiles[j]) + private.get(j, ()))
+                prof = sid(profile_members(profiles[j]) + private.get(j, ()))
                 unit = sid(self.units[j])
             hosts.append((prof, unit))
             axis_priced = ctx.priced(ax, shapes[j], prof, unit)
@@ -601,88 +534,6 @@ class _Search:
             if key(states[0])[:2] >= before[:2] and not key(states[0])[0] < before[0] * (1 - 1e-12):
                 break
         return states
-
-    def follow(
-        self, j: int, groups: Groups, shape: Shape, profiles: list[Groups], shapes: list[Shape]
-    ) -> list[tuple[list[Groups], list[Shape]]]:
-        """Joint moves: axis j on ``groups`` (of ``shape``), and every other mesh's axis that
-        overlaps it and pays for a block fold follows, either re-cut (its layers become the
-        pieces of j's layers inside its bits, then its old layers on the bits left) or
-        re-placed (its shape where its folds now coincide most). Two meshes whose heavy
-        axes must change their folds together to share them (K8^3 -> K16 x K8 x K4 on
-        both) need this: either change alone breaks the port budget."""
-        layers = [g for g in groups if len(g) >= 2]
-        base_p, base_s = list(profiles), list(shapes)
-        base_p[j], base_s[j] = groups, shape
-        followers = [k for k in self.overlaps[j] if shapes[k] != RING and not is_irregular(shapes[k])
-                     and shapes[k] != self.cube_shapes[k]]
-        out = []
-        recut_p, recut_s = list(base_p), list(base_s)
-        for k in followers:
-            inside = set(self.blocks[k])
-            pieces = [piece for g in layers if len(piece := tuple(b for b in g if b in inside)) >= 2]
-            left = inside.difference(b for piece in pieces for b in piece)
-            rest = [piece for g in profiles[k] if len(piece := tuple(b for b in g if b in left)) >= 2]
-            left.difference_update(b for piece in rest for b in piece)
-            new = (*pieces, *rest, *((b,) for b in self.blocks[k] if b in left))
-            cut = tuple(sorted((len(g) for g in new), reverse=True))
-            if cut in self.ctx.axes[k].shapes:
-                recut_p[k], recut_s[k] = new, cut
-        if recut_p != base_p or recut_s != base_s:
-            out.append((recut_p, recut_s))
-        placed_p = list(base_p)
-        for k in followers:
-            placed_p[k] = self.placements(k, shapes[k], base_p, base_s, exact=True)[0]
-        if placed_p != base_p:
-            out.append((placed_p, list(base_s)))
-        return out
-
-    def joint(self, start: _Eval, effort: int) -> _Eval:
-        """One pass of joint moves (:meth:`follow`) from ``start``: each axis by weight
-        tries every block fold at its exhaustive placements with its followers; the
-        best improvement is kept per axis."""
-        ctx = self.ctx
-        current = start
-        for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
-            best = current
-            for shape in ctx.axes[j].shapes:
-                if shape == RING:
-                    continue
-                for groups in self.placements(j, shape, current.profiles, current.shapes, exact=True):
-                    for profiles, shapes in self.follow(j, groups, shape, current.profiles, current.shapes):
-                        result = self.evaluate(profiles, shapes, effort)
-                        if result is not None and _better((result.objective, result.ports, 0),
-                                                          (best.objective, best.ports, 0)):
-                            best = result
-            for shape in ctx.axes[j].irregular:  # frees j's block folds: the others re-choose at once
-                result = self._compound(j, shape, current, effort)
-                if result is not None and _better((result.objective, result.ports, 0),
-                                                  (best.objective, best.ports, 0)):
-                    best = result
-            current = best
-        return current
-
-    def _compound(self, j: int, shape: Shape, start: _Eval, effort: int) -> _Eval | None:
-        """Axis j on an irregular fold, then every other axis by weight its best block fold
-        and placement on what is installed then (whether or not j's move pays alone)."""
-        ctx = self.ctx
-        profiles, shapes = list(start.profiles), list(start.shapes)
-        profiles[j], shapes[j] = self.placements(j, shape, profiles, shapes)[0], shape
-        current = self.evaluate(profiles, shapes, effort)
-        for k in sorted(range(len(ctx.axes)), key=lambda k: (-ctx.axes[k].weight, k)):
-            if k == j:
-                continue
-            for other in ctx.axes[k].shapes:
-                for groups in self.placements(k, other, profiles, shapes, exact=True):
-                    trial_p, trial_s = list(profiles), list(shapes)
-                    trial_p[k], trial_s[k] = groups, other
-                    result = self.evaluate(trial_p, trial_s, effort)
-                    if result is not None and (current is None or _better(
-                            (result.objective, result.ports, 0), (current.objective, current.ports, 0))):
-                        current = result
-            if current is not None:
-                profiles, shapes = list(current.profiles), list(current.shapes)
-        return current
 
     def irregular_starts(self, effort: int) -> list[_Eval]:
         """Further starts for the beam, with nothing but irregular folds installed: axes by
@@ -769,80 +620,6 @@ class _Search:
         return current, False
 
 
-def _placements(bits: int, parts: list[int]) -> int:
-    """How many ways to place sub-blocks of these sizes (largest first) on ``bits`` bits."""
-    count, left = 1, bits
-    for size in parts:
-        count *= math.comb(left, size)
-        left -= size
-    for size in set(parts):
-        count //= math.factorial(parts.count(size))
-    return count
-
-
-def _beam_placement(
-    tables: list[tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]],
-) -> list[tuple[int, ...]]:
-    """Sub-blocks part by part, keeping the :data:`PLACEMENT_BEAM` best partial placements
-    by total score (each extended by its best few sub-blocks): the second part may pay
-    off only next to a first part the greedy ranks equal to others (a K16 that leaves a
-    K8 on the bits another mesh's K8 holds)."""
-    states: list[tuple[int, int, list[tuple[int, ...]]]] = [(0, 0, [])]  # score, used bits, sub-blocks
-    for subsets, masks, keys in tables:
-        grown: dict[frozenset[tuple[int, ...]], tuple[int, int, list[tuple[int, ...]]]] = {}
-        for score, used, chosen in states:
-            free = np.flatnonzero(masks & used == 0)
-            for i in free[np.argsort(-keys[free], kind="stable")[:PLACEMENT_BEAM]]:
-                step = (score + int(keys[i]), used | int(masks[i]), [*chosen, subsets[i]])
-                grown.setdefault(frozenset(step[2]), step)  # equal parts found in either order
-        states = sorted(grown.values(), key=lambda st: -st[0])[:PLACEMENT_BEAM]  # stable: ties keep order
-    return states[0][2]
-
-
-@lru_cache(maxsize=65536)
-def _profile_layers(groups: Groups) -> tuple[int, ...]:
-    """The masks of a profile's layers of two bits or more."""
-    return tuple(mask_of(g) for g in groups if len(g) >= 2)
-
-
-@lru_cache(maxsize=65536)
-def _profile_folds(groups: Groups) -> frozenset[int]:
-    """The fold masks a profile installs (weight >= 2 sub-masks of its layers)."""
-    return frozenset(m for g in groups if len(g) >= 2 for m in fold_masks(g))
-
-
-@lru_cache(maxsize=65536)
-def _profile_members(groups: Groups) -> tuple[int, ...]:
-    """The masks a profile installs (every sub-mask of every layer), ascending."""
-    return tuple(sorted(m for g in groups for m in sub_masks(g)))
-
-
-@lru_cache(maxsize=4096)
-def _placement_list(bits: tuple[int, ...], parts: tuple[int, ...]) -> tuple[list[tuple[int, ...]], ...]:
-    """:func:`_partitions_into`, remembered (the exact placement enumerates it per state)."""
-    return tuple(_partitions_into(list(bits), list(parts)))
-
-
-def _partitions_into(
-    bits: list[int], parts: list[int], floor: int = -1
-) -> Iterator[list[tuple[int, ...]]]:
-    """Disjoint subsets of ``bits`` with the given sizes (non-increasing). A subset
-    that follows one of the same size starts later in ``bits`` (index > ``floor``),
-    so each placement appears once."""
-    if not parts:
-        yield []
-        return
-    size, rest = parts[0], parts[1:]
-    for first in range(floor + 1, len(bits) - size + 1):
-        for others in combinations(bits[first + 1 :], size - 1):
-            subset = (bits[first], *others)
-            remaining = [b for b in bits if b not in subset]
-            # bits[:first] stay at the front of remaining: an equal-size successor
-            # must start at index >= first there
-            below = first - 1 if rest and rest[0] == size else -1
-            yield from ([subset, *tail] for tail in _partitions_into(remaining, rest, below))
-
-
 def _decision(ctx: _Context, search: _Search, result: _Eval) -> Decision:
     instance = ctx.instance
     choices: list[list[list[DemandDecision]]] = [
@@ -920,7 +697,8 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     ``deadline`` (a :func:`time.perf_counter` value): the search stops between
     partitions once it passes and returns the best plan found so far, with a note.
     ``irregular=False`` keeps to the paper's space (block folds only)."""
-    from .shortlist import SHORTLIST_FINALISTS, refine, shortlist_partitions  # uses this module's search
+    from .joint import joint  # these use this module's search
+    from .shortlist import SHORTLIST_FINALISTS, refine, shortlist_partitions
 
     start = time.perf_counter()
     ctx = _Context(instance, irregular)
@@ -993,7 +771,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             continue
         tried.add(idx)
         for _ in range(MAX_PASSES):
-            moved = search.joint(state, final_effort)
+            moved = joint(search, state, final_effort)
             if not moved.objective < state.objective * (1 - 1e-12):
                 break
             state = search.beam(moved, BEAM, MAX_PASSES, final_effort, extended=extended)[0]

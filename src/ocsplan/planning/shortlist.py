@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 
-from .heuristic import FINALISTS, _better, _Context, _Eval, _profile_folds, _Search
+from .heuristic import FINALISTS, _better, _Context, _Eval, _Search
+from .placement import installed_folds
 from .space import RING, Groups, Partition, Shape, neighbour_partitions, partition_table
 
 __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "refine",
@@ -78,7 +79,7 @@ class UnitPricer:
                 rings += 1
                 ring_bits.update(search.blocks[j])
                 continue
-            folds.update(_profile_folds(groups))
+            folds.update(installed_folds(groups))
         ports = self.ctx.n - len(ring_bits) + len(folds) + 2 * rings
         if ports > self.ctx.budget.ports:
             return None

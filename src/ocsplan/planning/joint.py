@@ -1,0 +1,99 @@
+"""Joint moves for the heuristic: several axes change their folds in one step.
+
+The paper's descent (and the beams of :mod:`ocsplan.planning.heuristic`) move one axis at
+a time. Two meshes whose heavy axes must change their folds together to share them
+(K8^3 on both -> K16 x K8 x K4 on both) never get there: either change alone breaks the
+port budget. :func:`joint` tries, from a final state, each axis on every block fold with
+the other meshes' folded axes following (:func:`follow`), and each axis on an irregular
+fold with every other axis re-choosing its fold at once (:func:`_compound`).
+"""
+
+from __future__ import annotations
+
+from .heuristic import _better, _Eval, _Search
+from .space import RING, Groups, Shape, is_irregular
+
+__all__ = ["follow", "joint"]
+
+
+def follow(
+    search: _Search, j: int, groups: Groups, shape: Shape, profiles: list[Groups], shapes: list[Shape]
+) -> list[tuple[list[Groups], list[Shape]]]:
+    """Joint moves: axis j on ``groups`` (of ``shape``), and every other mesh's axis that
+    overlaps it and pays for a block fold follows, either re-cut (its layers become the
+    pieces of j's layers inside its bits, then its old layers on the bits left) or
+    re-placed (its shape where its folds now coincide most). Two meshes whose heavy
+    axes must change their folds together to share them (K8^3 -> K16 x K8 x K4 on
+    both) need this: either change alone breaks the port budget."""
+    layers = [g for g in groups if len(g) >= 2]
+    base_p, base_s = list(profiles), list(shapes)
+    base_p[j], base_s[j] = groups, shape
+    followers = [k for k in search.overlaps[j] if shapes[k] != RING and not is_irregular(shapes[k])
+                 and shapes[k] != search.cube_shapes[k]]
+    out = []
+    recut_p, recut_s = list(base_p), list(base_s)
+    for k in followers:
+        inside = set(search.blocks[k])
+        pieces = [piece for g in layers if len(piece := tuple(b for b in g if b in inside)) >= 2]
+        left = inside.difference(b for piece in pieces for b in piece)
+        rest = [piece for g in profiles[k] if len(piece := tuple(b for b in g if b in left)) >= 2]
+        left.difference_update(b for piece in rest for b in piece)
+        new = (*pieces, *rest, *((b,) for b in search.blocks[k] if b in left))
+        cut = tuple(sorted((len(g) for g in new), reverse=True))
+        if cut in search.ctx.axes[k].shapes:
+            recut_p[k], recut_s[k] = new, cut
+    if recut_p != base_p or recut_s != base_s:
+        out.append((recut_p, recut_s))
+    placed_p = list(base_p)
+    for k in followers:
+        placed_p[k] = search.placements(k, shapes[k], base_p, base_s, exact=True)[0]
+    if placed_p != base_p:
+        out.append((placed_p, list(base_s)))
+    return out
+
+def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
+    """One pass of joint moves (:func:`follow`) from ``start``: each axis by weight
+    tries every block fold at its exhaustive placements with its followers; the
+    best improvement is kept per axis."""
+    ctx = search.ctx
+    current = start
+    for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
+        best = current
+        for shape in ctx.axes[j].shapes:
+            if shape == RING:
+                continue
+            for groups in search.placements(j, shape, current.profiles, current.shapes, exact=True):
+                for profiles, shapes in follow(search, j, groups, shape, current.profiles, current.shapes):
+                    result = search.evaluate(profiles, shapes, effort)
+                    if result is not None and _better((result.objective, result.ports, 0),
+                                                      (best.objective, best.ports, 0)):
+                        best = result
+        for shape in ctx.axes[j].irregular:  # frees j's block folds: the others re-choose at once
+            result = _compound(search, j, shape, current, effort)
+            if result is not None and _better((result.objective, result.ports, 0),
+                                              (best.objective, best.ports, 0)):
+                best = result
+        current = best
+    return current
+
+def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) -> _Eval | None:
+    """Axis j on an irregular fold, then every other axis by weight its best block fold
+    and placement on what is installed then (whether or not j's move pays alone)."""
+    ctx = search.ctx
+    profiles, shapes = list(start.profiles), list(start.shapes)
+    profiles[j], shapes[j] = search.placements(j, shape, profiles, shapes)[0], shape
+    current = search.evaluate(profiles, shapes, effort)
+    for k in sorted(range(len(ctx.axes)), key=lambda k: (-ctx.axes[k].weight, k)):
+        if k == j:
+            continue
+        for other in ctx.axes[k].shapes:
+            for groups in search.placements(k, other, profiles, shapes, exact=True):
+                trial_p, trial_s = list(profiles), list(shapes)
+                trial_p[k], trial_s[k] = groups, other
+                result = search.evaluate(trial_p, trial_s, effort)
+                if result is not None and (current is None or _better(
+                        (result.objective, result.ports, 0), (current.objective, current.ports, 0))):
+                    current = result
+        if current is not None:
+            profiles, shapes = list(current.profiles), list(current.shapes)
+    return current

@@ -1,0 +1,171 @@
+"""Where an axis's sub-blocks go: placement tables shared by every search of the heuristic.
+
+An axis of shape (4, 3, 2) on 9 bits can put its sub-blocks in 1,260 ways; the heuristic
+scores each by the folds other axes already pay for and by how many other meshes' blocks
+could reuse them. The tables here depend only on the bits and the part sizes, so they
+are built once (cached) and read by every partition's search: the placements in
+enumeration order, the distinct sub-blocks with their masks and fold masks, and a beam
+over the parts for shapes with too many placements to try all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..cayley import fold_masks, mask_of, sub_masks
+from .space import Groups
+
+__all__ = [
+    "DIGIT",
+    "PLACEMENT_BEAM",
+    "SCALE",
+    "PlacementTable",
+    "beam_placement",
+    "fold_hits",
+    "installed_folds",
+    "partitions_into",
+    "placement_count",
+    "placement_list",
+    "placement_table",
+    "profile_layers",
+    "profile_members",
+    "subset_table",
+]
+
+PLACEMENT_BEAM = 8  # partial placements kept per part by beam_placement
+
+@dataclass(frozen=True)
+class PlacementTable:
+    parts: tuple[int, ...]
+    placements: tuple[list[tuple[int, ...]], ...]  # in enumeration order
+    members: npt.NDArray[np.int64]  # per placement, its sub-blocks' indices in the rows below
+    masks: npt.NDArray[np.int64]  # per distinct sub-block, its mask
+    folds: npt.NDArray[np.int64]  # per distinct sub-block, its fold masks (padded with -1)
+
+
+@lru_cache(maxsize=4096)
+def placement_table(block: tuple[int, ...], parts: tuple[int, ...]) -> PlacementTable:
+    """Every placement of sub-blocks of these sizes on ``block`` and its distinct sub-blocks."""
+    placements = placement_list(block, parts)
+    index: dict[tuple[int, ...], int] = {}
+    rows = [[index.setdefault(g, len(index)) for g in groups] for groups in placements]
+    subsets = list(index)
+    width = max(((1 << len(sub)) - len(sub) - 1 for sub in subsets), default=0)
+    folds = np.full((len(subsets), width), -1, dtype=np.int64)
+    for r, sub in enumerate(subsets):
+        masks = fold_masks(sub)
+        folds[r, : len(masks)] = masks
+    members = np.array(rows, dtype=np.int64).reshape(len(rows), len(parts))
+    table = PlacementTable(parts, placements, members,
+                            np.array([mask_of(sub) for sub in subsets], dtype=np.int64), folds)
+    for array in (table.members, table.masks, table.folds):
+        array.flags.writeable = False  # shared by every search through the cache
+    return table
+
+
+@lru_cache(maxsize=4096)
+def subset_table(
+    block: tuple[int, ...], size: int
+) -> tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The sub-blocks of ``size`` bits of ``block`` in enumeration order, their masks and
+    (one row each) their fold masks."""
+    subsets = tuple(combinations(block, size))
+    masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
+    folds = np.array([fold_masks(sub) for sub in subsets], dtype=np.int64).reshape(len(subsets), -1)
+    masks.flags.writeable = folds.flags.writeable = False
+    return subsets, masks, folds
+
+
+def fold_hits(folds: npt.NDArray[np.int64], taken: frozenset[int]) -> npt.NDArray[np.int64]:
+    """Per row of fold masks, how many are in ``taken`` (padding -1 never is)."""
+    if not taken:
+        return np.zeros(len(folds), dtype=np.int64)
+    ordered = np.array(sorted(taken), dtype=np.int64)
+    found = ordered[np.minimum(np.searchsorted(ordered, folds), len(ordered) - 1)] == folds
+    counts: npt.NDArray[np.int64] = found.sum(axis=1)
+    return counts
+
+
+SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * SCALE + reuse
+DIGIT = 5  # bits per piece size when rows of sizes are coded as integers (an axis has <= 20 bits: MAX_WORLD)
+
+
+def placement_count(bits: int, parts: list[int]) -> int:
+    """How many ways to place sub-blocks of these sizes (largest first) on ``bits`` bits."""
+    count, left = 1, bits
+    for size in parts:
+        count *= math.comb(left, size)
+        left -= size
+    for size in set(parts):
+        count //= math.factorial(parts.count(size))
+    return count
+
+
+def beam_placement(
+    tables: list[tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+) -> list[tuple[int, ...]]:
+    """Sub-blocks part by part, keeping the :data:`PLACEMENT_BEAM` best partial placements
+    by total score (each extended by its best few sub-blocks): the second part may pay
+    off only next to a first part the greedy ranks equal to others (a K16 that leaves a
+    K8 on the bits another mesh's K8 holds)."""
+    states: list[tuple[int, int, list[tuple[int, ...]]]] = [(0, 0, [])]  # score, used bits, sub-blocks
+    for subsets, masks, keys in tables:
+        grown: dict[frozenset[tuple[int, ...]], tuple[int, int, list[tuple[int, ...]]]] = {}
+        for score, used, chosen in states:
+            free = np.flatnonzero(masks & used == 0)
+            for i in free[np.argsort(-keys[free], kind="stable")[:PLACEMENT_BEAM]]:
+                step = (score + int(keys[i]), used | int(masks[i]), [*chosen, subsets[i]])
+                grown.setdefault(frozenset(step[2]), step)  # equal parts found in either order
+        states = sorted(grown.values(), key=lambda st: -st[0])[:PLACEMENT_BEAM]  # stable: ties keep order
+    return states[0][2]
+
+
+@lru_cache(maxsize=65536)
+def profile_layers(groups: Groups) -> tuple[int, ...]:
+    """The masks of a profile's layers of two bits or more."""
+    return tuple(mask_of(g) for g in groups if len(g) >= 2)
+
+
+@lru_cache(maxsize=65536)
+def installed_folds(groups: Groups) -> frozenset[int]:
+    """The fold masks a profile installs (weight >= 2 sub-masks of its layers)."""
+    return frozenset(m for g in groups if len(g) >= 2 for m in fold_masks(g))
+
+
+@lru_cache(maxsize=65536)
+def profile_members(groups: Groups) -> tuple[int, ...]:
+    """The masks a profile installs (every sub-mask of every layer), ascending."""
+    return tuple(sorted(m for g in groups for m in sub_masks(g)))
+
+
+@lru_cache(maxsize=4096)
+def placement_list(bits: tuple[int, ...], parts: tuple[int, ...]) -> tuple[list[tuple[int, ...]], ...]:
+    """:func:`partitions_into`, remembered (the exact placement enumerates it per state)."""
+    return tuple(partitions_into(list(bits), list(parts)))
+
+
+def partitions_into(
+    bits: list[int], parts: list[int], floor: int = -1
+) -> Iterator[list[tuple[int, ...]]]:
+    """Disjoint subsets of ``bits`` with the given sizes (non-increasing). A subset
+    that follows one of the same size starts later in ``bits`` (index > ``floor``),
+    so each placement appears once."""
+    if not parts:
+        yield []
+        return
+    size, rest = parts[0], parts[1:]
+    for first in range(floor + 1, len(bits) - size + 1):
+        for others in combinations(bits[first + 1 :], size - 1):
+            subset = (bits[first], *others)
+            remaining = [b for b in bits if b not in subset]
+            # bits[:first] stay at the front of remaining: an equal-size successor
+            # must start at index >= first there
+            below = first - 1 if rest and rest[0] == size else -1
+            yield from ([subset, *tail] for tail in partitions_into(remaining, rest, below))
