@@ -110,20 +110,21 @@ def placement_count(bits: int, parts: list[int]) -> int:
 
 def beam_placement(
     tables: list[tuple[tuple[tuple[int, ...], ...], npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+    width: int = PLACEMENT_BEAM,
 ) -> list[tuple[int, ...]]:
-    """Sub-blocks part by part, keeping the :data:`PLACEMENT_BEAM` best partial placements
-    by total score (each extended by its best few sub-blocks): the second part may pay
-    off only next to a first part the greedy ranks equal to others (a K16 that leaves a
-    K8 on the bits another mesh's K8 holds)."""
+    """Sub-blocks part by part (per part: its sub-blocks, masks and scores), keeping the
+    ``width`` best partial placements by total score, each extended by its ``width`` best
+    sub-blocks: the second part may pay off only next to a first part the greedy ranks
+    equal to others (a K16 that leaves a K8 on the bits another mesh's K8 holds)."""
     states: list[tuple[int, int, list[tuple[int, ...]]]] = [(0, 0, [])]  # score, used bits, sub-blocks
     for subsets, masks, keys in tables:
         grown: dict[frozenset[tuple[int, ...]], tuple[int, int, list[tuple[int, ...]]]] = {}
         for score, used, chosen in states:
             free = np.flatnonzero(masks & used == 0)
-            for i in free[np.argsort(-keys[free], kind="stable")[:PLACEMENT_BEAM]]:
+            for i in free[np.argsort(-keys[free], kind="stable")[:width]]:
                 step = (score + int(keys[i]), used | int(masks[i]), [*chosen, subsets[i]])
                 grown.setdefault(frozenset(step[2]), step)  # equal parts found in either order
-        states = sorted(grown.values(), key=lambda st: -st[0])[:PLACEMENT_BEAM]  # stable: ties keep order
+        states = sorted(grown.values(), key=lambda st: -st[0])[:width]  # stable: ties keep order
     return states[0][2]
 
 
