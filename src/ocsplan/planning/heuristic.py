@@ -197,8 +197,10 @@ class _Context:
 # -- evaluation --------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Eval:
+    """A priced configuration; shared through the memo of :meth:`_Search.evaluate`, never changed."""
+
     objective: float
     ports: int
     hosts: list[tuple[int, int]]  # per axis: the allocation sets of its profile and of its unit masks
