@@ -21,7 +21,8 @@ def follow(
 ) -> list[tuple[list[Groups], list[Shape]]]:
     """Joint moves: axis j on ``groups`` (of ``shape``), and every other mesh's axis that
     overlaps it and pays for a block fold follows, either re-cut (its layers become the
-    pieces of j's layers inside its bits, then its old layers on the bits left) or
+    pieces of j's layers inside its bits, then its old layers on the bits left, the bits
+    still left as unit masks or joined to one of those layers) or
     re-placed (its shape where its folds now coincide most). Two meshes whose heavy
     axes must change their folds together to share them (K8^3 -> K16 x K8 x K4 on
     both) need this: either change alone breaks the port budget."""
@@ -31,25 +32,39 @@ def follow(
     followers = [k for k in search.overlaps[j] if shapes[k] != RING and not is_irregular(shapes[k])
                  and shapes[k] != search.cube_shapes[k]]
     out = []
-    recut_p, recut_s = list(base_p), list(base_s)
+    cuts: dict[int, tuple[list[tuple[int, ...]], list[int]]] = {}  # per follower: its layers, bits left over
     for k in followers:
         inside = set(search.blocks[k])
         pieces = [piece for g in layers if len(piece := tuple(b for b in g if b in inside)) >= 2]
         left = inside.difference(b for piece in pieces for b in piece)
         rest = [piece for g in profiles[k] if len(piece := tuple(b for b in g if b in left)) >= 2]
         left.difference_update(b for piece in rest for b in piece)
-        new = (*pieces, *rest, *((b,) for b in search.blocks[k] if b in left))
-        cut = tuple(sorted((len(g) for g in new), reverse=True))
-        if cut in search.ctx.axes[k].shapes:
-            recut_p[k], recut_s[k] = new, cut
-    if recut_p != base_p or recut_s != base_s:
-        out.append((recut_p, recut_s))
+        cuts[k] = ([*pieces, *rest], [b for b in search.blocks[k] if b in left])
+    # re-cut: the bits left over as unit masks, or joined to one of the layers (K8^3 + 1 bit -> K16 x K8^2)
+    for merge in range(-1, max((len(cut[0]) for cut in cuts.values()), default=0)):
+        recut_p, recut_s = list(base_p), list(base_s)
+        for k, (cut_layers, left_bits) in cuts.items():
+            new: Groups
+            if 0 <= merge < len(cut_layers) and left_bits:
+                joined = set(cut_layers[merge]) | set(left_bits)
+                merged = tuple(b for b in search.blocks[k] if b in joined)
+                new = (*cut_layers[:merge], merged, *cut_layers[merge + 1:])
+            elif merge < 0:
+                new = (*cut_layers, *((b,) for b in left_bits))
+            else:
+                continue
+            cut = tuple(sorted((len(g) for g in new), reverse=True))
+            if cut in search.ctx.axes[k].shapes:
+                recut_p[k], recut_s[k] = new, cut
+        if (recut_p != base_p or recut_s != base_s) and (recut_p, recut_s) not in out:
+            out.append((recut_p, recut_s))
     placed_p = list(base_p)
     for k in followers:
         placed_p[k] = search.placements(k, shapes[k], base_p, base_s, exact=True)[0]
     if placed_p != base_p:
         out.append((placed_p, list(base_s)))
     return out
+
 
 def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
     """One pass of joint moves (:func:`follow`) from ``start``: each axis by weight
