@@ -234,3 +234,17 @@ def test_solve_no_irregular_keeps_block_folds(tmp_path: Path) -> None:
     assert abs(a.objective_s - 1.05536e-6) < 1e-12 and abs(b.objective_s - 1.56512e-6) < 1e-12
     refused = runner.invoke(app, ["solve", str(path), "--method", "stacked", "--no-irregular"])
     assert refused.exit_code == 2 and "--no-irregular" in refused.output
+
+
+def test_solve_heuristic_time_limit_returns_its_best_plan_so_far(tmp_path: Path) -> None:
+    # wide-s1-0003 has 650 partition classes: a tiny limit stops the search after the first
+    # screening, and the plan it returns is still a valid plan, with a note that says so
+    path = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard" / "wide-s1-0003.toml"
+    out = tmp_path / "plan.json"
+    result = runner.invoke(app, ["solve", str(path), "--time-limit", "0.001", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    plan = load_plan(out)
+    assert check_plan(plan, load_instance(path)) == []
+    assert any(note.startswith("time limit") for note in plan.notes)
+    full = runner.invoke(app, ["solve", str(path), "--json", "-"])
+    assert not any(note.startswith("time limit") for note in json.loads(full.stdout)["notes"])

@@ -46,7 +46,8 @@ def solve(
     instance: Annotated[Path, typer.Argument(help="instance TOML file")],
     method: Annotated[str, typer.Option(help="planner: " + ", ".join(PLANNERS))] = "heuristic",
     json_out: Annotated[str | None, typer.Option("--json", help="write the plan JSON to PATH, or - for stdout")] = None,
-    time_limit: Annotated[float | None, typer.Option(help="seconds (exact methods)")] = None,
+    time_limit: Annotated[float | None, typer.Option(
+        help="seconds (exact methods; the heuristic stops between partitions with its best plan so far)")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
     export: Annotated[
         Path | None, typer.Option(help="write the exact model first: .mps, .lp, .pb.txt")
@@ -69,7 +70,8 @@ def solve(
     if method not in PLANNERS:
         raise InstanceError("--method", "", f"unknown method {method!r} (known: {', '.join(PLANNERS)})")
     exact = method in EXACT_METHODS
-    refuse_unused("--time-limit", time_limit is not None and not exact, f"with --method {method} (exact methods only)")
+    refuse_unused("--time-limit", time_limit is not None and not exact and method != "heuristic",
+                  f"with --method {method} (exact methods and the heuristic only)")
     refuse_unused("--workers", workers is not None and not exact, f"with --method {method} (exact methods only)")
     refuse_unused("--circuits", circuits_out is not None and realize_fabric is None, "without --realize")
     refuse_unused("--placement", placement is not None and realize_fabric is None, "without --realize")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,10 +16,11 @@ Planner = Callable[..., Plan]
 
 
 
-def _heuristic(instance: Instance, irregular: bool = True, **_: Any) -> Plan:
+def _heuristic(instance: Instance, irregular: bool = True, time_limit: float | None = None, **_: Any) -> Plan:
     from .heuristic import plan_heuristic  # numpy too is imported only when a planner runs
 
-    return plan_heuristic(instance, irregular=irregular)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit  # anytime: best plan so far
+    return plan_heuristic(instance, deadline=deadline, irregular=irregular)
 
 
 def _cpsat(instance: Instance, **options: Any) -> Plan:
@@ -33,7 +35,8 @@ def _milp(instance: Instance, **options: Any) -> Plan:
     return plan_milp(instance, **options)
 
 
-# the exact planners take the options time_limit, workers and export; all three take irregular
+# the exact planners take the options time_limit, workers and export; the heuristic time_limit;
+# all three take irregular
 PLANNERS: dict[str, Planner] = {
     "heuristic": _heuristic,
     "cpsat": _cpsat,
