@@ -256,6 +256,15 @@ def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], 
     types: list[tuple[int, ...]] = [()]
     for sizes in margins:
         types = [(*t, c) for t in types for c in range(len(sizes))]
+    # reach[i]: the (mesh, class) margins some type from index i on still feeds
+    reach: list[set[tuple[int, int]]] = [set() for _ in range(len(types) + 1)]
+    for i in range(len(types) - 1, -1, -1):
+        reach[i] = reach[i + 1] | {(m, c) for m, c in enumerate(types[i])}
+
+    def feasible(start: int, left: list[list[int]]) -> bool:
+        """Every remaining margin is non-negative and still reachable by the remaining types."""
+        return all(v == 0 or (v > 0 and (m, c) in reach[start]) for m, sizes in enumerate(left)
+                   for c, v in enumerate(sizes))
 
     def rec(idx: int, left: list[list[int]], table: dict[tuple[int, ...], int]) -> Iterator[dict[tuple[int, ...], int]]:
         if idx == len(types):
@@ -268,7 +277,7 @@ def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], 
         for count in range(cap, -1, -1):
             for m, c in enumerate(t):
                 left[m][c] -= count
-            if all(v >= 0 for sizes in left for v in sizes) and _feasible(types, idx + 1, left):
+            if feasible(idx + 1, left):
                 table[t] = count
                 yield from rec(idx + 1, left, table)
                 del table[t]
@@ -276,15 +285,6 @@ def _tables(margins: list[list[int]], n: int) -> Iterator[dict[tuple[int, ...], 
                 left[m][c] += count
 
     yield from rec(0, [list(s) for s in margins], {})
-
-
-def _feasible(types: list[tuple[int, ...]], start: int, left: list[list[int]]) -> bool:
-    """Every remaining margin must still be reachable by the remaining types."""
-    for m, sizes in enumerate(left):
-        for c, need in enumerate(sizes):
-            if need and not any(t[m] == c for t in types[start:]):
-                return False
-    return True
 
 
 def candidate_partitions(instance: Instance) -> list[Partition]:
