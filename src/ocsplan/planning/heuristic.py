@@ -243,7 +243,8 @@ class _Search:
         self._reuse_rows: dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]] = {}  # per placement
         self._reuse_subsets: dict[tuple[int, int], npt.NDArray[np.int64]] = {}  # per sub-block of a size
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
-        self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}
+        self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by pieces
+        self._by_layers: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by all layers
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
     def place(
@@ -398,13 +399,15 @@ class _Search:
         for k, shape_k in enumerate(shapes):
             if shape_k != self.cube_shapes[k]:
                 continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
-            inside = self.masks[k]
-            # only pieces of two bits or more can be chosen: the key keeps just those
-            pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
-            key = (k, pieces)
-            if key not in self._aligned:
-                self._aligned[key] = self._align(k, pieces) if pieces else None
-            found = self._aligned[key]
+            if (k, layers) not in self._by_layers:
+                inside = self.masks[k]
+                # only pieces of two bits or more can be chosen: the key keeps just those
+                pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
+                key = (k, pieces)
+                if key not in self._aligned:
+                    self._aligned[key] = self._align(k, pieces) if pieces else None
+                self._by_layers[(k, layers)] = self._aligned[key]
+            found = self._by_layers[(k, layers)]
             if found is not None:
                 out_p[k], out_s[k] = found
         return out_p, out_s
