@@ -93,10 +93,37 @@ def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
 
 def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) -> _Eval | None:
     """Axis j on an irregular fold, then every other axis by weight its best block fold
-    and placement on what is installed then (whether or not j's move pays alone)."""
-    ctx = search.ctx
+    and placement on what is installed then (whether or not j's move pays alone); also
+    from a start where the other axes give up the layers they shared with j's old
+    block fold (two meshes that drop a K4 each only save its port together)."""
     profiles, shapes = list(start.profiles), list(start.shapes)
     profiles[j], shapes[j] = search.placements(j, shape, profiles, shapes)[0], shape
+    starts = [(profiles, shapes)]
+    shared = [set(g) for g in start.profiles[j] if len(g) >= 2]
+    released_p, released_s = list(profiles), list(shapes)
+    for k, groups in enumerate(profiles):
+        if k == j or shapes[k] == RING or is_irregular(shapes[k]):
+            continue
+        kept = [g for g in groups if not (len(g) >= 2 and any(shared_layer.issuperset(g) for shared_layer in shared))]
+        if len(kept) < len(groups):
+            new = (*kept, *((b,) for g in groups if g not in kept for b in g))
+            cut = tuple(sorted((len(g) for g in new), reverse=True))
+            if cut in search.ctx.axes[k].shapes:
+                released_p[k], released_s[k] = new, cut
+    if released_p != profiles or released_s != shapes:
+        starts.append((released_p, released_s))
+    best: _Eval | None = None
+    for first_p, first_s in starts:
+        result = _rechoose(search, j, first_p, first_s, effort)
+        if result is not None and (best is None or _better((result.objective, result.ports, 0),
+                                                           (best.objective, best.ports, 0))):
+            best = result
+    return best
+
+
+def _rechoose(search: _Search, j: int, profiles: list[Groups], shapes: list[Shape], effort: int) -> _Eval | None:
+    """Every axis but j by weight takes its best block fold and placement on what is installed."""
+    ctx = search.ctx
     current = search.evaluate(profiles, shapes, effort)
     for k in sorted(range(len(ctx.axes)), key=lambda k: (-ctx.axes[k].weight, k)):
         if k == j:
