@@ -10,10 +10,18 @@ fold with every other axis re-choosing its fold at once (:func:`_compound`).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from .heuristic import _better, _Eval, _Search
 from .space import RING, Groups, Shape, is_irregular
 
 __all__ = ["follow", "joint"]
+
+
+def improves(result: _Eval | None, incumbent: _Eval | None) -> TypeGuard[_Eval]:
+    """Whether ``result`` exists and beats ``incumbent`` (lower objective, then fewer ports)."""
+    return result is not None and (incumbent is None or _better(
+        (result.objective, result.ports, 0), (incumbent.objective, incumbent.ports, 0)))
 
 
 def follow(
@@ -80,13 +88,11 @@ def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
             for groups in search.placements(j, shape, current.profiles, current.shapes, exact=True):
                 for profiles, shapes in follow(search, j, groups, shape, current.profiles, current.shapes):
                     result = search.evaluate(profiles, shapes, effort)
-                    if result is not None and _better((result.objective, result.ports, 0),
-                                                      (best.objective, best.ports, 0)):
+                    if improves(result, best):
                         best = result
         for shape in ctx.axes[j].irregular:  # frees j's block folds: the others re-choose at once
             result = _compound(search, j, shape, current, effort)
-            if result is not None and _better((result.objective, result.ports, 0),
-                                              (best.objective, best.ports, 0)):
+            if improves(result, best):
                 best = result
         current = best
     return current
@@ -115,8 +121,7 @@ def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) 
     best: _Eval | None = None
     for first_p, first_s in starts:
         result = _rechoose(search, j, first_p, first_s, effort)
-        if result is not None and (best is None or _better((result.objective, result.ports, 0),
-                                                           (best.objective, best.ports, 0))):
+        if improves(result, best):
             best = result
     return best
 
@@ -133,8 +138,7 @@ def _rechoose(search: _Search, j: int, profiles: list[Groups], shapes: list[Shap
                 trial_p, trial_s = list(profiles), list(shapes)
                 trial_p[k], trial_s[k] = groups, other
                 result = search.evaluate(trial_p, trial_s, effort)
-                if result is not None and (current is None or _better(
-                        (result.objective, result.ports, 0), (current.objective, current.ports, 0))):
+                if improves(result, current):
                     current = result
         if current is not None:
             profiles, shapes = list(current.profiles), list(current.shapes)
