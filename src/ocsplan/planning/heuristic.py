@@ -703,6 +703,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     partitions once it passes and returns the best plan found so far, with a note.
     ``irregular=False`` keeps to the paper's space (block folds only)."""
     from .joint import joint  # these use this module's search
+    from .repartition import repartition
     from .shortlist import SHORTLIST_FINALISTS, refine, shortlist_partitions
 
     start = time.perf_counter()
@@ -782,6 +783,10 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             state = search.beam(moved, BEAM, MAX_PASSES, final_effort, extended=extended)[0]
             finals.append((state.objective, state.ports, idx, search, state))
     finals.sort(key=lambda item: item[:3])
+    if len(instance.meshes) > 1 and not late():  # the best state moves across partition classes
+        _, _, idx, search, state = finals[0]
+        search, state = repartition(search, state, screen_effort, final_effort, late)
+        finals.insert(0, (state.objective, state.ports, idx, search, state))
     # the few best states get the multiplicity local search
     best: tuple[float, int, int] | None = None
     best_state: tuple[_Search, _Eval] | None = None
