@@ -25,9 +25,9 @@ __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "
 
 SHORTLIST_FROM = 48  # with more partition classes than this, screen only a shortlist:
 SHORTLIST = 16  # the best this many by each of two cheap proxies
-RANK_CAP = 600  # classes ranked in enumeration order; beyond, a hill climb
+RANK_CAP = 300  # classes ranked in enumeration order; beyond, a hill climb
 LOCAL_STARTS = 3  # from this many of the best by each proxy,
-RANK_LIMIT = 1500  # until this many classes are ranked in all
+RANK_LIMIT = 750  # until this many classes are ranked in all
 PROXY_SHAPES = 3  # shapes per axis the multiplicity-1 proxy tries
 SHORTLIST_FINALISTS = 4  # finalists (of MAX_FINALISTS) after a shortlist
 PROXY_FINALISTS = 3  # plus the best this many by each proxy,
