@@ -40,6 +40,7 @@ from .placement import (
     PlacementTable,
     beam_placement,
     fold_hits,
+    folds_inside,
     installed_folds,
     placement_count,
     placement_table,
@@ -125,6 +126,15 @@ class _Context:
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
+        self.deadline: float | None = None  # see plan_heuristic
+        self.stopped = False  # whether a loop stopped early at the deadline
+
+    def late(self) -> bool:
+        """Whether the deadline has passed; the long loops inside a partition's search ask,
+        stop with the (valid) state they hold, and this marks that they did."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.stopped = True
+        return self.stopped
 
     def allocate(
         self, sets: tuple[tuple[int, ...], ...], weights: tuple[int, ...],
@@ -343,10 +353,14 @@ class _Search:
         remaining = list(self.blocks[j])
         chosen: list[tuple[int, ...]] = []
         for size in parts:
+            if not taken and not others:  # every key is (0, 0): the first sub-block wins
+                chosen.append(tuple(remaining[:size]))
+                remaining = remaining[size:]
+                continue
             best: tuple[tuple[int, int], tuple[int, ...]] | None = None
             for subset in islice(combinations(remaining, size), LAZY_SUBSETS):
                 mask = mask_of(subset)
-                key = (sum(1 for m in fold_masks(subset) if m in taken), sum(1 for om in others if om & mask == mask))
+                key = (folds_inside(mask, taken), sum(1 for om in others if om & mask == mask))
                 if best is None or key > best[0]:
                     best = (key, subset)
             assert best is not None
@@ -527,6 +541,8 @@ class _Search:
                 for st in states:
                     ax = ctx.axes[j]
                     for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
+                        if ctx.late():
+                            return sorted(pool.values(), key=key)[:width]
                         for groups in self.placements(j, shape, st.profiles, st.shapes, exact=True):
                             if groups == st.profiles[j] and shape == st.shapes[j]:
                                 continue
@@ -601,6 +617,8 @@ class _Search:
                 pick: tuple[Groups, Shape, _Eval] | None = None
                 ax = ctx.axes[j]
                 for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
+                    if ctx.late():
+                        return current, False
                     groups = self.place(j, shape)
                     if groups == self.profiles[j] and shape == self.shapes[j]:
                         continue
@@ -707,6 +725,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
 
     start = time.perf_counter()
     ctx = _Context(instance, irregular)
+    ctx.deadline = deadline
     notes: list[str] = []
 
     def late() -> bool:
@@ -793,6 +812,8 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         if _better(key, best):
             best, best_state = key, (search, polished)
     assert best_state is not None
+    if ctx.stopped and not any(note.startswith("time limit") for note in notes):
+        notes.append("time limit: stopped inside a partition's search; best plan so far")
     decision = _decision(ctx, *best_state)
     elapsed = time.perf_counter() - start
     return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed,

@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 import numpy.typing as npt
 
-from ..cayley import fold_masks, mask_of, sub_masks
+from ..cayley import bits_of, fold_masks, mask_of, sub_masks
 from .space import Groups
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "PlacementTable",
     "beam_placement",
     "fold_hits",
+    "folds_inside",
     "installed_folds",
     "partitions_into",
     "placement_count",
@@ -77,8 +78,14 @@ def subset_table(
     """The sub-blocks of ``size`` bits of ``block`` in enumeration order, their masks and
     (one row each) their fold masks."""
     subsets = tuple(combinations(block, size))
-    masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
-    folds = np.array([fold_masks(sub) for sub in subsets], dtype=np.int64).reshape(len(subsets), -1)
+    # local masks 0 .. 2**size - 1 expand onto each subset's bits, in ascending order
+    # (expansion keeps the order), so row r of ``spread`` lists every sub-mask of subset r
+    local = np.arange(1 << size, dtype=np.int64)
+    digits = (local[:, None] >> np.arange(size, dtype=np.int64)[None, :]) & 1  # (2**size, size)
+    weights = np.left_shift(1, np.sort(np.array(subsets, dtype=np.int64).reshape(len(subsets), size), axis=1))
+    spread = weights @ digits.T  # (subsets, 2**size)
+    masks = spread[:, -1].copy()
+    folds = np.ascontiguousarray(spread[:, np.bitwise_count(local) >= 2])
     masks.flags.writeable = folds.flags.writeable = False
     return subsets, masks, folds
 
@@ -91,6 +98,14 @@ def fold_hits(folds: npt.NDArray[np.int64], taken: frozenset[int]) -> npt.NDArra
     found = ordered[np.minimum(np.searchsorted(ordered, folds), len(ordered) - 1)] == folds
     counts: npt.NDArray[np.int64] = found.sum(axis=1)
     return counts
+
+
+def folds_inside(mask: int, taken: frozenset[int]) -> int:
+    """How many fold masks (weight >= 2) of ``taken`` lie inside ``mask``: the count
+    :func:`fold_hits` makes for one sub-block, without listing its 2**size sub-masks."""
+    if len(taken) >= 1 << mask.bit_count():
+        return sum(1 for m in fold_masks(bits_of(mask)) if m in taken)
+    return sum(1 for m in taken if m & mask == m and m & (m - 1))
 
 
 SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * SCALE + reuse
