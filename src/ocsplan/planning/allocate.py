@@ -117,12 +117,16 @@ class Allocator:
         """Per set, the highest level the ports left can lift it to."""
         if spare <= 0:
             return [int(x) for x in eff]
-        # cost[s, k]: ports to lift set s to eff[s] + k + 1 (rising in k; at least k + 1 ports)
-        target = eff[:, None, None] + np.arange(1, spare + 1)[None, :, None]
-        lift = np.maximum(0, target - level[None, None, :]) * self.weights[None, None, :]
-        cost = np.where(self.member[:, None, :], lift, 0).sum(axis=2)
-        reach = (cost <= spare).sum(axis=1)
-        return [int(e + r) if members else int(e) for e, r, members in zip(eff, reach, self.sets, strict=True)]
+        # the ports to lift set s to eff[s] + k never fall as k grows (0 at k = 0): per set,
+        # the largest k <= spare they fit, by bisection (not a table of every k: spare can be 4096)
+        low = np.zeros(len(self.sets), dtype=np.int64)  # fits
+        high = np.full(len(self.sets), spare, dtype=np.int64)
+        while (low < high).any():
+            mid = (low + high + 1) // 2
+            lift = np.maximum(0, (eff + mid)[:, None] - level[None, :]) * self.weights[None, :]
+            fits = np.where(self.member, lift, 0).sum(axis=1) <= spare
+            low, high = np.where(fits, mid, low), np.where(fits, high, mid - 1)
+        return [int(e + r) if members else int(e) for e, r, members in zip(eff, low, self.sets, strict=True)]
 
     def greedy(self, start: list[int], spare: int, per_port: bool) -> Result:
         """From generator levels ``start``, raise one set at a time by the best move:
