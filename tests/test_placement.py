@@ -80,11 +80,12 @@ def test_beam_placement_is_best_on_small_axes(seed: int) -> None:
     (tuple(range(19, 9, -1)), 5), ((5, 2), 2),
 ])
 def test_subset_table_against_the_masks_listed_here(block: tuple[int, ...], size: int) -> None:
-    subsets, masks, folds = subset_table.__wrapped__(block, size)  # type: ignore[attr-defined]
+    subsets, masks, folds = subset_table.__wrapped__(block, size)
     assert subsets == tuple(itertools.combinations(block, size))
     assert masks.tolist() == [sum(1 << b for b in sub) for sub in subsets]
     for sub, row in zip(subsets, folds.tolist(), strict=True):
-        listed = sorted(sum(1 << b for b in pick) for k in range(2, size + 1) for pick in itertools.combinations(sub, k))
+        listed = sorted(sum(1 << b for b in pick)
+                        for k in range(2, size + 1) for pick in itertools.combinations(sub, k))
         assert row == listed
 
 
