@@ -13,7 +13,7 @@ of times per instance, so candidate moves are priced in batches with numpy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -31,7 +31,8 @@ _BIG = 1 << 30
 
 
 def allocate(
-    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1
+    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1,
+    late: Callable[[], bool] | None = None,
 ) -> Result:
     """Levels for the generators: the better of two greedy allocations.
 
@@ -40,7 +41,7 @@ def allocate(
     left, so that cheap small gains do not crowd out one large investment.
     Effort 2 adds a local search: lower one set, refill greedily, keep what helps
     (a greedy fills a knapsack badly at its end). Effort -1 prices everything at
-    multiplicity 1.
+    multiplicity 1. The local search stops with its best so far once ``late()`` is true.
     """
     alloc = Allocator(sets, weights, options)
     start = [1] * len(weights)
@@ -55,6 +56,8 @@ def allocate(
         for members in sets:
             top = max((current[g] for g in members), default=1)
             for lower in range(1, top):
+                if late is not None and late():
+                    return best
                 levels = [min(lv, lower) if g in members else lv for g, lv in enumerate(current)]
                 left = budget - sum(w * lv for w, lv in zip(weights, levels, strict=True))
                 for per_port in (True, False):

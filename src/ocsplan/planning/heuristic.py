@@ -144,7 +144,7 @@ class _Context:
         differ only in bit positions pose the same allocation problem (read-only result)."""
         key = (sets, weights, options, spare, effort)
         if key not in self._allocations:
-            self._allocations[key] = allocate(sets, weights, options, spare, effort)
+            self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late)
         return self._allocations[key]
 
     def bandwidth_share(self) -> float:
