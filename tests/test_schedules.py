@@ -294,7 +294,7 @@ BLOCK_FOLDS = [shape for bits in range(1, 9) for shape in integer_partitions(bit
 
 
 @pytest.mark.parametrize("sizes", BLOCK_FOLDS, ids=[",".join(map(str, s)) for s in BLOCK_FOLDS])
-def test_dvo_closed_form_is_the_balanced_tree_cost(sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tree_closed_forms_are_the_balanced_tree_costs(sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     from ocsplan.cayley import cayley_distances
     from ocsplan.schedules import allreduce
 
@@ -312,3 +312,6 @@ def test_dvo_closed_form_is_the_balanced_tree_cost(sizes: tuple[int, ...], monke
     assert form.h == max(dist) == len(sizes)
     assert form.v_factor == sum(max(row) for row in loads[1:])
     assert form.u == max(sum(1 for x in row if x) for row in loads[1:]) == topo.degree
+    # tree-gather sends one block (1/size of the payload) per label along the same trees
+    gather = SCHEDULES["tree-gather"].cost(topo)
+    assert (gather.h, gather.v_factor, gather.u) == (form.h, form.v_factor / topo.size, form.u)

@@ -25,7 +25,7 @@ from .base import (
     translate,
 )
 
-__all__ = ["balanced_parents", "gray_cycle"]
+__all__ = ["balanced_parents", "dvo_block_cost", "gray_cycle"]
 
 Layers = list[tuple[int, ...]]
 
@@ -239,11 +239,11 @@ def _dvo_cost(topo: Topology) -> ClosedForm:
     if not topo.bits:
         return ClosedForm(0, Fraction(0), 0)
     if topo.block_profile is not None:
-        return _dvo_block_cost(topo)
+        return dvo_block_cost(topo)
     return tree_cost(topo, tree_counts(topo))
 
 
-def _dvo_block_cost(topo: Topology) -> ClosedForm:
+def dvo_block_cost(topo: Topology, per: int = 1) -> ClosedForm:
     """:func:`tree_cost` of the balanced tree of a block fold without building it.
 
     A label at distance k is non-zero on k sub-blocks and may hang from exactly the k
@@ -252,10 +252,11 @@ def _dvo_block_cost(topo: Topology) -> ClosedForm:
     e_k(s) / e_1(s) grows with every s_i, so the Hall bound of phase k is largest for
     all generators: ceil(N_k / degree) with N_k the labels at distance k. The balanced
     tree meets it (no augmenting path from a most loaded generator remains, see
-    :func:`balanced_parents`), and phase 1 drives every generator."""
+    :func:`balanced_parents`), and phase 1 drives every generator. ``per`` as in
+    :func:`tree_cost` (tree-gather moves 1/size of the payload per label)."""
     degree = topo.degree
     loads = sum(-(-count // degree) for count in topo.distance_counts[1:])
-    return ClosedForm(topo.diameter, Fraction(loads), degree)
+    return ClosedForm(topo.diameter, Fraction(loads, per), degree)
 
 
 def _dvo_build(topo: Topology, payload: int) -> Program:
