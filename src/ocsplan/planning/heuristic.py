@@ -126,14 +126,12 @@ class _Context:
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
-        self.deadline: float | None = None  # see plan_heuristic
-        self.stopped = False  # whether a loop stopped early at the deadline
+        self.deadline: float | None = None  # see plan_heuristic; stopped: some loop stopped at it
+        self.stopped = False
 
     def late(self) -> bool:
-        """Whether the deadline has passed; the long loops inside a partition's search ask,
-        stop with the (valid) state they hold, and this marks that they did."""
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            self.stopped = True
+        """Deadline passed? (sticky) The loops inside a search then stop with the state they hold."""
+        self.stopped = self.stopped or (self.deadline is not None and time.perf_counter() > self.deadline)
         return self.stopped
 
     def allocate(
@@ -353,12 +351,9 @@ class _Search:
         remaining = list(self.blocks[j])
         chosen: list[tuple[int, ...]] = []
         for size in parts:
-            if not taken and not others:  # every key is (0, 0): the first sub-block wins
-                chosen.append(tuple(remaining[:size]))
-                remaining = remaining[size:]
-                continue
             best: tuple[tuple[int, int], tuple[int, ...]] | None = None
-            for subset in islice(combinations(remaining, size), LAZY_SUBSETS):
+            # with nothing taken and no other meshes every key is (0, 0): the first one wins
+            for subset in islice(combinations(remaining, size), LAZY_SUBSETS if taken or others else 1):
                 mask = mask_of(subset)
                 key = (folds_inside(mask, taken), sum(1 for om in others if om & mask == mask))
                 if best is None or key > best[0]:
