@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import random
 from itertools import combinations
 
@@ -8,12 +9,15 @@ import pytest
 from ocsplan.cayley import (
     Topology,
     axis_generators,
+    block_distance_counts,
     block_fold_profile,
+    cayley_distances,
     compress,
     coset_bases,
     expand,
     fold_masks,
     fold_name,
+    gf2_rank,
     is_tiling,
     mask_to_str,
     min_tilings,
@@ -217,3 +221,123 @@ def test_budget_exhaustion_is_reported() -> None:
 def test_disconnected_set_has_no_tiling() -> None:
     search = min_tilings({0b0011, 0b0110}, 4)
     assert search.tilings == () and search.layer_count is None
+
+
+# -- closed forms on block folds (no breadth-first search on the planner's path) --------
+
+BLOCK_FOLDS = [shape for bits in range(11) for shape in integer_partitions(bits)]
+
+
+def _histogram(dist: tuple[int, ...]) -> list[int]:
+    return [dist.count(k) for k in range(max(dist) + 1)]
+
+
+@pytest.mark.parametrize("sizes", BLOCK_FOLDS, ids=[",".join(map(str, s)) or "empty" for s in BLOCK_FOLDS])
+def test_block_fold_distance_counts_against_the_bfs(sizes: tuple[int, ...]) -> None:
+    topo = Topology.from_profile(sizes)
+    reference = cayley_distances(sorted(topo.gens), topo.bits)  # the one BFS, kept as the reference
+    assert list(topo.distance_counts) == _histogram(reference)
+    assert list(block_distance_counts(sizes)) == _histogram(reference)
+    assert topo.connected and min(reference) == 0
+    assert topo.diameter == max(reference) == len(sizes)
+    assert list(topo.ball_sizes) == [sum(1 for d in reference if d <= k) for k in range(max(reference) + 1)]
+
+
+def test_block_fold_distance_counts_by_hand() -> None:
+    # K8 x K4 x K2: (1 + 7x)(1 + 3x)(1 + x) = 1 + 11x + 31x^2 + 21x^3
+    assert block_distance_counts((3, 2, 1)) == (1, 11, 31, 21)
+    # Q20: binomial coefficients, diameter 20, without touching 2**20 labels
+    q20 = Topology.cube(20)
+    assert q20.distance_counts == tuple(math.comb(20, k) for k in range(21))
+    assert q20.diameter == 20 and q20.ball_sizes[-1] == 1 << 20
+    # the largest fold a maximal instance affords (K2048 x K512 x K4 x ...)
+    big = Topology.from_profile((11, 9, 2))
+    assert big.diameter == 3 and big.distance_counts[3] == 2047 * 511 * 3
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_irregular_sets_against_the_bfs(seed: int) -> None:
+    rng = random.Random(seed)
+    bits = rng.randint(1, 7)
+    gens = sorted(set(rng.sample(range(1, 1 << bits), rng.randint(1, min(2 * bits, (1 << bits) - 1)))))
+    topo = Topology(bits, frozenset(gens))
+    reference = cayley_distances(gens, bits)
+    assert topo.distances == reference == tuple(bfs_distances(bits, gens))
+    assert topo.connected == (min(reference) >= 0)  # rank over GF(2) against reachability
+    assert 1 << gf2_rank(gens) == sum(1 for d in reference if d >= 0)  # the subgroup they generate
+    if topo.connected:
+        assert list(topo.distance_counts) == _histogram(reference)
+        assert topo.diameter == max(reference)
+    else:
+        with pytest.raises(ValueError):
+            _ = topo.diameter
+
+
+def _span(masks: list[int]) -> tuple[int, ...]:
+    span = {0}
+    for g in masks:
+        span |= {x ^ g for x in span}
+    return tuple(sorted(span - {0}))
+
+
+def _tiling_case(seed: int) -> tuple[list[tuple[int, ...]], int]:
+    rng = random.Random(seed)
+    bits = rng.randint(1, 6)
+    layers: list[tuple[int, ...]] = []
+    if seed % 4 == 2:  # {0, e1, e2, e3} + {0, e1 + e2 + e3} tiles (Z2)^3 with no subspace
+        bits = 3
+        e = rng.sample([1, 2, 4], 3) if seed % 8 == 2 else [1, 2, 5]
+        layers = [tuple(e), (e[0] ^ e[1] ^ e[2],)]
+        if seed % 3 == 0:
+            layers[1] = (e[0] ^ e[1],)
+    elif seed % 2:  # subspaces of a random basis, cut into groups: a tiling, perhaps spoiled below
+        basis: list[int] = []
+        while gf2_rank(basis) < bits:
+            g = rng.randrange(1, 1 << bits)
+            if gf2_rank([*basis, g]) > len(basis):
+                basis.append(g)
+        cuts = sorted(rng.sample(range(1, bits), rng.randint(0, bits - 1)))
+        layers = [_span(basis[a:b]) for a, b in zip([0, *cuts], [*cuts, bits], strict=True)]
+        if seed % 3 == 0:
+            layers[-1] = _span([*basis[:1], rng.randrange(1, 1 << bits)])
+        if seed % 5 == 0:
+            layers.pop()
+    else:
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.6:  # a subspace: all non-zero combinations of a few masks
+                layers.append(_span(rng.sample(range(1, 1 << bits), min(rng.randint(1, 3), (1 << bits) - 1))))
+            else:
+                layers.append(tuple(rng.sample(range(1 << bits), min(rng.randint(1, 4), 1 << bits))))
+    return layers, bits
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_is_tiling_against_the_sumset(seed: int) -> None:
+    layers, bits = _tiling_case(seed)
+    elements = sumset(layers)
+    assert is_tiling(layers, bits) == (elements is not None and len(elements) == 1 << bits)
+
+
+def test_is_tiling_cases_cover_both_answers() -> None:
+    # the cases above include tilings and non-tilings, by subspaces only and otherwise
+    seen = set()
+    for seed in range(80):
+        layers, bits = _tiling_case(seed)
+        subspaces = all(len(layer) + 1 == 1 << gf2_rank(layer) and 0 not in layer for layer in layers)
+        seen.add((subspaces, is_tiling(layers, bits)))
+    assert seen == {(True, True), (True, False), (False, False), (False, True)}
+
+
+def test_is_tiling_by_hand() -> None:
+    assert is_tiling([(1, 2, 3)], 2) and not is_tiling([(1, 2)], 2)  # K4, and half of it
+    assert is_tiling([(1,), (2, 4, 6)], 3) and not is_tiling([(3,), (1, 2, 3)], 2)
+    assert is_tiling([(1, 2), (4,)], 2) is False  # 4 is beyond 2 bits: not a tiling of (Z2)^2
+    assert is_tiling([(1, 6), (2,)], 3) is False and is_tiling([(1, 6), (2, 5)], 3) is False
+
+
+@pytest.mark.parametrize("sizes", [(3, 2, 1), (4, 4), (2, 1, 1, 1), (5,)])
+def test_block_fold_layers_tile_and_broken_ones_do_not(sizes: tuple[int, ...]) -> None:
+    layers = Topology.from_profile(sizes).layers
+    assert layers is not None and is_tiling(layers, sum(sizes))
+    assert not is_tiling(layers[:-1], sum(sizes))  # too few labels
+    assert not is_tiling((*layers, layers[-1]), sum(sizes) + len(layers[-1]).bit_length())  # not direct

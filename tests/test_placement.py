@@ -13,6 +13,7 @@ from ocsplan.planning.placement import (
     SCALE,
     beam_placement,
     fold_hits,
+    folds_inside,
     placement_count,
     placement_list,
     placement_table,
@@ -72,3 +73,27 @@ def test_beam_placement_is_best_on_small_axes(seed: int) -> None:
     found = beam_placement(tables, width=10**6)  # exhaustive
     assert sum(scores[g] for g in found) == best
     assert len({b for g in found for b in g}) == sum(parts)
+
+
+@pytest.mark.parametrize(("block", "size"), [
+    ((4, 3, 2, 1, 0), 1), ((4, 3, 2, 1, 0), 3), ((9, 7, 4, 3, 1, 0), 4), ((19, 15, 12, 8, 7, 3, 2), 6),
+    (tuple(range(19, 9, -1)), 5), ((5, 2), 2),
+])
+def test_subset_table_against_the_masks_listed_here(block: tuple[int, ...], size: int) -> None:
+    subsets, masks, folds = subset_table.__wrapped__(block, size)
+    assert subsets == tuple(itertools.combinations(block, size))
+    assert masks.tolist() == [sum(1 << b for b in sub) for sub in subsets]
+    for sub, row in zip(subsets, folds.tolist(), strict=True):
+        listed = sorted(sum(1 << b for b in pick)
+                        for k in range(2, size + 1) for pick in itertools.combinations(sub, k))
+        assert row == listed
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_folds_inside_counts_the_taken_folds(seed: int) -> None:
+    rng = random.Random(seed)
+    mask = rng.randrange(1 << 10)
+    pool = [m for m in range(1 << 10) if m & (m - 1)]
+    taken = frozenset(rng.sample(pool, rng.choice([0, 2, 40, 600])))  # fewer and more than the sub-masks
+    inside = [b for b in range(10) if mask >> b & 1]
+    assert folds_inside(mask, taken) == sum(1 for m in fold_masks(inside) if m in taken)

@@ -286,3 +286,32 @@ def test_verifier_rejects_forwarding_unheld_data() -> None:
     broken = replace(program, phases=((bad, *program.phases[0][1:]), *program.phases[1:]))
     with pytest.raises(ScheduleError, match="not held"):
         verify(broken, topo)
+
+
+# -- block folds without a search: the one-shot-dvo closed form and the tree's options ----
+
+BLOCK_FOLDS = [shape for bits in range(1, 9) for shape in integer_partitions(bits)]
+
+
+@pytest.mark.parametrize("sizes", BLOCK_FOLDS, ids=[",".join(map(str, s)) for s in BLOCK_FOLDS])
+def test_tree_closed_forms_are_the_balanced_tree_costs(sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocsplan.cayley import cayley_distances
+    from ocsplan.schedules import allreduce
+
+    topo = Topology.from_profile(sizes)
+    # the tree as on any generator set: parent options found by distances
+    monkeypatch.setattr(allreduce, "block_fold_groups", lambda gens, bits: None)
+    generic = allreduce.balanced_parents.__wrapped__(topo)
+    monkeypatch.undo()
+    assert allreduce.balanced_parents.__wrapped__(topo) == generic  # the block-fold options: the same tree
+    dist = cayley_distances(sorted(topo.gens), topo.bits)
+    loads = [[0] * (1 << topo.bits) for _ in range(max(dist) + 1)]
+    for label, gen in generic.items():
+        loads[dist[label]][gen] += 1
+    form = SCHEDULES["one-shot-dvo"].cost(topo)
+    assert form.h == max(dist) == len(sizes)
+    assert form.v_factor == sum(max(row) for row in loads[1:])
+    assert form.u == max(sum(1 for x in row if x) for row in loads[1:]) == topo.degree
+    # tree-gather sends one block (1/size of the payload) per label along the same trees
+    gather = SCHEDULES["tree-gather"].cost(topo)
+    assert (gather.h, gather.v_factor, gather.u) == (form.h, form.v_factor / topo.size, form.u)

@@ -12,6 +12,11 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "TILING_BUDGET",
@@ -20,15 +25,18 @@ __all__ = [
     "axis_generators",
     "ball_sizes",
     "bits_of",
+    "block_distance_counts",
     "block_fold",
     "block_fold_groups",
     "block_fold_profile",
     "cayley_distances",
     "compress",
     "coset_bases",
+    "distance_array",
     "expand",
     "fold_masks",
     "fold_name",
+    "gf2_rank",
     "is_tiling",
     "mask_of",
     "mask_to_str",
@@ -60,6 +68,49 @@ def cayley_distances(gens: Iterable[int], bits: int) -> tuple[int, ...]:
                     nxt.append(y)
         frontier = nxt
     return tuple(dist)
+
+
+def distance_array(gens: Iterable[int], bits: int) -> npt.NDArray[np.int32]:
+    """:func:`cayley_distances` as a numpy array, by a frontier-at-a-time search:
+    about 2**bits * len(gens) vector operations, no Python loop over labels."""
+    import numpy as np
+
+    dist = np.full(1 << bits, -1, dtype=np.int32)
+    dist[0] = 0
+    frontier = np.zeros(1, dtype=np.int64)
+    order = sorted(set(gens))
+    k = 0
+    while frontier.size:
+        k += 1
+        for g in order:
+            step = frontier ^ g
+            dist[step[dist[step] < 0]] = k
+        frontier = np.flatnonzero(dist == k)
+    return dist
+
+
+def gf2_rank(vectors: Iterable[int]) -> int:
+    """Rank over GF(2) of the masks (the dimension of the subgroup they generate)."""
+    basis: dict[int, int] = {}  # leading bit -> basis vector
+    for v in vectors:
+        while v:
+            top = v.bit_length() - 1
+            if top not in basis:
+                basis[top] = v
+                break
+            v ^= basis[top]
+    return len(basis)
+
+
+def block_distance_counts(sizes: Iterable[int]) -> tuple[int, ...]:
+    """Labels at each distance 0, 1, .. from label 0 in the block fold with sub-blocks
+    of these bit counts: the convolution of the per-block [1, 2**k - 1] (a label's
+    distance is the number of sub-blocks on which it is non-zero)."""
+    counts = [1]
+    for k in sizes:
+        w = (1 << k) - 1
+        counts = [a + w * b for a, b in zip([*counts, 0], [0, *counts], strict=True)]
+    return tuple(counts)
 
 
 def popcount(mask: int) -> int:
@@ -194,9 +245,30 @@ def sumset(layers: Iterable[Iterable[int]]) -> list[int] | None:
 
 
 def is_tiling(layers: Sequence[Sequence[int]], bits: int) -> bool:
-    """True when the layers' sumset is direct and covers all 2**bits labels."""
+    """True when the layers' sumset is direct and covers all 2**bits labels.
+
+    Layers that are subspaces without 0 (all block-fold layers) are decided by ranks
+    over GF(2): the sum of subspaces is direct and covers exactly when their
+    dimensions add up to ``bits`` and together they span. Others by :func:`sumset`."""
+    dims = _subspace_dims(layers, bits)
+    if dims is not None:
+        return sum(dims) == bits and gf2_rank(g for layer in layers for g in layer) == bits
     elements = sumset(layers)
     return elements is not None and len(elements) == 1 << bits
+
+
+def _subspace_dims(layers: Sequence[Sequence[int]], bits: int) -> list[int] | None:
+    """Each layer's dimension if every layer is the non-zero part of a subspace of
+    (Z2)^bits (2**r - 1 distinct non-zero masks of rank r), else None."""
+    dims = []
+    for layer in layers:
+        if any(g <= 0 or g >> bits for g in layer) or len(set(layer)) != len(layer):
+            return None
+        r = gf2_rank(layer)
+        if len(layer) != (1 << r) - 1:
+            return None
+        dims.append(r)
+    return dims
 
 
 def block_fold(sizes: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -331,26 +403,42 @@ class Topology:
         return all(1 << b in self.gens for b in range(self.bits))
 
     @cached_property
+    def block_profile(self) -> tuple[int, ...] | None:
+        """Sub-block sizes (largest first) when the generators are exactly a block fold."""
+        return block_fold_profile(self.gens, self.bits)
+
+    @cached_property
     def distances(self) -> tuple[int, ...]:
-        """Graph distance from label 0 to every label (-1 if unreachable)."""
-        return cayley_distances(sorted(self.gens), self.bits)
+        """Graph distance from label 0 to every label (-1 if unreachable): a tuple of
+        2**bits entries; :attr:`distance_counts` and :attr:`connected` need none."""
+        return tuple(distance_array(self.gens, self.bits).tolist())
 
     @cached_property
     def connected(self) -> bool:
-        return min(self.distances) >= 0
+        """Whether the generators span (Z2)^bits (rank over GF(2), no search)."""
+        return gf2_rank(self.gens) == self.bits
+
+    @cached_property
+    def distance_counts(self) -> tuple[int, ...]:
+        """Labels at distance 0, 1, .., diameter from label 0 (connected topologies).
+
+        Block folds in closed form (:func:`block_distance_counts`), others by a search."""
+        if not self.connected:
+            raise ValueError(f"{self.name} is not connected")
+        if self.block_profile is not None:
+            return block_distance_counts(self.block_profile)
+        import numpy as np
+
+        return tuple(np.bincount(distance_array(self.gens, self.bits)).tolist())
 
     @cached_property
     def diameter(self) -> int:
-        if not self.connected:
-            raise ValueError(f"{self.name} is not connected")
-        return max(self.distances)
+        return len(self.distance_counts) - 1
 
     @cached_property
     def ball_sizes(self) -> tuple[int, ...]:
         """|Ball(k)| for k = 0 .. diameter."""
-        if not self.connected:
-            raise ValueError(f"{self.name} is not connected")
-        return ball_sizes(self.distances)
+        return tuple(itertools.accumulate(self.distance_counts))
 
     @cached_property
     def tiling_search(self) -> TilingSearch:

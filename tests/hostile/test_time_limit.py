@@ -96,3 +96,55 @@ def test_cube_only_optimum_agrees_with_the_cpsat_model() -> None:
     full = ExactRun(inst).solve(CpSatBackend(), "cpsat")
     assert full.status == "optimal"
     assert math.isclose(quick.objective_s, full.objective_s, rel_tol=1e-9)
+
+
+# 2^20 ranks (MAX_WORLD) and 4096 ports (MAX_PORTS): the heuristic's first partition alone
+# used to run for minutes (a breadth-first search over 2^20 labels per topology)
+MAXIMAL = """
+name = "maximal"
+[fabric]
+world = 1048576
+ports = 4096
+latency = "0.52us"
+link = "400Gb/s"
+[[mesh]]
+name = "a"
+shape = {shape}
+axes = [{axes}]
+"""
+MAXIMAL_CASES = {
+    "one-axis": ([1 << 20], ['{collective="all-reduce", payload="4KiB"}']),
+    "two-axes": ([1024, 1024], ['{collective="all-reduce", payload="4MiB"}',
+                                '{collective="all-to-all", payload="64KiB"}']),
+    "twenty-axes": ([2] * 20, ['{collective="all-reduce", payload="4KiB"}', '{collective="all-gather", payload="1KiB"}',
+                               '{collective="all-to-all", payload="2KiB"}'] * 6 + ['{}'] * 2),
+}
+
+
+class _Ticks:
+    """A clock that moves one second per reading: the deadline passes after a fixed
+    number of checks, whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("checks", [0, 3, 60])
+@pytest.mark.parametrize("case", sorted(MAXIMAL_CASES))
+def test_heuristic_on_a_maximal_instance_stops_inside_the_search(
+    case: str, checks: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ocsplan.planning import heuristic
+
+    shape, axes = MAXIMAL_CASES[case]
+    inst = loads_instance(MAXIMAL.format(shape=shape, axes=", ".join(axes)), "maximal.toml")
+    assert inst.n == 20 and inst.budget.ports == 4096
+    clock = _Ticks()
+    monkeypatch.setattr(heuristic, "time", clock)
+    plan = plan_heuristic(inst, deadline=float(checks))
+    assert any(note.startswith("time limit") for note in plan.notes), plan.notes
+    assert check_plan(plan, inst) == []

@@ -47,7 +47,7 @@ def solve(
     method: Annotated[str, typer.Option(help="planner: " + ", ".join(PLANNERS))] = "heuristic",
     json_out: Annotated[str | None, typer.Option("--json", help="write the plan JSON to PATH, or - for stdout")] = None,
     time_limit: Annotated[float | None, typer.Option(
-        help="seconds (exact methods; the heuristic stops between partitions with its best plan so far)")] = None,
+        help="seconds (exact methods; the heuristic stops at the limit with its best plan so far)")] = None,
     workers: Annotated[int | None, typer.Option(help="solver threads (exact methods)")] = None,
     export: Annotated[
         Path | None, typer.Option(help="write the exact model first: .mps, .lp, .pb.txt")

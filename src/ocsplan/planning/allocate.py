@@ -13,7 +13,7 @@ of times per instance, so candidate moves are priced in batches with numpy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -31,7 +31,8 @@ _BIG = 1 << 30
 
 
 def allocate(
-    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1
+    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1,
+    late: Callable[[], bool] | None = None,
 ) -> Result:
     """Levels for the generators: the better of two greedy allocations.
 
@@ -40,7 +41,7 @@ def allocate(
     left, so that cheap small gains do not crowd out one large investment.
     Effort 2 adds a local search: lower one set, refill greedily, keep what helps
     (a greedy fills a knapsack badly at its end). Effort -1 prices everything at
-    multiplicity 1.
+    multiplicity 1. The local search stops with its best so far once ``late()`` is true.
     """
     alloc = Allocator(sets, weights, options)
     start = [1] * len(weights)
@@ -55,6 +56,8 @@ def allocate(
         for members in sets:
             top = max((current[g] for g in members), default=1)
             for lower in range(1, top):
+                if late is not None and late():
+                    return best
                 levels = [min(lv, lower) if g in members else lv for g, lv in enumerate(current)]
                 left = budget - sum(w * lv for w, lv in zip(weights, levels, strict=True))
                 for per_port in (True, False):
@@ -117,12 +120,16 @@ class Allocator:
         """Per set, the highest level the ports left can lift it to."""
         if spare <= 0:
             return [int(x) for x in eff]
-        # cost[s, k]: ports to lift set s to eff[s] + k + 1 (rising in k; at least k + 1 ports)
-        target = eff[:, None, None] + np.arange(1, spare + 1)[None, :, None]
-        lift = np.maximum(0, target - level[None, None, :]) * self.weights[None, None, :]
-        cost = np.where(self.member[:, None, :], lift, 0).sum(axis=2)
-        reach = (cost <= spare).sum(axis=1)
-        return [int(e + r) if members else int(e) for e, r, members in zip(eff, reach, self.sets, strict=True)]
+        # the ports to lift set s to eff[s] + k never fall as k grows (0 at k = 0): per set,
+        # the largest k <= spare they fit, by bisection (not a table of every k: spare can be 4096)
+        low = np.zeros(len(self.sets), dtype=np.int64)  # fits
+        high = np.full(len(self.sets), spare, dtype=np.int64)
+        while (low < high).any():
+            mid = (low + high + 1) // 2
+            lift = np.maximum(0, (eff + mid)[:, None] - level[None, :]) * self.weights[None, :]
+            fits = np.where(self.member, lift, 0).sum(axis=1) <= spare
+            low, high = np.where(fits, mid, low), np.where(fits, high, mid - 1)
+        return [int(e + r) if members else int(e) for e, r, members in zip(eff, low, self.sets, strict=True)]
 
     def greedy(self, start: list[int], spare: int, per_port: bool) -> Result:
         """From generator levels ``start``, raise one set at a time by the best move:

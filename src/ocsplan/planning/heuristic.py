@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from itertools import combinations, islice
+from itertools import islice
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,7 @@ from .placement import (
     beam_placement,
     fold_hits,
     installed_folds,
+    lazy_greedy,
     placement_count,
     placement_table,
     profile_layers,
@@ -125,6 +126,13 @@ class _Context:
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
+        self.deadline: float | None = None  # see plan_heuristic; stopped: some loop stopped at it
+        self.stopped = False
+
+    def late(self) -> bool:
+        """Deadline passed? (sticky) The loops inside a search then stop with the state they hold."""
+        self.stopped = self.stopped or (self.deadline is not None and time.perf_counter() > self.deadline)
+        return self.stopped
 
     def allocate(
         self, sets: tuple[tuple[int, ...], ...], weights: tuple[int, ...],
@@ -134,7 +142,7 @@ class _Context:
         differ only in bit positions pose the same allocation problem (read-only result)."""
         key = (sets, weights, options, spare, effort)
         if key not in self._allocations:
-            self._allocations[key] = allocate(sets, weights, options, spare, effort)
+            self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late)
         return self._allocations[key]
 
     def bandwidth_share(self) -> float:
@@ -316,7 +324,8 @@ class _Search:
         # (the sub-blocks avoiding the used bits, in enumeration order, are exactly the
         # combinations of the remaining bits in theirs)
         if any(math.comb(len(block), size) << size > TABLE_CELLS for size in parts):
-            return (complete(self._lazy_greedy(j, parts, taken)),)  # tables too big to hold
+            others = [self.masks[k] for k in self.others[j]]  # tables too big to hold:
+            return (complete(lazy_greedy(self.blocks[j], parts, taken, others, LAZY_SUBSETS)),)
         tables = []
         for size in parts:
             subsets, masks, folds = subset_table(tuple(block), size)
@@ -335,24 +344,6 @@ class _Search:
             if found != out[0]:
                 out.insert(0, found)
         return tuple(out)
-
-    def _lazy_greedy(self, j: int, parts: list[int], taken: frozenset[int]) -> list[tuple[int, ...]]:
-        """The greedy placement without tables, one sub-block at a time, among the first
-        :data:`LAZY_SUBSETS` sub-blocks of each size (huge axes: bounded time)."""
-        others = [self.masks[k] for k in self.others[j]]
-        remaining = list(self.blocks[j])
-        chosen: list[tuple[int, ...]] = []
-        for size in parts:
-            best: tuple[tuple[int, int], tuple[int, ...]] | None = None
-            for subset in islice(combinations(remaining, size), LAZY_SUBSETS):
-                mask = mask_of(subset)
-                key = (sum(1 for m in fold_masks(subset) if m in taken), sum(1 for om in others if om & mask == mask))
-                if best is None or key > best[0]:
-                    best = (key, subset)
-            assert best is not None
-            chosen.append(best[1])
-            remaining = [b for b in remaining if b not in best[1]]
-        return chosen
 
     def _reuse(self, j: int, masks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Per sub-block mask, how many other meshes' blocks hold it (they could share its folds)."""
@@ -527,6 +518,8 @@ class _Search:
                 for st in states:
                     ax = ctx.axes[j]
                     for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
+                        if ctx.late():
+                            return sorted(pool.values(), key=key)[:width]
                         for groups in self.placements(j, shape, st.profiles, st.shapes, exact=True):
                             if groups == st.profiles[j] and shape == st.shapes[j]:
                                 continue
@@ -601,6 +594,8 @@ class _Search:
                 pick: tuple[Groups, Shape, _Eval] | None = None
                 ax = ctx.axes[j]
                 for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
+                    if ctx.late():
+                        return current, False
                     groups = self.place(j, shape)
                     if groups == self.profiles[j] and shape == self.shapes[j]:
                         continue
@@ -708,6 +703,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
 
     start = time.perf_counter()
     ctx = _Context(instance, irregular)
+    ctx.deadline = deadline
     notes: list[str] = []
 
     def late() -> bool:
@@ -798,6 +794,8 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
         if _better(key, best):
             best, best_state = key, (search, polished)
     assert best_state is not None
+    if ctx.stopped and not any(note.startswith("time limit") for note in notes):
+        notes.append("time limit: stopped inside a partition's search; best plan so far")
     decision = _decision(ctx, *best_state)
     elapsed = time.perf_counter() - start
     return assemble(instance, decision, method="heuristic", status="heuristic", solve_seconds=elapsed,

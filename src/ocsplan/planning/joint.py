@@ -83,7 +83,7 @@ def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
     for j in sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j)):
         best = current
         for shape in ctx.axes[j].shapes:
-            if shape == RING:
+            if shape == RING or ctx.late():
                 continue
             for groups in search.placements(j, shape, current.profiles, current.shapes, exact=True):
                 for profiles, shapes in follow(search, j, groups, shape, current.profiles, current.shapes):

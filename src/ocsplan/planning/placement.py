@@ -11,15 +11,15 @@ over the parts for shapes with too many placements to try all.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, islice
 
 import numpy as np
 import numpy.typing as npt
 
-from ..cayley import fold_masks, mask_of, sub_masks
+from ..cayley import bits_of, fold_masks, mask_of, sub_masks
 from .space import Groups
 
 __all__ = [
@@ -29,7 +29,9 @@ __all__ = [
     "PlacementTable",
     "beam_placement",
     "fold_hits",
+    "folds_inside",
     "installed_folds",
+    "lazy_greedy",
     "partitions_into",
     "placement_count",
     "placement_list",
@@ -77,8 +79,14 @@ def subset_table(
     """The sub-blocks of ``size`` bits of ``block`` in enumeration order, their masks and
     (one row each) their fold masks."""
     subsets = tuple(combinations(block, size))
-    masks = np.array([mask_of(sub) for sub in subsets], dtype=np.int64)
-    folds = np.array([fold_masks(sub) for sub in subsets], dtype=np.int64).reshape(len(subsets), -1)
+    # local masks 0 .. 2**size - 1 expand onto each subset's bits, in ascending order
+    # (expansion keeps the order), so row r of ``spread`` lists every sub-mask of subset r
+    local = np.arange(1 << size, dtype=np.int64)
+    digits = (local[:, None] >> np.arange(size, dtype=np.int64)[None, :]) & 1  # (2**size, size)
+    weights = np.left_shift(1, np.sort(np.array(subsets, dtype=np.int64).reshape(len(subsets), size), axis=1))
+    spread = weights @ digits.T  # (subsets, 2**size)
+    masks = spread[:, -1].copy()
+    folds = np.ascontiguousarray(spread[:, np.bitwise_count(local) >= 2])
     masks.flags.writeable = folds.flags.writeable = False
     return subsets, masks, folds
 
@@ -91,6 +99,14 @@ def fold_hits(folds: npt.NDArray[np.int64], taken: frozenset[int]) -> npt.NDArra
     found = ordered[np.minimum(np.searchsorted(ordered, folds), len(ordered) - 1)] == folds
     counts: npt.NDArray[np.int64] = found.sum(axis=1)
     return counts
+
+
+def folds_inside(mask: int, taken: frozenset[int]) -> int:
+    """How many fold masks (weight >= 2) of ``taken`` lie inside ``mask``: the count
+    :func:`fold_hits` makes for one sub-block, without listing its 2**size sub-masks."""
+    if len(taken) >= 1 << mask.bit_count():
+        return sum(1 for m in fold_masks(bits_of(mask)) if m in taken)
+    return sum(1 for m in taken if m & mask == m and m & (m - 1))
 
 
 SCALE = 1 << 20  # above any reuse total: (shared, reuse) compared as shared * SCALE + reuse
@@ -170,3 +186,25 @@ def partitions_into(
             # must start at index >= first there
             below = first - 1 if rest and rest[0] == size else -1
             yield from ([subset, *tail] for tail in partitions_into(remaining, rest, below))
+
+
+def lazy_greedy(
+    block: Sequence[int], parts: list[int], taken: frozenset[int], others: list[int], limit: int,
+) -> list[tuple[int, ...]]:
+    """The greedy placement without tables, one sub-block at a time, among the first
+    ``limit`` sub-blocks of each size (huge axes: bounded time): most folds already
+    ``taken`` inside, then most ``others`` (masks of other meshes' axes) containing it."""
+    remaining = list(block)
+    chosen: list[tuple[int, ...]] = []
+    for size in parts:
+        best: tuple[tuple[int, int], tuple[int, ...]] | None = None
+        # with nothing taken and no other meshes every key is (0, 0): the first one wins
+        for subset in islice(combinations(remaining, size), limit if taken or others else 1):
+            mask = mask_of(subset)
+            key = (folds_inside(mask, taken), sum(1 for om in others if om & mask == mask))
+            if best is None or key > best[0]:
+                best = (key, subset)
+        assert best is not None
+        chosen.append(best[1])
+        remaining = [b for b in remaining if b not in best[1]]
+    return chosen

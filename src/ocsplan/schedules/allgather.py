@@ -112,9 +112,13 @@ register_pair(
 
 
 def _tree_cost(topo: Topology) -> ClosedForm:
-    from .allreduce import tree_cost, tree_counts  # the one-shot-dvo trees
+    from .allreduce import dvo_block_cost, tree_cost, tree_counts  # the one-shot-dvo trees
 
-    return tree_cost(topo, tree_counts(topo), topo.size) if topo.bits else ClosedForm(0, Fraction(0), 0)
+    if not topo.bits:
+        return ClosedForm(0, Fraction(0), 0)
+    if topo.block_profile is not None:  # without building the tree
+        return dvo_block_cost(topo, topo.size)
+    return tree_cost(topo, tree_counts(topo), topo.size)
 
 
 def _tree_build(topo: Topology, payload: int) -> Program:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
-from ..cayley import Topology
+from ..cayley import Topology, block_fold_groups
 from .base import (
     ClosedForm,
     Item,
@@ -25,7 +25,7 @@ from .base import (
     translate,
 )
 
-__all__ = ["balanced_parents", "gray_cycle"]
+__all__ = ["balanced_parents", "dvo_block_cost", "gray_cycle"]
 
 Layers = list[tuple[int, ...]]
 
@@ -145,10 +145,15 @@ def balanced_parents(topo: Topology) -> dict[int, int]:
     """
     dist = topo.distances
     gens = sorted(topo.gens)
+    blocks = block_fold_groups(topo.gens, topo.bits)
     parent: dict[int, int] = {}
     for k in range(1, (topo.diameter if topo.bits else 0) + 1):
         layer = [d for d in range(topo.size) if dist[d] == k]
-        options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
+        if blocks is not None:
+            # on a block fold, a step toward 0 clears one non-zero sub-block of d
+            options = {d: sorted(d & b for b in blocks if d & b) for d in layer}
+        else:
+            options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
         load = dict.fromkeys(gens, 0)
         owned: dict[int, list[int]] = {g: [] for g in gens}
         for d in layer:
@@ -231,7 +236,27 @@ def tree_phases(topo: Topology) -> list[dict[int, list[int]]]:
 
 
 def _dvo_cost(topo: Topology) -> ClosedForm:
-    return tree_cost(topo, tree_counts(topo)) if topo.bits else ClosedForm(0, Fraction(0), 0)
+    if not topo.bits:
+        return ClosedForm(0, Fraction(0), 0)
+    if topo.block_profile is not None:
+        return dvo_block_cost(topo)
+    return tree_cost(topo, tree_counts(topo))
+
+
+def dvo_block_cost(topo: Topology, per: int = 1) -> ClosedForm:
+    """:func:`tree_cost` of the balanced tree of a block fold without building it.
+
+    A label at distance k is non-zero on k sub-blocks and may hang from exactly the k
+    generators that clear one of them. Any set S of generators (s_i of them from
+    sub-block i) is the only option of e_k(s) labels at distance k, and
+    e_k(s) / e_1(s) grows with every s_i, so the Hall bound of phase k is largest for
+    all generators: ceil(N_k / degree) with N_k the labels at distance k. The balanced
+    tree meets it (no augmenting path from a most loaded generator remains, see
+    :func:`balanced_parents`), and phase 1 drives every generator. ``per`` as in
+    :func:`tree_cost` (tree-gather moves 1/size of the payload per label)."""
+    degree = topo.degree
+    loads = sum(-(-count // degree) for count in topo.distance_counts[1:])
+    return ClosedForm(topo.diameter, Fraction(loads, per), degree)
 
 
 def _dvo_build(topo: Topology, payload: int) -> Program:
