@@ -90,6 +90,9 @@ def build(directory: Path) -> dict[str, str]:
     sub = INSTANCE.replace
     put("world70.toml", sub("world = 64", f"world = {2**70}").replace("shape = [8, 8]", f"shape = [{2**35}, {2**35}]"))
     put("ports1e9.toml", sub("ports = 8", "ports = 1000000000"))
+    # 2^14 ranks on one 14-bit axis at 4096 ports: ~4.8M (layer, fold) rows for the exact models
+    put("exact-huge.toml", sub("world = 64", "world = 16384").replace("ports = 8", "ports = 4096")
+        .replace("shape = [8, 8]", "shape = [16384, 1]"))
     put("ports2e63.toml", sub("ports = 8", f"ports = {2**63}"))
     put("world-inf.toml", sub("world = 64", "world = inf"))
     put("payload-big.toml", sub('payload = "4KiB"', f"payload = {10**400}"))
@@ -164,6 +167,8 @@ CASES: tuple[Case, ...] = (
     _c("solve-world-2^70", "solve", "{world70_toml}", names="fabric.world"),
     _c("solve-ports-1e9", "solve", "{ports1e9_toml}", names="fabric.ports"),
     _c("solve-ports-2^63", "solve", "{ports2e63_toml}", "--method", "cpsat", names="fabric.ports"),
+    _c("solve-exact-too-big", "solve", "{exact_huge_toml}", "--method", "milp", "--json", J,
+       names="mesh[0].shape[0]", outputs=(J,)),
     _c("solve-world-inf", "solve", "{world_inf_toml}", names="fabric.world"),
     _c("solve-payload-10^400", "solve", "{payload_big_toml}", "--json", J, names="payload", outputs=(J,)),
     _c("solve-payload-1e400B", "solve", "{payload_1e400_toml}", names="payload"),

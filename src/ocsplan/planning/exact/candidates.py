@@ -21,11 +21,12 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
 from typing import Any, TypeVar
 
 from ...cayley import Topology, fold_masks, profile_folds
 from ...cost import phase_time
-from ...errors import InfeasibleError
+from ...errors import InfeasibleError, InstanceError
 from ...instance import Demand, Instance
 from ...schedules import closed_form
 from ..space import (
@@ -60,6 +61,11 @@ _UB_SLACK = 1e-9
 # With more partition classes than this the models choose the partition bit by bit
 # (formulations/cpsat.md, section 5b) instead of one variable per class.
 COMPACT_FROM = 64
+
+# Sizes the exact models refuse (README "Limits"): an axis's (layer, fold) rows, about
+# 3^bits for an axis spanning ``bits`` (n = 13 fits), and its demands' candidates.
+MAX_FOLD_ROWS = 2_000_000
+MAX_CANDIDATES = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,25 @@ def _fixed_blocks(instance: Instance, layout: tuple[MeshClasses, ...]) -> dict[t
     return out
 
 
+def _check_size(
+    instance: Instance, m: int, i: int, shapes: list[Shape], blocks: set[tuple[int, ...]],
+) -> None:
+    """Refuse an axis the exact models cannot hold (:data:`MAX_FOLD_ROWS`,
+    :data:`MAX_CANDIDATES`), before listing anything: its (layer, fold) rows and an upper
+    bound of its demands' candidates (every shape, 4 schedules, every multiplicity)."""
+    top_k = max((max(s) for s in shapes if s and not is_irregular(s) and s != RING), default=1)
+    rows = sum(comb(len(block), size) * ((1 << size) - size - 1) for block in blocks for size in range(2, top_k + 1))
+    demands = len(instance.meshes[m].axes[i].demands)
+    candidates = demands * (len(shapes) + 1) * 4 * (instance.budget.ports + 1)
+    for what, count, limit in (("(layer, fold) rows", rows, MAX_FOLD_ROWS),
+                               ("demand candidates", candidates, MAX_CANDIDATES)):
+        if count > limit:
+            raise InstanceError(
+                instance.source or instance.name, f"mesh[{m}].shape[{i}]",
+                f"the exact models would list up to {count:,} {what} for this axis, more than their"
+                f" limit of {limit:,}: use --method heuristic")
+
+
 def enumerate_candidates(
     instance: Instance,
     upper_bound: float | None = None,
@@ -267,6 +292,14 @@ def enumerate_candidates(
             shapes = [s for s in integer_partitions(a) if profile_folds(s) <= spare]
             if irregular and any(floods(d) for d in axis.demands):
                 shapes += [s for s in irregular_shapes(a) if shape_folds(s) <= spare]
+            blocks: tuple[tuple[int, ...], ...]
+            if use_compact:
+                blocks = (fixed[(m, i)],) if (m, i) in fixed else ()
+                span = fixed.get((m, i), tuple(range(n - 1, -1, -1)))
+            else:
+                blocks = tuple(tuple(part[m][i]) for part in partitions)
+                span = tuple(sorted({b for block in blocks for b in block}, reverse=True))
+            _check_size(instance, m, i, shapes, set(blocks) if blocks else {span})
             per_demand: list[tuple[Demand, int, list[Candidate]]] = []
             useful: set[Shape] = {cube}
             for k, d in enumerate(axis.demands):
@@ -316,13 +349,6 @@ def enumerate_candidates(
             all_shapes: list[Shape] = [cube, *ordered]
             if (m, i) in ring_axes:
                 all_shapes.append(RING)
-            blocks: tuple[tuple[int, ...], ...]
-            if use_compact:
-                blocks = (fixed[(m, i)],) if (m, i) in fixed else ()
-                span = fixed.get((m, i), tuple(range(n - 1, -1, -1)))
-            else:
-                blocks = tuple(tuple(part[m][i]) for part in partitions)
-                span = tuple(sorted({b for block in blocks for b in block}, reverse=True))
             top_k = max((max(s) for s in ordered if not is_irregular(s)), default=1)
             layer_set: set[tuple[int, ...]] = set()
             for block in set(blocks) if blocks else [span]:
