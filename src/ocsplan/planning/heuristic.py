@@ -699,7 +699,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     ``irregular=False`` keeps to the paper's space (block folds only)."""
     from .joint import joint  # these use this module's search
     from .repartition import repartition
-    from .shortlist import SHORTLIST_FINALISTS, refine, shortlist_partitions
+    from .shortlist import SHORTLIST_FINALISTS, shortlist_partitions
 
     start = time.perf_counter()
     ctx = _Context(instance, irregular)
@@ -734,8 +734,6 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             result, _ = second.descend(1, effort=screen_effort, extended=True)
             if result is not None:
                 screened.append((result.objective, result.ports, idx, second, result))
-    if shortlist.shortlisted and screened:
-        screened += refine(ctx, shortlist, screened, screen_effort, late)
     if not screened:
         raise InfeasibleError(f"{instance.source or instance.name}: no plan fits {instance.budget.ports} ports")
     screened.sort(key=lambda item: item[:3])
@@ -743,7 +741,6 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     cutoff = screened[0][0] * (1 + FINALIST_WINDOW)
     finalists = [item for k, item in enumerate(screened) if k < FINALISTS or item[0] <= cutoff]
     finalists = finalists[: SHORTLIST_FINALISTS if shortlist.shortlisted else MAX_FINALISTS]
-    finalists += [item for item in screened if item[2] in shortlist.favourites and item not in finalists]
     finals: list[tuple[float, int, int, _Search, _Eval]] = []
     for k, (_, _, idx, search, result) in enumerate(finalists):
         if late():

@@ -2,11 +2,10 @@
 
 Instances with several meshes of several axes have up to hundreds of thousands of
 partition classes, too many to screen each with a descent pass. With more than
-:data:`SHORTLIST_FROM`, two cheap proxies rank them (:func:`proxies`), the best by each
-are screened, and a hill climb on the screening over swap neighbours
-(:func:`~ocsplan.planning.space.neighbour_partitions`) refines the best screened ones
-(:func:`refine`). With fewer, all are screened and the proxies only name favourites
-that become finalists whatever their screening. Deterministic: ties break by index.
+:data:`SHORTLIST_FROM`, two cheap proxies rank them (:func:`proxies`) and the best by
+each are screened; the moves across partition classes of
+:mod:`ocsplan.planning.repartition` look beyond them from the best final state.
+Deterministic: ties break by index.
 """
 
 from __future__ import annotations
@@ -16,12 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 
-from .heuristic import FINALISTS, _better, _Context, _Eval, _Search
+from .heuristic import _better, _Context, _Search
 from .placement import installed_folds
 from .space import RING, Groups, Partition, Shape, neighbour_partitions, partition_table
 
-__all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "refine",
-           "shortlist_partitions"]
+__all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "shortlist_partitions"]
 
 SHORTLIST_FROM = 48  # with more partition classes than this, screen only a shortlist:
 SHORTLIST = 16  # the best this many by each of two cheap proxies
@@ -30,11 +28,6 @@ LOCAL_STARTS = 3  # from this many of the best by each proxy,
 RANK_LIMIT = 750  # until this many classes are ranked in all
 PROXY_SHAPES = 3  # shapes per axis the multiplicity-1 proxy tries
 SHORTLIST_FINALISTS = 4  # finalists (of MAX_FINALISTS) after a shortlist
-PROXY_FINALISTS = 3  # plus the best this many by each proxy,
-SHORTLIST_FAVOURITES = 0  # or this many after a shortlist (the refinement looks further);
-ALL_FINALISTS = 12  # up to this many classes, every one is a finalist
-LOCAL_CENTERS = 2  # hill climbs on the screening from this many screened partitions,
-REFINE_LIMIT = 40  # at most this many screenings in all
 
 
 class UnitPricer:
@@ -128,42 +121,6 @@ def proxies(ctx: _Context, pricer: UnitPricer, partition: Partition, effort: int
 class Shortlist:
     pairs: list[tuple[int, Partition]]  # (index, partition) to screen
     shortlisted: bool  # whether some classes were left out
-    favourites: frozenset[int]  # indices that become finalists whatever their screening
-    index: dict[Partition, int]  # every class ranked, by index
-
-
-_Screened = tuple[float, int, int, _Search, _Eval]  # objective, ports, partition index, search, result
-
-
-def refine(
-    ctx: _Context, shortlist: Shortlist, screened: list[_Screened], effort: int, late: Callable[[], bool],
-) -> list[_Screened]:
-    """Hill climbs on the screening itself from the :data:`LOCAL_CENTERS` best screened
-    partitions of a shortlist: screen every swap neighbour not screened yet, move to the
-    best while it improves, at most :data:`REFINE_LIMIT` screenings in all (the proxies
-    misjudge some classes by a few per cent; their neighbours' screening does not)."""
-    done = {partition for _, partition in shortlist.pairs}
-    index = dict(shortlist.index)
-    out: list[_Screened] = []
-    for current in sorted(screened, key=lambda item: item[:3])[:LOCAL_CENTERS]:
-        while len(out) < REFINE_LIMIT and not late():
-            best = current
-            table = partition_table(ctx.instance, current[3].partition)
-            for _, partition in neighbour_partitions(ctx.instance, table):
-                if partition in done or len(out) >= REFINE_LIMIT:
-                    continue
-                done.add(partition)
-                idx = index.setdefault(partition, len(index))
-                search = _Search(ctx, partition)
-                result, _ = search.descend(1, effort=effort)
-                if result is not None:
-                    out.append((result.objective, result.ports, idx, search, result))
-                    if out[-1][:3] < best[:3]:
-                        best = out[-1]
-            if best is current:
-                break
-            current = best
-    return out
 
 
 def shortlist_partitions(
@@ -172,17 +129,13 @@ def shortlist_partitions(
     """The partitions to screen: all of them when there are at most
     :data:`SHORTLIST_FROM`, else the union of the :data:`SHORTLIST` best by each of
     :func:`proxies`, in the order found (ties keep breaking towards the earlier one).
-    With more than :data:`FINALISTS`, the :data:`PROXY_FINALISTS` best by each proxy
-    are favourites: a one-pass screening can misjudge a partition whose folds pay off
-    only together (instances/families/hard/wide-s13-0004 by 10 %). Up to
-    :data:`ALL_FINALISTS` classes, all are favourites (random-s12-0019: 1.3 % -> 0.17 %).
 
     The proxies rank up to :data:`RANK_CAP` classes in enumeration order; when there
     are more, a hill climb over swap neighbours (:func:`neighbour_partitions`) starts
     from the :data:`LOCAL_STARTS` best by each proxy and ranks what it visits."""
     head = list(islice(partitions, SHORTLIST_FROM + 1))
-    if len(head) <= FINALISTS:
-        return Shortlist(list(enumerate(head)), False, frozenset(), {})
+    if len(head) <= SHORTLIST_FROM:
+        return Shortlist(list(enumerate(head)), False)
     pricer = UnitPricer(ctx)
     found: list[Partition] = []
     scores: list[tuple[float, float]] = []
@@ -221,14 +174,6 @@ def shortlist_partitions(
                          f" and {len(found) - enumerated} more found by a hill climb")
     by_cube = sorted(range(len(found)), key=lambda i: (scores[i][0], i))
     by_folds = sorted(range(len(found)), key=lambda i: (scores[i][1], i))
-    favourites = frozenset(by_cube[:PROXY_FINALISTS] + by_folds[:PROXY_FINALISTS])
-    if len(found) <= ALL_FINALISTS:
-        favourites = frozenset(range(len(found)))
-    if len(found) <= SHORTLIST_FROM:
-        return Shortlist(list(enumerate(found)), False, favourites, index)
     chosen = sorted(set(by_cube[:SHORTLIST] + by_folds[:SHORTLIST]))
-    favourites = frozenset(by_cube[:SHORTLIST_FAVOURITES] + by_folds[:SHORTLIST_FAVOURITES])
     notes.append(f"screened a shortlist of {len(chosen)} of {len(found)} partition classes")
-    return Shortlist([(idx, found[idx]) for idx in chosen], True, favourites, index)
-
-
+    return Shortlist([(idx, found[idx]) for idx in chosen], True)
