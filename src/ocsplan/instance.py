@@ -22,6 +22,7 @@ from .limits import (
     MAX_MESHES,
     MAX_PAYLOAD,
     MAX_PORTS,
+    MAX_TREE_ROUTE_RANKS,
     MAX_WEIGHT,
     MAX_WORLD,
     MIN_LATENCY_S,
@@ -251,12 +252,21 @@ class _Reader:
                 self.keys(sub, _DEMAND_KEYS, where)
                 demand = self.demand(sub, where)
                 if demand is not None:
+                    self.routable(demand, size, where)
                     demands.append(demand)
         elif table:
             demand = self.demand(table, field)
             if demand is not None:
+                self.routable(demand, size, field)
                 demands.append(demand)
         return Axis(size=size, demands=tuple(demands))
+
+    def routable(self, demand: Demand, size: int, field: str) -> None:
+        """An explicit tree-route is priced from its per-rank routes on every shape tried:
+        bounded to axes of at most :data:`MAX_TREE_ROUTE_RANKS` ranks."""
+        if demand.schedule == "tree-route" and size > MAX_TREE_ROUTE_RANKS:
+            raise self.fail(f"{field}.schedule", f"tree-route is limited to axes of at most"
+                            f" {MAX_TREE_ROUTE_RANKS} ranks (this one has {size}): use schedule = \"auto\"")
 
     def mesh(self, value: object, index: int, world: int) -> Mesh:
         field = f"mesh[{index}]"

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_PAYLOAD",
     "MAX_PORTS",
     "MAX_TIME_LIMIT_S",
+    "MAX_TREE_ROUTE_RANKS",
     "MAX_WEIGHT",
     "MAX_WORLD",
     "MIN_LATENCY_S",
@@ -42,6 +43,7 @@ MAX_PORTS = 4096  # ports per accelerator; also bounds every multiplicity
 MAX_MESHES = 64  # meshes of one instance
 MAX_AXES = 64  # axes of one mesh (sizes of one are allowed, so not just n)
 MAX_DEMANDS = 64  # demands of one axis
+MAX_TREE_ROUTE_RANKS = 1 << 12  # ranks of an axis with an explicit tree-route (priced per rank: 5 s at 2^12, 35 s at 2^14)
 MAX_PAYLOAD = 1 << 50  # bytes of one demand's buffer (1 PiB)
 MAX_WEIGHT = 1e12  # calls per step of one demand
 MIN_LATENCY_S, MAX_LATENCY_S = 1e-15, 1e3  # per-phase latency

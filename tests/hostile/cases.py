@@ -90,6 +90,10 @@ def build(directory: Path) -> dict[str, str]:
     sub = INSTANCE.replace
     put("world70.toml", sub("world = 64", f"world = {2**70}").replace("shape = [8, 8]", f"shape = [{2**35}, {2**35}]"))
     put("ports1e9.toml", sub("ports = 8", "ports = 1000000000"))
+    # an explicit tree-route on 2^13 ranks: priced per rank on every shape (limit 2^12)
+    put("tree-route-big.toml", sub("world = 64", "world = 8192").replace("shape = [8, 8]", "shape = [8192, 1]")
+        .replace('{ collective = "all-reduce", payload = "4KiB" }',
+                 '{ collective = "all-to-all", payload = "4KiB", schedule = "tree-route" }'))
     # 2^14 ranks on one 14-bit axis at 4096 ports: ~4.8M (layer, fold) rows for the exact models
     put("exact-huge.toml", sub("world = 64", "world = 16384").replace("ports = 8", "ports = 4096")
         .replace("shape = [8, 8]", "shape = [16384, 1]"))
@@ -167,6 +171,7 @@ CASES: tuple[Case, ...] = (
     _c("solve-world-2^70", "solve", "{world70_toml}", names="fabric.world"),
     _c("solve-ports-1e9", "solve", "{ports1e9_toml}", names="fabric.ports"),
     _c("solve-ports-2^63", "solve", "{ports2e63_toml}", "--method", "cpsat", names="fabric.ports"),
+    _c("solve-tree-route-big", "solve", "{tree_route_big_toml}", names="mesh[0].axes[0].schedule"),
     _c("solve-exact-too-big", "solve", "{exact_huge_toml}", "--method", "milp", "--json", J,
        names="mesh[0].shape[0]", outputs=(J,)),
     _c("solve-world-inf", "solve", "{world_inf_toml}", names="fabric.world"),
