@@ -123,6 +123,8 @@ def test_output_honours_the_umask(tmp_path: Path, umask: int) -> None:
 
 CTRL_C = """
 import os, signal, sys, threading
+# Python's own handler, as in a terminal, even when started from a shell that ignores SIGINT (nohup, &)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from ocsplan.instance import load_instance
 from ocsplan.planning.exact import plan_cpsat
 plan_cpsat(load_instance(sys.argv[1]))
