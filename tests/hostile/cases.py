@@ -56,6 +56,27 @@ def _deep(depth: int, json_text: bool) -> str:
     return json.dumps({"schema": "x", "deep": 0}).replace("0}", inner + "}") if json_text else f"a = {inner}\n"
 
 
+def _tree_route_plan(plan_text: str) -> str:
+    """The base plan widened to 2^13 ranks on one axis that runs tree-route (limit 2^12)."""
+
+    def pad(x: object) -> object:
+        if isinstance(x, str) and len(x) == 6 and set(x) <= {"0", "1"}:
+            return "0" * 7 + x
+        if isinstance(x, list):
+            return [pad(y) for y in x]
+        if isinstance(x, dict):
+            return {k: pad(v) for k, v in x.items()}
+        return x
+
+    data = pad(json.loads(plan_text))
+    assert isinstance(data, dict)
+    data["world"] = 8192
+    data["meshes"][0]["shape"] = [8192, 1]
+    data["meshes"][0]["bits"] = [list(range(12, -1, -1)), []]
+    data["meshes"][0]["axes"][0]["demands"][0]["schedule"] = "tree-route"
+    return json.dumps(data)
+
+
 def build(directory: Path) -> dict[str, str]:
     """Write the base and hostile files into ``directory``; placeholder -> path."""
     d = Path(directory)
@@ -75,6 +96,7 @@ def build(directory: Path) -> dict[str, str]:
     plan = plan_heuristic(instance)
     plan_text = dumps_plan(plan)
     put("plan.json", plan_text)
+    put("plan-tree-route-big.json", _tree_route_plan(plan_text))
     fabric_text = (ROOT / "simulate" / "fabrics" / "ocs-single.toml").read_text()
     put("fabric.toml", fabric_text)
     put("eps.toml", (ROOT / "simulate" / "fabrics" / "eps-single.toml").read_text())
@@ -285,6 +307,8 @@ CASES: tuple[Case, ...] = (
        outputs=(J,)),
     _c("realize-mult-1e9-ports", "realize", "{plan_mult1e9_ports_json}", "--fabric", F, names="ports"),
     _c("realize-world-2^70", "realize", "{plan_world70_json}", "--fabric", F, names="world"),
+    _c("realize-tree-route-big", "realize", "{plan_tree_route_big_json}", "--fabric", F, "--out", J,
+       names="demands[0].schedule", outputs=(J,)),
     _c("realize-objective", "realize", "{plan_objective_json}", "--fabric", F, "--out", J, names="objective",
        outputs=(J,)),
     _c("realize-out-dir", "realize", P, "--fabric", F, "--out", "{a_dir}", names="--out"),
