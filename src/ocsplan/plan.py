@@ -620,14 +620,15 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
                 layers = f.items(d, "layers", dw, n)
                 uses = f.items(d, "uses", dw, 2 * MAX_PORTS)
                 fold = f.items(d, "fold", dw, 2 * MAX_PORTS) if isinstance(d, Mapping) and "fold" in d else []
-                if f.string(d, "schedule", dw) == "tree-route" and len(bits) > MAX_TREE_ROUTE_RANKS.bit_length() - 1:
+                schedule = f.string(d, "schedule", dw)
+                if schedule == "tree-route" and len(bits) > MAX_TREE_ROUTE_RANKS.bit_length() - 1:
                     raise f.fail(f"{dw}.schedule", f"tree-route is limited to axes of at most {MAX_TREE_ROUTE_RANKS}"
                                  f" ranks (this one has 2^{len(bits)})")
                 demands.append(DemandPlan(
                     collective=f.string(d, "collective", dw),
                     payload_bytes=f.integer(d, "payload_bytes", dw, 1, MAX_PAYLOAD),
                     weight=f.number(d, "weight", dw, 0.0, MAX_WEIGHT),
-                    schedule=f.string(d, "schedule", dw),
+                    schedule=schedule,
                     groups=tuple(
                         tuple(check_int(b, f.fail, f"{dw}.layers[{li}]", 0, n - 1) for b in _items(g, f, dw))
                         for li, g in enumerate(layers)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
@@ -292,6 +293,17 @@ class _Search:
             self._placed[memo_key] = self._place(j, shape, local, exact, cubes)
         return self._placed[memo_key]
 
+    def moves(
+        self, j: int, shape: Shape, profiles: list[Groups], shapes: list[Shape],
+    ) -> Iterator[tuple[list[Groups], list[Shape]]]:
+        """The configurations with axis j on ``shape`` at each exhaustive placement, but
+        the one it holds."""
+        for groups in self.placements(j, shape, profiles, shapes, exact=True):
+            if groups != profiles[j] or shape != shapes[j]:
+                trial_p, trial_s = list(profiles), list(shapes)
+                trial_p[j], trial_s[j] = groups, shape
+                yield trial_p, trial_s
+
     def _place(
         self, j: int, shape: Shape, taken: frozenset[int], exact: bool, cubes: tuple[int, ...]
     ) -> tuple[Groups, ...]:
@@ -520,11 +532,7 @@ class _Search:
                     for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
                         if ctx.late():
                             return sorted(pool.values(), key=key)[:width]
-                        for groups in self.placements(j, shape, st.profiles, st.shapes, exact=True):
-                            if groups == st.profiles[j] and shape == st.shapes[j]:
-                                continue
-                            profiles, shapes = list(st.profiles), list(st.shapes)
-                            profiles[j], shapes[j] = groups, shape
+                        for profiles, shapes in self.moves(j, shape, st.profiles, st.shapes):
                             result = self.evaluate(profiles, shapes, effort)
                             if result is not None:
                                 pool.setdefault(key(result)[2], result)

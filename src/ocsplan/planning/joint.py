@@ -134,9 +134,7 @@ def _rechoose(search: _Search, j: int, profiles: list[Groups], shapes: list[Shap
         if k == j:
             continue
         for other in ctx.axes[k].shapes:
-            for groups in search.placements(k, other, profiles, shapes, exact=True):
-                trial_p, trial_s = list(profiles), list(shapes)
-                trial_p[k], trial_s[k] = groups, other
+            for trial_p, trial_s in search.moves(k, other, profiles, shapes):
                 result = search.evaluate(trial_p, trial_s, effort)
                 if improves(result, current):
                     current = result

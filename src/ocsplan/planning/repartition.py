@@ -127,11 +127,7 @@ def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: i
         best = current
         shapes = search.ctx.axes[j].shapes if pos < own else (current.shapes[j], search.cube_shapes[j])
         for shape in shapes:
-            for groups in search.placements(j, shape, current.profiles, current.shapes, exact=True):
-                if groups == current.profiles[j] and shape == current.shapes[j]:
-                    continue
-                profiles, trial = list(current.profiles), list(current.shapes)
-                profiles[j], trial[j] = groups, shape
+            for profiles, trial in search.moves(j, shape, current.profiles, current.shapes):
                 result = search.evaluate(profiles, trial, effort)
                 if improves(result, best):
                     best = result
