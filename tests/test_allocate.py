@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from ocsplan.planning.allocate import Allocator, allocate, undominated
+from ocsplan.planning.allocate import Allocator, allocate, lower_bound, undominated
 
 
 def _random_problem(seed: int) -> tuple[list[list[int]], list[int], list[list[tuple[float, float, int]]]]:
@@ -78,3 +78,40 @@ def test_allocation_fits_and_prices_its_levels(seed: int, effort: int) -> None:
         if sum(w * (lv - 1) for w, lv in zip(weights, levels_, strict=True)) <= spare
     )
     assert objective >= best * (1 - 1e-12)
+
+
+def _optimum(
+    sets: list[list[int]], weights: list[int], options: list[list[tuple[float, float, int]]], spare: int
+) -> float:
+    """Brute force: the best objective over every level vector within the ports."""
+    return min(
+        _objective(sets, options, list(levels))
+        for levels in itertools.product(range(1, spare + 2), repeat=len(weights))
+        if sum(w * (lv - 1) for w, lv in zip(weights, levels, strict=True)) <= spare
+    )
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_lower_bound_is_below_the_optimum(seed: int) -> None:
+    sets, weights, options = _random_problem(seed)
+    spare = random.Random(seed).randint(0, 6)
+    bound = lower_bound(sets, weights, options, spare)
+    assert bound <= _optimum(sets, weights, options, spare) * (1 + 1e-12)
+    for effort in (-1, 0, 1, 2):  # so below every allocation too
+        assert bound <= allocate(sets, weights, options, spare, effort)[0] * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lower_bound_is_exact_without_volume(seed: int) -> None:
+    # no volume term: every allocation costs the latencies alone, and so does the bound
+    sets, weights, options = _random_problem(seed)
+    options = [[(lat, 0.0, s) for lat, _, s in opts] for opts in options]
+    assert lower_bound(sets, weights, options, 5) == _optimum(sets, weights, options, 5)
+
+
+def test_lower_bound_by_hand() -> None:
+    # set 0 = {g0, g1} (3 ports per level), set 1 = {g1} (2 per level), 7 ports spare:
+    # set 0 reaches at most 1 + 7 // 3 = 3, set 1 at most 1 + 7 // 2 = 4
+    sets, weights = [[0, 1], [1]], [1, 2]
+    options = [[(1.0, 6.0, 0)], [(2.0, 8.0, 1), (0.5, 12.0, 0)]]
+    assert lower_bound(sets, weights, options, 7) == pytest.approx((1 + 6 / 3) + min(2 + 8 / 4, 0.5 + 12 / 3))

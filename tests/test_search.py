@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+from typing import Any
 
 import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
 from ocsplan.plan import AxisPlan, Plan, dumps_plan, plan_to_dict
+from ocsplan.planning.allocate import allocate as real_allocate
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.space import candidate_partitions
@@ -233,3 +236,32 @@ def test_heuristic_on_instances_that_once_defeated_it(name: str) -> None:
     # the extended space contains the block one: its plan is held to the same bar
     extended = plan_heuristic(inst)
     assert check_plan(extended, inst) == [] and extended.objective_s <= limit
+
+
+
+@pytest.mark.parametrize(
+    "path", ["instances/families/hard/wide-s2026-0070.toml", "instances/families/hard/random-s12-0019.toml",
+             "instances/paper-multimesh-n256.toml"],
+)
+def test_bound_skips_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # descents, beams, joint moves and bit exchanges skip an allocation whose lower bound
+    # cannot beat what they hold: fewer allocations, and the plan of the bound switched off
+    from ocsplan.planning import heuristic
+
+    inst = load_instance(ROOT / path)
+    calls: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real_allocate(*args, **kwargs)
+
+    monkeypatch.setattr(heuristic, "allocate", counting)
+    with_bound = plan_to_dict(plan_heuristic(inst))
+    skipping = len(calls)
+    calls.clear()
+    monkeypatch.setattr(heuristic, "lower_bound", lambda *args: -math.inf)  # never above a cutoff
+    without = plan_to_dict(plan_heuristic(inst))
+    for d in (with_bound, without):
+        d.pop("solve_seconds")
+    assert with_bound == without
+    assert skipping < len(calls)

@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["NEGLIGIBLE", "Allocator", "allocate", "undominated"]
+__all__ = ["NEGLIGIBLE", "Allocator", "allocate", "lower_bound", "undominated"]
 
 Options = Sequence[Sequence[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
 Result = tuple[float, list[int], list[int]]  # objective, level per generator, level per set
@@ -67,6 +67,15 @@ def allocate(
         if not improved:
             break
     return best
+
+
+def lower_bound(sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int) -> float:
+    """A lower bound on the objective of every allocation within ``spare`` ports: lifting
+    a set to multiplicity e costs (e - 1) x its generators' ports, so no set passes
+    1 + spare // those ports; each demand costs at least its cheapest option there.
+    Exact where latency dominates; the planner skips allocations it shows cannot win."""
+    ceiling = [1 + spare // ports if (ports := sum(weights[g] for g in members)) else _BIG for members in sets]
+    return sum(min(lat + vol / ceiling[s] for lat, vol, s in opts) for opts in options)
 
 
 def undominated(opts: Sequence[tuple[float, float, T]]) -> tuple[tuple[float, float, T], ...]:

@@ -34,7 +34,7 @@ from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES, closed_form
-from .allocate import allocate, undominated
+from .allocate import allocate, lower_bound, undominated
 from .placement import (
     DIGIT,
     SCALE,
@@ -77,6 +77,7 @@ EXACT_PLACEMENTS = 300  # place sub-blocks exhaustively up to this many placemen
 TABLE_CELLS = 1 << 22  # sub-block tables (sub-blocks x fold masks) up to this size; beyond, placed lazily
 LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 MAX_PASSES = 4
+BOUND_SLACK = 1e-9  # a configuration is skipped when its bound exceeds the one to beat by this share
 IRREGULAR_FINALISTS = 2  # finalists that also beam over irregular folds (and from the irregular starts)
 JOINT_PARTITIONS = 2  # the best final states of this many partitions try joint moves (joint.joint)
 
@@ -124,6 +125,7 @@ class _Context:
         self._axis_cost: dict[tuple[int, int, Shape], float] = {}
         self._allocations: dict[tuple[object, ...], tuple[float, list[int], list[int]]] = {}
         self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
+        self.bounds: dict[tuple[object, ...], float] = {}  # configurations skipped there: their bound
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
@@ -138,11 +140,18 @@ class _Context:
     def allocate(
         self, sets: tuple[tuple[int, ...], ...], weights: tuple[int, ...],
         options: tuple[tuple[tuple[float, float, int], ...], ...], spare: int, effort: int,
-    ) -> tuple[float, list[int], list[int]]:
+        cutoff: float | None = None,
+    ) -> tuple[float, list[int], list[int]] | float:
         """:func:`~ocsplan.planning.allocate.allocate`, remembered: partitions and states that
-        differ only in bit positions pose the same allocation problem (read-only result)."""
+        differ only in bit positions pose the same allocation problem (read-only result).
+        Given ``cutoff``, the :func:`~ocsplan.planning.allocate.lower_bound` instead when it
+        exceeds ``cutoff`` (nothing allocated)."""
         key = (sets, weights, options, spare, effort)
         if key not in self._allocations:
+            if cutoff is not None:
+                bound = lower_bound(sets, weights, options, spare)
+                if bound > cutoff * (1 + BOUND_SLACK):
+                    return bound
             self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late)
         return self._allocations[key]
 
@@ -437,17 +446,32 @@ class _Search:
             return tuple(groups), shape
         return None
 
-    def evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int = 1) -> _Eval | None:
+    def evaluate(
+        self, profiles: list[Groups], shapes: list[Shape], effort: int = 1, cutoff: float | None = None,
+    ) -> _Eval | None:
         """The configuration priced with multiplicities allocated at ``effort``; None if
-        its generators do not fit. Remembered per partition (read-only result): the
-        screening in both spaces and the beams revisit configurations."""
+        its generators do not fit, or (given ``cutoff``) if a bound shows its objective
+        exceeds ``cutoff``: callers that only look for something better than ``cutoff``
+        skip the allocation. Remembered per partition (read-only result): the screening
+        in both spaces and the beams revisit configurations."""
         key = (self.partition, tuple(profiles), tuple(shapes), effort)
         evals = self.ctx.evals
-        if key not in evals:
-            evals[key] = self._evaluate(profiles, shapes, effort)
-        return evals[key]
+        if key in evals:
+            return evals[key]
+        bounds = self.ctx.bounds
+        if cutoff is not None and key in bounds and bounds[key] > cutoff * (1 + BOUND_SLACK):
+            return None
+        result = self._evaluate(profiles, shapes, effort, cutoff)
+        if isinstance(result, float):
+            bounds[key] = result
+            return None
+        evals[key] = result
+        return result
 
-    def _evaluate(self, profiles: list[Groups], shapes: list[Shape], effort: int) -> _Eval | None:
+    def _evaluate(
+        self, profiles: list[Groups], shapes: list[Shape], effort: int, cutoff: float | None = None,
+    ) -> _Eval | float | None:
+        """:meth:`evaluate`; the bound instead when it exceeds ``cutoff``."""
         ctx = self.ctx
         fabric = ctx.budget
         chosen, chosen_shapes = profiles, shapes
@@ -501,13 +525,12 @@ class _Search:
             priced += axis_priced
         keys = list(weight)
         index = {key: i for i, key in enumerate(keys)}
-        objective, levels, eff = ctx.allocate(
-            tuple(tuple(index[g] for g in members) for members in sets),
-            tuple(weight[key] for key in keys),
-            priced,
-            fabric.ports - base,
-            effort,
-        )
+        problem = (tuple(tuple(index[g] for g in members) for members in sets), tuple(weight[key] for key in keys),
+                   priced, fabric.ports - base)
+        allocated = ctx.allocate(*problem, effort, cutoff)
+        if isinstance(allocated, float):
+            return allocated
+        objective, levels, eff = allocated
         used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
         levels_by_key = dict(zip(keys, levels, strict=True))
         return _Eval(objective, used, hosts, eff, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
@@ -527,15 +550,19 @@ class _Search:
             before = key(states[0])
             for j in order:
                 pool = {key(st)[2]: st for st in states}
+                kept = sorted(st.objective for st in states)[:width]  # the width lowest in the pool
                 for st in states:
                     ax = ctx.axes[j]
                     for shape in (*ax.shapes, *ax.irregular) if extended else ax.shapes:
                         if ctx.late():
                             return sorted(pool.values(), key=key)[:width]
                         for profiles, shapes in self.moves(j, shape, st.profiles, st.shapes):
-                            result = self.evaluate(profiles, shapes, effort)
-                            if result is not None:
-                                pool.setdefault(key(result)[2], result)
+                            # with width states already below it, a configuration cannot be kept
+                            cutoff = kept[-1] if len(kept) == width else None
+                            result = self.evaluate(profiles, shapes, effort, cutoff)
+                            if result is not None and key(result)[2] not in pool:
+                                pool[key(result)[2]] = result
+                                kept = sorted([*kept, result.objective])[:width]
                 states = sorted(pool.values(), key=key)[:width]
             if key(states[0])[:2] >= before[:2] and not key(states[0])[0] < before[0] * (1 - 1e-12):
                 break
@@ -610,7 +637,7 @@ class _Search:
                     profiles = list(self.profiles)
                     shapes = list(self.shapes)
                     profiles[j], shapes[j] = groups, shape
-                    result = self.evaluate(profiles, shapes, effort)
+                    result = self.evaluate(profiles, shapes, effort, cutoff=best[0])
                     if result is None:
                         continue
                     key = (result.objective, result.ports)

@@ -87,7 +87,7 @@ def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
                 continue
             for groups in search.placements(j, shape, current.profiles, current.shapes, exact=True):
                 for profiles, shapes in follow(search, j, groups, shape, current.profiles, current.shapes):
-                    result = search.evaluate(profiles, shapes, effort)
+                    result = search.evaluate(profiles, shapes, effort, cutoff=best.objective)
                     if improves(result, best):
                         best = result
         for shape in ctx.axes[j].irregular:  # frees j's block folds: the others re-choose at once
@@ -135,7 +135,7 @@ def _rechoose(search: _Search, j: int, profiles: list[Groups], shapes: list[Shap
             continue
         for other in ctx.axes[k].shapes:
             for trial_p, trial_s in search.moves(k, other, profiles, shapes):
-                result = search.evaluate(trial_p, trial_s, effort)
+                result = search.evaluate(trial_p, trial_s, effort, None if current is None else current.objective)
                 if improves(result, current):
                     current = result
         if current is not None:

@@ -128,7 +128,7 @@ def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: i
         shapes = search.ctx.axes[j].shapes if pos < own else (current.shapes[j], search.cube_shapes[j])
         for shape in shapes:
             for profiles, trial in search.moves(j, shape, current.profiles, current.shapes):
-                result = search.evaluate(profiles, trial, effort)
+                result = search.evaluate(profiles, trial, effort, cutoff=best.objective)
                 if improves(result, best):
                     best = result
         current = best
