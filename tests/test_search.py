@@ -265,3 +265,44 @@ def test_bound_skips_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) 
         d.pop("solve_seconds")
     assert with_bound == without
     assert skipping < len(calls)
+
+
+class _Forgetful(dict[Any, Any]):
+    """A memo that stores nothing."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "path", ["instances/families/hard/wide-s2026-0070.toml", "instances/families/hard/helix-s12-0014.toml"],
+)
+def test_placements_shared_across_classes_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # classes that agree on an axis's block and on what the other meshes hold of it share
+    # its placements; placing afresh in every class gives the same plan
+    from ocsplan.planning import heuristic
+
+    inst = load_instance(ROOT / path)
+    place = heuristic._Search._place
+    calls: list[int] = []
+
+    def counting(self: heuristic._Search, *args: Any) -> Any:
+        calls.append(1)
+        return place(self, *args)
+
+    monkeypatch.setattr(heuristic._Search, "_place", counting)
+    shared = plan_to_dict(plan_heuristic(inst))
+    placed_shared = len(calls)
+    calls.clear()
+    init = heuristic._Context.__init__
+
+    def forgetful(self: heuristic._Context, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.placed = _Forgetful()
+
+    monkeypatch.setattr(heuristic._Context, "__init__", forgetful)
+    afresh = plan_to_dict(plan_heuristic(inst))
+    for d in (shared, afresh):
+        d.pop("solve_seconds")
+    assert shared == afresh
+    assert placed_shared < len(calls)

@@ -126,6 +126,7 @@ class _Context:
         self._allocations: dict[tuple[object, ...], tuple[float, list[int], list[int]]] = {}
         self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
         self.bounds: dict[tuple[object, ...], float] = {}  # configurations skipped there: their bound
+        self.placed: dict[tuple[object, ...], tuple[Groups, ...]] = {}  # see _Search.placements
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
@@ -299,7 +300,15 @@ class _Search:
         cubes = tuple(k for k in self.overlaps[j] if shapes[k] != RING and max(shapes[k]) == 1)
         memo_key = (j, shape, exact, local, cubes if exact else ())
         if memo_key not in self._placed:
-            self._placed[memo_key] = self._place(j, shape, local, exact, cubes)
+            # partition classes that agree on this block and on what the others hold of it
+            # place alike: remembered across them (the ranking tries hundreds of classes)
+            shared_key = (self.blocks[j], shape, exact, local,
+                          tuple(sorted(self.masks[k] & inside for k in self.others[j])),
+                          tuple((k, self.masks[k] & inside) for k in cubes) if exact else ())
+            found = self.ctx.placed.get(shared_key)
+            if found is None:
+                found = self.ctx.placed[shared_key] = self._place(j, shape, local, exact, cubes)
+            self._placed[memo_key] = found
         return self._placed[memo_key]
 
     def moves(
