@@ -23,7 +23,7 @@ __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "
 
 SHORTLIST_FROM = 48  # with more partition classes than this, screen only a shortlist:
 SHORTLIST = 16  # the best this many by each of two cheap proxies
-RANK_CAP = 300  # classes ranked in enumeration order; beyond, a hill climb
+RANK_CAP = 200  # classes ranked in enumeration order; beyond, a hill climb
 LOCAL_STARTS = 3  # from this many of the best by each proxy,
 RANK_LIMIT = 750  # until this many classes are ranked in all
 PROXY_SHAPES = 3  # shapes per axis the multiplicity-1 proxy tries
