@@ -36,6 +36,7 @@ __all__ = [
     "expand",
     "fold_masks",
     "fold_name",
+    "folds_of_mask",
     "gf2_rank",
     "is_tiling",
     "mask_of",
@@ -151,6 +152,11 @@ def sub_masks(bits: Iterable[int]) -> list[int]:
 def fold_masks(bits: Iterable[int]) -> list[int]:
     """The folds (weight >= 2) among :func:`sub_masks`."""
     return list(_fold_masks(mask_of(bits)))
+
+
+def folds_of_mask(block: int) -> tuple[int, ...]:
+    """:func:`fold_masks` of the bits of ``block``, ascending (remembered)."""
+    return _fold_masks(block)
 
 
 @lru_cache(maxsize=8192)

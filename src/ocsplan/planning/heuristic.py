@@ -28,7 +28,7 @@ from itertools import islice
 import numpy as np
 import numpy.typing as npt
 
-from ..cayley import Topology, bits_of, fold_masks, mask_of, popcount, profile_folds, sub_masks
+from ..cayley import Topology, bits_of, folds_of_mask, mask_of, popcount, profile_folds, sub_masks
 from ..cost import demand_cost
 from ..errors import InfeasibleError
 from ..instance import Budget, Demand, Instance
@@ -291,11 +291,11 @@ class _Search:
         # the folds other axes pay for inside this block: of each layer, its piece here
         inside = self.masks[j]
         local_set: set[int] = set()
-        for k, profile in enumerate(profiles):
-            if k != j and shapes[k] != RING:
-                for g in profile:
-                    if len(g) >= 2 and (piece := mask_of(g) & inside).bit_count() >= 2:
-                        local_set.update(fold_masks(bits_of(piece)))
+        for k in self.overlaps[j]:  # the other axes' bits are disjoint from this block
+            if shapes[k] != RING:
+                for layer in profile_layers(profiles[k]):
+                    if (piece := layer & inside).bit_count() >= 2:
+                        local_set.update(folds_of_mask(piece))
         local = frozenset(local_set)
         cubes = tuple(k for k in self.overlaps[j] if shapes[k] != RING and max(shapes[k]) == 1)
         memo_key = (j, shape, exact, local, cubes if exact else ())
