@@ -145,7 +145,6 @@ def beam_placement(
 
 
 @lru_cache(maxsize=65536)
-@lru_cache(maxsize=65536)
 def profile_layers(groups: Groups) -> tuple[int, ...]:
     """The masks of a profile's layers of two bits or more."""
     return tuple(mask_of(g) for g in groups if len(g) >= 2)
