@@ -127,6 +127,7 @@ class _Context:
         self.evals: dict[tuple[object, ...], _Eval | None] = {}  # see _Search.evaluate
         self.bounds: dict[tuple[object, ...], float] = {}  # configurations skipped there: their bound
         self.placed: dict[tuple[object, ...], tuple[Groups, ...]] = {}  # see _Search.placements
+        self.settled: dict[tuple[object, ...], list[tuple[_Search, _Eval]]] = {}  # see repartition._settled
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._priced: dict[tuple[int, int, Shape, int, int], _Priced | None] = {}
@@ -149,8 +150,8 @@ class _Context:
         exceeds ``cutoff`` (nothing allocated)."""
         key = (sets, weights, options, spare, effort)
         if key not in self._allocations:
-            if cutoff is not None:
-                bound = lower_bound(sets, weights, options, spare)
+            if cutoff is not None:  # effort -1 prices at multiplicity 1: as if no port were spare
+                bound = lower_bound(sets, weights, options, spare if effort >= 0 else 0)
                 if bound > cutoff * (1 + BOUND_SLACK):
                     return bound
             self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late)
@@ -742,7 +743,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     partitions once it passes and returns the best plan found so far, with a note.
     ``irregular=False`` keeps to the paper's space (block folds only)."""
     from .joint import joint  # these use this module's search
-    from .repartition import repartition
+    from .repartition import lookahead, repartition
     from .shortlist import SHORTLIST_FINALISTS, shortlist_partitions
 
     start = time.perf_counter()
@@ -820,14 +821,18 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             state = search.beam(moved, BEAM, MAX_PASSES, final_effort, extended=extended)[0]
             finals.append((state.objective, state.ports, idx, search, state))
     finals.sort(key=lambda item: item[:3])
+    extras: list[tuple[float, int, int, _Search, _Eval]] = []
     if len(instance.meshes) > 1 and not late():  # the best state moves across partition classes
         _, _, idx, search, state = finals[0]
         search, state = repartition(search, state, screen_effort, final_effort, late)
         finals.insert(0, (state.objective, state.ports, idx, search, state))
+        # two re-cuts through a neutral one: they may win only under the local search below
+        extras = [(st.objective, st.ports, idx, other, st)
+                  for other, st in lookahead(search, state, screen_effort, late)]
     # the few best states get the multiplicity local search
     best: tuple[float, int, int] | None = None
     best_state: tuple[_Search, _Eval] | None = None
-    for _, _, idx, search, state in finals[:POLISHED]:
+    for _, _, idx, search, state in finals[:POLISHED] + extras:
         polished = state if late() else search.evaluate(state.profiles, state.shapes, effort=2) or state
         if polished.objective > state.objective:
             polished = state

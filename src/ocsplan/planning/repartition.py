@@ -9,23 +9,33 @@ installs against as many bits of the other axis (wide-s2026-0121: a heavy axis t
 the K4 two other meshes share); the state is carried over, the two axes re-choose their
 folds and the axes with a layer on the traded bits re-place theirs (:func:`_settle`),
 and the best move that improves is taken, then a beam descent in its partition, until
-no move improves. Ours: the paper screens partitions independently.
+no move improves. A mesh may also re-cut all its bits at once (:func:`recuts`): on the
+folds the other meshes install, its axes take every assignment of bits up to
+relabelling (wide-s1-0008: three meshes each move two bits onto the K4 and the folded
+cube another installs; no single exchange pays). Ours: the paper screens partitions
+independently.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from itertools import combinations
-from math import comb
 
 from .heuristic import BEAM, MAX_PASSES, _Eval, _Search
 from .joint import improves
 from .space import RING, Groups, Partition, Shape, is_irregular
 
-__all__ = ["repartition", "swapped"]
+__all__ = ["lookahead", "recuts", "repartition", "swapped"]
 
 REPARTITION_ROUNDS = 4  # accepted swaps at most (each followed by a beam descent)
 MAX_EXCHANGES = 20  # a layer is traded against at most this many sets of the other axis's bits
+MAX_RECUTS = 150  # re-cuts of one mesh ranked per round at most (the first in enumeration order)
+RECUTS_PRICED = 4  # per mesh, the best re-cuts at multiplicity 1 that get allocations
+RECUTS_SETTLED = 2  # per mesh, the best of those that re-choose their folds
+PLATEAU_FOLLOWED = 2  # neutral re-cuts that the lookahead follows by a second one
+LOOKAHEAD_WINDOW = 0.01  # second re-cuts kept within this share of the state (at the search's effort)
+LOOKAHEAD_KEPT = 2  # and at most this many, for the final polish
 
 Bits = tuple[int, ...]
 
@@ -54,7 +64,7 @@ def _exchanges(state: _Eval, bits_a: Bits, bits_b: Bits) -> Iterator[tuple[Bits,
     for layer in sorted(layers):
         for own, other, flip in ((bits_a, bits_b, False), (bits_b, bits_a, True)):
             piece = tuple(b for b in own if b in layer)
-            if len(piece) < 2 or len(piece) > len(other) or comb(len(other), len(piece)) > MAX_EXCHANGES:
+            if len(piece) < 2 or len(piece) > len(other) or math.comb(len(other), len(piece)) > MAX_EXCHANGES:
                 continue
             for back in combinations(other, len(piece)):
                 pair = (back, piece) if flip else (piece, back)
@@ -118,6 +128,97 @@ def _moves(search: _Search, state: _Eval) -> Iterator[tuple[_Search, list[Groups
                     yield other, profiles, shapes, moved, own
 
 
+def _tables(sizes: list[int], counts: list[int]) -> Iterator[list[list[int]]]:
+    """Every table of non-negative integers with row sums ``sizes`` and column sums
+    ``counts`` (axis by bit type: how many bits of each type an axis takes)."""
+    if not sizes:
+        if not any(counts):
+            yield []
+        return
+    row: list[int] = []
+
+    def fill(k: int, need: int) -> Iterator[list[int]]:
+        if k == len(counts):
+            if need == 0:
+                yield list(row)
+            return
+        if need > sum(counts[k:]):
+            return
+        for take in range(min(need, counts[k]), -1, -1):
+            row.append(take)
+            yield from fill(k + 1, need - take)
+            row.pop()
+
+    for first in fill(0, sizes[0]):
+        left = [c - t for c, t in zip(counts, first, strict=True)]
+        for rest in _tables(sizes[1:], left):
+            yield [first, *rest]
+
+
+def recuts(search: _Search, state: _Eval, mesh: int) -> Iterator[tuple[_Search, list[Groups], list[Shape], list[int]]]:
+    """The mesh's bits assigned anew to its axes, one assignment per class of those that
+    differ only by bits of equal types (what the other meshes see of a bit,
+    :func:`_bit_types`, and the own layer holding it), the current one excepted, at most
+    :data:`MAX_RECUTS`: the new search, the state with the mesh's own axes keeping the
+    layers that stay inside their bits (:func:`_kept`; the rest align to what the others
+    install) and those axes."""
+    ctx = search.ctx
+    parts = search.partition[mesh]
+    own = [j for j, ax in enumerate(ctx.axes) if ax.mesh == mesh]
+    seen_by_others = _bit_types(search, state, mesh)
+    held: dict[int, tuple[int, int]] = {}  # bit -> (own axis, its layer), -2 - bit on irregular folds
+    for j in own:
+        irregular = is_irregular(state.shapes[j])
+        for g, layer in enumerate(state.profiles[j]):
+            for b in layer:
+                if irregular:
+                    held[b] = (j, -2 - b)
+                elif len(layer) >= 2 and state.shapes[j] != RING:
+                    held[b] = (j, g)
+    types = {b: (t, held.get(b, (-1, -1))) for b, t in seen_by_others.items()}
+    bits = sorted((b for part in parts for b in part), key=lambda b: (types[b], -b))
+    classes: list[list[int]] = []
+    for b in bits:
+        if classes and types[classes[-1][0]] == types[b]:
+            classes[-1].append(b)
+        else:
+            classes.append([b])
+    yielded = 0
+    for table in _tables([len(part) for part in parts], [len(c) for c in classes]):
+        if yielded == MAX_RECUTS:
+            return
+        taken = [0] * len(classes)
+        axes: list[Bits] = []
+        for row in table:
+            chosen = [b for k, take in enumerate(row) for b in classes[k][taken[k]:taken[k] + take]]
+            taken = [t + take for t, take in zip(taken, row, strict=True)]
+            axes.append(tuple(sorted(chosen, reverse=True)))
+        if [sorted(types[b] for b in axis) for axis in axes] == [sorted(types[b] for b in p) for p in parts]:
+            continue  # the current assignment, up to relabelling
+        partition = (*search.partition[:mesh], tuple(axes), *search.partition[mesh + 1:])
+        other = _Search(ctx, partition)
+        profiles, shapes = list(state.profiles), list(state.shapes)
+        for j in own:
+            profiles[j], shapes[j] = _kept(other, j, state.profiles[j], state.shapes[j])
+        yielded += 1
+        yield other, profiles, shapes, own
+
+
+def _kept(search: _Search, j: int, groups: Groups, shape: Shape) -> tuple[Groups, Shape]:
+    """Axis j on its new bits keeps the layers it had that lie inside them (the rest of
+    its bits as unit masks), or goes to its cube if that is no shape of it; a ring or an
+    irregular fold is kept only on the same bits."""
+    block = search.blocks[j]
+    cube = (search.profiles[j], search.shapes[j])
+    if shape == RING or is_irregular(shape):
+        return (groups, shape) if set(block) == {b for g in groups for b in g} else cube
+    layers = [g for g in groups if len(g) >= 2 and set(g) <= set(block)]
+    used = {b for g in layers for b in g}
+    new = (*layers, *((b,) for b in block if b not in used))
+    cut = tuple(sorted((len(g) for g in new), reverse=True))
+    return (new, cut) if cut in search.ctx.axes[j].shapes else cube
+
+
 def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: int) -> _Eval:
     """The mesh's own moved axes re-choose their folds (every shape and placement) in
     turn, then the others on the exchanged bits re-place their shape or fall back to
@@ -135,11 +236,87 @@ def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: i
     return current
 
 
+def _settled(
+    search: _Search, state: _Eval, mesh: int, effort: int, late: Callable[[], bool],
+) -> list[tuple[_Search, _Eval]]:
+    """The mesh's most promising re-cuts (:func:`recuts`), settled: ranked with every
+    generator at multiplicity 1 (no allocation: hundreds per mesh), the
+    :data:`RECUTS_PRICED` best priced at ``effort``, and the :data:`RECUTS_SETTLED` best
+    of those re-choose their folds (:func:`_settle`). Remembered: the lookahead starts
+    where the hill climb's last round ended."""
+    key = (search.partition, tuple(state.profiles), tuple(state.shapes), mesh, effort)
+    if key in search.ctx.settled:
+        return search.ctx.settled[key]
+    ranked = _best(recuts(search, state, mesh), -1, RECUTS_PRICED, late)
+    priced = _best(((other, r.profiles, r.shapes, own) for other, r, own in ranked), effort, RECUTS_SETTLED, late)
+    settled = [(other, _settle(other, result, own, len(own), effort)) for other, result, own in priced]
+    if not late():  # a list cut short by the deadline is not the whole answer
+        search.ctx.settled[key] = settled
+    return settled
+
+
+def _recut(
+    search: _Search, state: _Eval, incumbent: _Eval | None, effort: int, late: Callable[[], bool],
+) -> tuple[_Search, _Eval] | None:
+    """The best settled re-cut (:func:`_settled`) of any mesh that improves on ``incumbent``."""
+    best: tuple[_Search, _Eval] | None = None
+    for m in range(len(search.partition)):
+        for other, result in _settled(search, state, m, effort, late):
+            if improves(result, incumbent):
+                incumbent, best = result, (other, result)
+    return best
+
+
+def lookahead(
+    search: _Search, state: _Eval, effort: int, late: Callable[[], bool],
+) -> list[tuple[_Search, _Eval]]:
+    """Two re-cuts in two meshes, the first neutral: from each settled re-cut that prices
+    like ``state`` (at ``effort``; at most :data:`PLATEAU_FOLLOWED`), the settled re-cuts
+    of every other mesh; the :data:`LOOKAHEAD_KEPT` best within :data:`LOOKAHEAD_WINDOW`
+    of ``state``. They may win only under the allocator's local search (wide-s1-0029:
+    three meshes' heavy single-bit axes on one unit mask, whose multiplicity the greedy
+    allocations split badly), so the planner polishes them with its final states."""
+    incumbent = search.evaluate(state.profiles, state.shapes, effort)
+    if incumbent is None:
+        return []
+    neutral = [(m, other, result) for m in range(len(search.partition))
+               for other, result in _settled(search, state, m, effort, late)
+               if result.ports == incumbent.ports
+               and math.isclose(result.objective, incumbent.objective, rel_tol=1e-12)]
+    found: list[tuple[float, int, int, _Search, _Eval]] = []
+    for m, other, result in neutral[:PLATEAU_FOLLOWED]:
+        for m2 in range(len(search.partition)):
+            if m2 != m and not late():
+                found += [(r.objective, r.ports, len(found) + k, o, r)
+                          for k, (o, r) in enumerate(_settled(other, result, m2, effort, late))
+                          if r.objective <= incumbent.objective * (1 + LOOKAHEAD_WINDOW)]
+    found.sort(key=lambda item: item[:3])
+    return [(o, r) for *_, o, r in found[:LOOKAHEAD_KEPT]]
+
+
+def _best(
+    trials: Iterator[tuple[_Search, list[Groups], list[Shape], list[int]]], effort: int, count: int,
+    late: Callable[[], bool],
+) -> list[tuple[_Search, _Eval, list[int]]]:
+    """The ``count`` best configurations priced at ``effort`` (lower objective, fewer
+    ports, earlier): the rest are skipped by the bound once ``count`` are held."""
+    kept: list[tuple[float, int, int, _Search, _Eval, list[int]]] = []
+    for k, (search, profiles, shapes, own) in enumerate(trials):
+        if late():
+            break
+        cutoff = kept[-1][0] if len(kept) == count else None
+        result = search.evaluate(profiles, shapes, effort, cutoff=cutoff)
+        if result is not None:
+            kept = sorted([*kept, (result.objective, result.ports, k, search, result, own)],
+                          key=lambda item: item[:3])[:count]
+    return [(search, result, own) for _, _, _, search, result, own in kept]
+
+
 def repartition(
     search: _Search, state: _Eval, screen_effort: int, effort: int, late: Callable[[], bool],
 ) -> tuple[_Search, _Eval]:
-    """Hill climb over bit exchanges from a final state (see the module): every move is
-    priced by one descent pass at ``screen_effort``, the best that improves on the state
+    """Hill climb over bit exchanges and re-cuts from a final state (see the module): every
+    move is priced by one descent pass at ``screen_effort``, the best that improves on the state
     (priced alike) gets a beam descent at ``effort`` and is kept if it improves there too;
     at most :data:`REPARTITION_ROUNDS` rounds."""
     for _ in range(REPARTITION_ROUNDS):
@@ -171,6 +348,8 @@ def repartition(
             result = _settle(other, start, moved, own, screen_effort)
             if improves(result, incumbent):
                 incumbent, best = result, (other, result)
+        if best is None:  # no exchange pays: whole re-cuts, the best few on their cubes settle
+            best = _recut(search, state, incumbent, screen_effort, late)
         if best is None:
             break
         other, moved_state = best
