@@ -822,7 +822,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             finals.append((state.objective, state.ports, idx, search, state))
     finals.sort(key=lambda item: item[:3])
     extras: list[tuple[float, int, int, _Search, _Eval]] = []
-    if len(instance.meshes) > 1 and not late():  # the best state moves across partition classes
+    if len(instance.meshes) > 1 and not cube_only(instance) and not late():  # the best state moves across classes
         _, _, idx, search, state = finals[0]
         search, state = repartition(search, state, screen_effort, final_effort, late)
         finals.insert(0, (state.objective, state.ports, idx, search, state))

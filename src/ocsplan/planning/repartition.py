@@ -30,10 +30,10 @@ __all__ = ["lookahead", "recuts", "repartition", "swapped"]
 
 REPARTITION_ROUNDS = 4  # accepted swaps at most (each followed by a beam descent)
 MAX_EXCHANGES = 20  # a layer is traded against at most this many sets of the other axis's bits
-MAX_RECUTS = 150  # re-cuts of one mesh ranked per round at most (the first in enumeration order)
+MAX_RECUTS = 60  # re-cuts of one mesh ranked per round at most (the first in enumeration order)
 RECUTS_PRICED = 4  # per mesh, the best re-cuts at multiplicity 1 that get allocations
 RECUTS_SETTLED = 2  # per mesh, the best of those that re-choose their folds
-PLATEAU_FOLLOWED = 2  # neutral re-cuts that the lookahead follows by a second one
+PLATEAU_FOLLOWED = 1  # neutral re-cuts that the lookahead follows by a second one
 LOOKAHEAD_WINDOW = 0.01  # second re-cuts kept within this share of the state (at the search's effort)
 LOOKAHEAD_KEPT = 2  # and at most this many, for the final polish
 
