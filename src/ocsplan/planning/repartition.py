@@ -12,8 +12,9 @@ and the best move that improves is taken, then a beam descent in its partition, 
 no move improves. A mesh may also re-cut all its bits at once (:func:`recuts`): on the
 folds the other meshes install, its axes take every assignment of bits up to
 relabelling (wide-s1-0008: three meshes each move two bits onto the K4 and the folded
-cube another installs; no single exchange pays). Ours: the paper screens partitions
-independently.
+cube another installs; no single exchange pays), and :func:`lookahead` follows a re-cut
+that changes nothing in price by one of another mesh. Ours: the paper screens
+partitions independently.
 """
 
 from __future__ import annotations
@@ -240,8 +241,8 @@ def _settled(
     search: _Search, state: _Eval, mesh: int, effort: int, late: Callable[[], bool],
 ) -> list[tuple[_Search, _Eval]]:
     """The mesh's most promising re-cuts (:func:`recuts`), settled: ranked with every
-    generator at multiplicity 1 (no allocation: hundreds per mesh), the
-    :data:`RECUTS_PRICED` best priced at ``effort``, and the :data:`RECUTS_SETTLED` best
+    generator at multiplicity 1 (past the first few, the bound there is the price: no
+    allocation), the :data:`RECUTS_PRICED` best priced at ``effort``, and the :data:`RECUTS_SETTLED` best
     of those re-choose their folds (:func:`_settle`). Remembered: the lookahead starts
     where the hill climb's last round ended."""
     key = (search.partition, tuple(state.profiles), tuple(state.shapes), mesh, effort)
@@ -348,7 +349,7 @@ def repartition(
             result = _settle(other, start, moved, own, screen_effort)
             if improves(result, incumbent):
                 incumbent, best = result, (other, result)
-        if best is None:  # no exchange pays: whole re-cuts, the best few on their cubes settle
+        if best is None:  # no exchange pays: whole re-cuts of a mesh
             best = _recut(search, state, incumbent, screen_effort, late)
         if best is None:
             break
