@@ -761,7 +761,8 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
     final_effort = FINAL_EFFORT - latency_bound
     screened: list[tuple[float, int, int, _Search, _Eval]] = []
     partitions = iter_partitions(instance)
-    if cube_only(instance):  # every partition is equivalent: one suffices
+    only_cube = cube_only(instance)
+    if only_cube:  # every partition is equivalent: one suffices
         partitions = islice(partitions, 1)
         notes.append("only the base cube fits (L = n): every partition is equivalent")
     shortlist = shortlist_partitions(ctx, partitions, screen_effort, late, notes)
@@ -822,7 +823,7 @@ def plan_heuristic(instance: Instance, deadline: float | None = None, irregular:
             finals.append((state.objective, state.ports, idx, search, state))
     finals.sort(key=lambda item: item[:3])
     extras: list[tuple[float, int, int, _Search, _Eval]] = []
-    if len(instance.meshes) > 1 and not cube_only(instance) and not late():  # the best state moves across classes
+    if len(instance.meshes) > 1 and not only_cube and not late():  # the best state moves across classes
         _, _, idx, search, state = finals[0]
         search, state = repartition(search, state, screen_effort, final_effort, late)
         finals.insert(0, (state.objective, state.ports, idx, search, state))
