@@ -1,4 +1,23 @@
-"""ocsplan: plan workload-static optical circuit switched scale-up fabrics for LLM decode."""
+"""ocsplan: plan workload-static optical circuit switched scale-up fabrics for LLM decode.
+
+Layers, bottom to top; a module imports only from its own layer or a lower one
+(``tests/test_layers.py`` reads this list and walks every import):
+
+  L0  errors units limits      one error base, units and their parser, documented limits
+  L1  files fields             the only file access: bounded reads, atomic writes; typed field readers
+  L2  cayley circulant executor  graphs of Z_2^n and Z_N (one shortest-path routine); local/Dask jobs
+  L3  schedules                collective schedules: executable phases, validity, closed forms, verifier
+  L4  instance cost plan       instance files, Eq. 1, the plan's types, assembly and JSON codecs
+  L5  planning                 instance -> plan: search space, heuristic, exact models, baselines, checkers
+  L6  realization              plan -> circuits: fabric files, wiring, colouring, Clos routing, validator
+  L7  workload                 model -> demand, compute, memory, power (no network model)
+  L8  simlette                 circuits -> simulated times (SimPy; OCS, EPS, hybrid fabrics)
+  L9  studies                  many instances -> a study: families, results cache, runner, summary
+  L10 decode                   demand -> plan -> price (analytical or Simlette), Pareto sweeps
+  L11 deploy report            MSCCL export and its checker, OCS files, faults, repair; HTML report
+  L12 cli                      thin typer commands: read, call one stage, print
+This module and ``__main__`` are facades over the layers and exempt.
+"""
 
 from __future__ import annotations
 
