@@ -16,6 +16,7 @@ from .base import (
     Program,
     Schedule,
     Transfer,
+    make_program,
     partial_sums,
     radix,
     register,
@@ -84,14 +85,13 @@ def _build(topo: Topology, payload: int, parallel: bool) -> Program:
             for x in range(size):
                 item = Item("gather", translate(x, prefix[t]) << (c * size))
                 phases[t].extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
-    return Program(
-        schedule="layered-parallel" if parallel else "layered",
-        collective="all-gather",
-        bits=topo.bits,
-        payload=payload,
-        segments=chunks * size,
-        unit=Fraction(payload, chunks * size),
-        phases=tuple(tuple(p) for p in phases if p),
+    return make_program(
+        "layered-parallel" if parallel else "layered",
+        "all-gather",
+        topo.bits,
+        payload,
+        chunks * size,
+        phases,
     )
 
 
@@ -135,15 +135,7 @@ def _tree_build(topo: Topology, payload: int) -> Program:
                 phase.append(Transfer(x, x ^ g, g, Fraction(payload * len(by_gen[g]), size),
                                       (Item("gather", blocks),)))
         phases.append(phase)
-    return Program(
-        schedule="tree-gather",
-        collective="all-gather",
-        bits=topo.bits,
-        payload=payload,
-        segments=size,
-        unit=Fraction(payload, size),
-        phases=tuple(tuple(p) for p in phases),
-    )
+    return make_program("tree-gather", "all-gather", topo.bits, payload, size, phases)
 
 
 register(Schedule(
@@ -152,7 +144,5 @@ register(Schedule(
     description="each block once along balanced shortest-path trees (no layers: any connected set)",
     valid=lambda topo: topo.connected,
     cost=_tree_cost,
-    uses=lambda t: t.gens,
     build=_tree_build,
-    layers=lambda t: None,
 ))

@@ -17,6 +17,7 @@ from .base import (
     Program,
     Schedule,
     Transfer,
+    make_program,
     partial_sums,
     radix,
     register,
@@ -45,15 +46,7 @@ def _best_tiling(topo: Topology, key: Callable[[Layers], Fraction]) -> Layers:
 
 
 def _program(name: str, topo: Topology, payload: int, segments: int, phases: list[list[Transfer]]) -> Program:
-    return Program(
-        schedule=name,
-        collective="all-reduce",
-        bits=topo.bits,
-        payload=payload,
-        segments=segments,
-        unit=Fraction(payload, segments),
-        phases=tuple(tuple(p) for p in phases if p),
-    )
+    return make_program(name, "all-reduce", topo.bits, payload, segments, phases)
 
 
 def _valid_connected(topo: Topology) -> bool:
@@ -124,9 +117,7 @@ register(Schedule(
     description="flood every contribution received so far to every neighbour",
     valid=_valid_connected,
     cost=_oneshot_cost,
-    uses=lambda t: t.gens,
     build=_oneshot_build,
-    layers=lambda t: None,
 ))
 
 
@@ -280,9 +271,7 @@ register(Schedule(
     valid=_valid_connected,
     cost=_dvo_cost,
     # it may leave a generator idle in some phase; it still owns every link
-    uses=lambda t: t.gens,
     build=_dvo_build,
-    layers=lambda t: None,
 ))
 
 
@@ -528,6 +517,5 @@ register(Schedule(
     cost=_ring_cost,
     uses=_units,
     build=_ring_build,
-    layers=lambda t: None,
     cube_only=True,
 ))

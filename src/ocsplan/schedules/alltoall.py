@@ -17,6 +17,7 @@ from .base import (
     Program,
     Schedule,
     Transfer,
+    make_program,
     partial_sums,
     radix,
     register,
@@ -69,14 +70,14 @@ def _build(topo: Topology, payload: int, parallel: bool) -> Program:
                     dests = translate(x ^ s, suffix[t])
                     item = Item("route", 1 << c, origins, dests)
                     phases[t].append(Transfer(x, x ^ s, s, nbytes, (item,)))
-    return Program(
-        schedule="bruck-parallel" if parallel else "bruck",
-        collective="all-to-all",
-        bits=topo.bits,
-        payload=payload,
-        segments=chunks,
+    return make_program(
+        "bruck-parallel" if parallel else "bruck",
+        "all-to-all",
+        topo.bits,
+        payload,
+        chunks,
+        phases,
         unit=Fraction(payload, chunks * size),
-        phases=tuple(tuple(p) for p in phases if p),
     )
 
 
@@ -140,15 +141,7 @@ def _route_build(topo: Topology, payload: int) -> Program:
                 )
                 phase.append(Transfer(x, x ^ g, g, Fraction(payload * len(items), size), items))
         phases.append(phase)
-    return Program(
-        schedule="tree-route",
-        collective="all-to-all",
-        bits=topo.bits,
-        payload=payload,
-        segments=1,
-        unit=Fraction(payload, size),
-        phases=tuple(tuple(p) for p in phases),
-    )
+    return make_program("tree-route", "all-to-all", topo.bits, payload, 1, phases, unit=Fraction(payload, size))
 
 
 register(Schedule(
@@ -157,7 +150,5 @@ register(Schedule(
     description="each block along its balanced shortest-path tree, one hop per phase (no layers)",
     valid=lambda topo: topo.connected,
     cost=_route_cost,
-    uses=lambda t: t.gens,
     build=_route_build,
-    layers=lambda t: None,
 ))

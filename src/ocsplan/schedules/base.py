@@ -7,7 +7,7 @@ axis topology, and a closed form (h, v, u) from the topology alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -26,6 +26,7 @@ __all__ = [
     "Schedule",
     "Transfer",
     "closed_form",
+    "make_program",
     "register",
     "register_pair",
     "schedules_for",
@@ -112,6 +113,30 @@ class Program:
         return (src + gen) % self.modulus if self.modulus else src ^ gen
 
 
+def make_program(
+    schedule: str,
+    collective: str,
+    bits: int,
+    payload: int,
+    segments: int,
+    phases: Sequence[Sequence[Transfer]],
+    *,
+    unit: Fraction | None = None,
+    modulus: int = 0,
+) -> Program:
+    """A Program from phase lists (empty phases dropped); the item unit defaults to payload / segments."""
+    return Program(
+        schedule=schedule,
+        collective=collective,
+        bits=bits,
+        payload=payload,
+        segments=segments,
+        unit=Fraction(payload, segments) if unit is None else unit,
+        phases=tuple(tuple(p) for p in phases if p),
+        modulus=modulus,
+    )
+
+
 @dataclass(frozen=True)
 class ClosedForm:
     """Serialized phases h, bottleneck volume as a multiple of the payload, ports driven."""
@@ -133,9 +158,9 @@ class Schedule:
     description: str
     valid: Callable[[Topology], bool]
     cost: Callable[[Topology], ClosedForm]
-    uses: Callable[[Topology], frozenset[int]]
     build: Callable[[Topology, int], Program]
-    layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None]
+    uses: Callable[[Topology], frozenset[int]] = lambda t: t.gens  # every generator of the axis
+    layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None] = lambda t: None  # not layered
     cube_only: bool = False  # runs on the unit masks whatever the folds
 
 

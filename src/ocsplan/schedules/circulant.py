@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from .allreduce import _rebalance
-from .base import ClosedForm, GroupGraph, Item, Program, Transfer
+from .base import ClosedForm, GroupGraph, Item, Program, Transfer, make_program
 
 __all__ = [
     "CIRCULANT_CATALOGUE",
@@ -70,14 +70,14 @@ def _program(
     name: str, graph: CirculantGraph, payload: int, phases: list[list[Transfer]], collective: str = "all-reduce"
 ) -> Program:
     blocks = collective == "all-gather"
-    return Program(
-        schedule=name,
-        collective=collective,
-        bits=0,
-        payload=payload,
-        segments=graph.size if blocks else 1,
+    return make_program(
+        name,
+        collective,
+        0,
+        payload,
+        graph.size if blocks else 1,
+        phases,
         unit=Fraction(payload, graph.size) if collective != "all-reduce" else Fraction(payload),
-        phases=tuple(tuple(p) for p in phases if p),
         modulus=graph.size,
     )
 
