@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
-from ocsplan.files import write_atomic, write_atomic_with
+from ocsplan.errors import InstanceError, PlanError
+from ocsplan.files import check_output, read_json, read_text, write_atomic, write_atomic_with
 
 
 def _umask() -> int:
@@ -45,3 +47,104 @@ def test_an_existing_file_is_replaced_whole(tmp_path: Path) -> None:
     target.write_text("old")
     write_atomic(target, "new")
     assert target.read_text() == "new"
+
+
+# -- outputs and inputs that are not regular files (issue 24, categories 1 and 2) ----------
+
+
+def _char_device(tmp_path: Path, name: str, major: int, minor: int) -> Path:
+    """A character device node of our own (1,3 is /dev/null, 1,7 /dev/full); skipped where mknod is refused."""
+    node = tmp_path / name
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"mknod not permitted here: {exc}")
+    return node
+
+
+def test_a_device_output_is_written_in_place_not_replaced(tmp_path: Path) -> None:
+    node = _char_device(tmp_path, "null", 1, 3)
+    write_atomic(node, "plan")
+    assert stat.S_ISCHR(node.stat().st_mode)  # still the device
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]  # no temporary left beside it
+
+
+def test_a_full_device_is_one_line(tmp_path: Path) -> None:
+    node = _char_device(tmp_path, "full", 1, 7)
+    with pytest.raises(InstanceError, match="No space left on device"):
+        write_atomic(node, "x" * 10000)
+    assert stat.S_ISCHR(node.stat().st_mode)
+
+
+def test_a_fifo_nobody_reads_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InstanceError, match="FIFO nobody reads"):
+        write_atomic(fifo, "{}")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_fifo_with_a_reader_gets_the_bytes(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(fifo, "hello")
+        assert os.read(reader, 100) == b"hello"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_socket_output_is_refused(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        with pytest.raises(InstanceError, match="socket"):
+            check_output(path, "--json")
+        with pytest.raises(InstanceError, match="socket"):
+            write_atomic(path, "x")
+
+
+def _fail(message: str) -> InstanceError:
+    return InstanceError("in", "", message)
+
+
+def test_a_fifo_input_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.toml"
+    os.mkfifo(fifo)  # nobody ever writes to it: reading it would block forever
+    with pytest.raises(InstanceError, match="not a regular file \\(a FIFO\\)"):
+        read_text(fifo, _fail)
+
+
+@pytest.mark.parametrize(("make", "kind"), [("dir", "a directory"), ("null", "a character device")])
+def test_other_non_regular_inputs_are_refused(tmp_path: Path, make: str, kind: str) -> None:
+    if make == "dir":
+        path = tmp_path / "d"
+        path.mkdir()
+    else:
+        path = _char_device(tmp_path, "zero", 1, 5)  # /dev/zero: reading it would never end
+    with pytest.raises(InstanceError, match=f"not a regular file \\({kind}\\)"):
+        read_text(path, _fail)
+
+
+def test_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(InstanceError, match="cannot read file"):
+        read_text(tmp_path / "a", _fail)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "x.toml"
+    path.write_bytes(b"\xef\xbb\xbfname = 'x'\n")
+    assert read_text(path, _fail) == "name = 'x'\n"
+
+
+def test_duplicate_json_keys_are_refused() -> None:
+    with pytest.raises(PlanError, match="duplicate key 'a'"):
+        read_json('{"a": 1, "b": {"c": 2}, "a": 3}', "p.json")
+    with pytest.raises(PlanError, match="duplicate key 'c'"):
+        read_json('{"b": [{"c": 2, "c": 2}]}', "p.json")

@@ -4,15 +4,21 @@ Readers turn OS, encoding and syntax problems into one-line ocsplan errors.
 Every file ocsplan writes (plans, circuits, reports, CSVs, figures, exported
 models) goes through :func:`write_atomic` or :func:`write_atomic_with`: a
 temporary file and a rename, so an interrupted or failed write never leaves a
-half-written output. The writers live with what they write (e.g. the model
-exports in ``planning/exact``), but none opens the target itself.
+half-written output. An output that exists and is a character device or a FIFO
+(``/dev/null``, ``/dev/stdout``, a pipe) is written in place, never renamed over;
+sockets and block devices are refused. Inputs must be regular files (a FIFO, a
+device or a directory is refused before any byte is read, so nothing blocks).
+The writers live with what they write (e.g. the model exports in
+``planning/exact``), but none opens the target itself.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -29,18 +35,50 @@ def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
 
     Files above :data:`~ocsplan.limits.MAX_FILE_BYTES` are refused unread."""
     try:
-        with Path(path).open("rb") as handle:
-            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
-                raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+        # O_NONBLOCK: opening a FIFO nobody writes to returns at once (and is refused below)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise error(f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise error("not a UTF-8 text file") from None
+    return text[1:] if text.startswith("\ufeff") else text  # a UTF-8 byte-order mark is accepted
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _duplicates_refused(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key[:40]!r}")
+        result[key] = value
+    return result
 
 
 def toml_data(text: str, source: str) -> dict[str, Any]:
@@ -86,10 +124,12 @@ def read_json(text: str, source: str) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise PlanError(f"{source}: nested {depth} deep, the limit is {MAX_DEPTH}")
     try:
-        data = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        data = json.loads(
+            text, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=_duplicates_refused
+        )
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: not JSON: {exc}") from None
-    except (RecursionError, ValueError) as exc:  # Infinity, 1e999, an integer of 5000 digits
+    except (RecursionError, ValueError) as exc:  # Infinity, 1e999, 5000 digits, a duplicate key
         raise PlanError(f"{source}: not JSON: {_first_line(exc)}") from None
     if not isinstance(data, dict):
         raise PlanError(f"{source}: expected a JSON object")
@@ -105,6 +145,9 @@ def check_output(path: str | Path, option: str) -> None:
     parent = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise InstanceError(option, "", f"{path} is a directory")
+    refused = _refused_special(target)
+    if refused:
+        raise InstanceError(option, "", f"{path} is {refused}: refused")
     if not parent.exists():
         raise InstanceError(option, "", f"{path}: directory {parent} does not exist")
     if not parent.is_dir():
@@ -128,6 +171,9 @@ def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None
     import tempfile  # imported on use: it is slow to import
 
     target = Path(path)
+    if _special(target):
+        _write_in_place(target, write)
+        return
     directory = target.parent if str(target.parent) else Path(".")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes), dir=directory)
@@ -145,6 +191,54 @@ def write_atomic_with(path: str | Path, write: Callable[[Path], object]) -> None
         if isinstance(exc, OSError):
             raise InstanceError(str(path), "", f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+def _special(target: Path) -> bool:
+    """The path exists (symlinks followed) and is neither a regular file nor a directory."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _refused_special(target: Path) -> str:
+    """Why an existing output may not be written at all: a socket or a block device (a disk)."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return ""
+    return _kind(mode) if stat.S_ISSOCK(mode) or stat.S_ISBLK(mode) else ""
+
+
+def _write_in_place(target: Path, write: Callable[[Path], object]) -> None:
+    """An output that is a character device or a FIFO (``/dev/null``, ``/dev/stdout``, a pipe)
+    is written in place, never replaced: ``write`` fills a temporary file elsewhere, whose bytes
+    then go to the device. A FIFO nobody reads, ENOSPC (``/dev/full``) or EPIPE is one line."""
+    import fcntl
+    import tempfile
+
+    refused = _refused_special(target)
+    if refused:
+        raise InstanceError(str(target), "", f"is {refused}: refused")
+    with tempfile.TemporaryDirectory(prefix="ocsplan-") as scratch:
+        tmp = Path(scratch) / f"out{''.join(target.suffixes)}"
+        write(tmp)
+        data = tmp.read_bytes()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "a FIFO nobody reads" if exc.errno == errno.ENXIO else exc.strerror or str(exc)
+        raise InstanceError(str(target), "", f"cannot write: {reason}") from None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise InstanceError(str(target), "", f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:
