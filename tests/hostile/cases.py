@@ -10,6 +10,7 @@ counts the ones that break the contract.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +179,24 @@ def build(directory: Path) -> dict[str, str]:
 
     # study files
     put("foreign.csv", "name,age\nalice,3\n")
+
+    # round 3 (issue 24): files that are not files, strict formats
+    fifo = d / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)  # nobody ever writes to it or reads from it
+    files["fifo"] = str(fifo)
+    files["full"] = "/dev/full"  # ENOSPC on every write
+    (d / "loop-a").unlink(missing_ok=True)
+    (d / "loop-b").unlink(missing_ok=True)
+    (d / "loop-a").symlink_to(d / "loop-b")
+    (d / "loop-b").symlink_to(d / "loop-a")
+    files["loop"] = str(d / "loop-a")
+    put("plan-dupkey.json", '{"schema": "x", ' + plan_text.lstrip().removeprefix("{"))
+    put("circuits-dupkey.json", '{"schema": "x", ' + circuits_text.lstrip().removeprefix("{"))
+    model_fifo = d / "model-fifo.toml"
+    if not model_fifo.exists():
+        os.mkfifo(model_fifo)
+    files["model_fifo"] = str(model_fifo)
     return files
 
 
@@ -375,6 +394,33 @@ CASES: tuple[Case, ...] = (
     _c("sweep-objective", "sweep", "{plan_objective_json}", "--fabric", F, "--csv", "{dir}/s.csv",
        names="objective", outputs=("{dir}/s.csv",)),
     _c("sweep-missing-csv", "sweep", P, "--fabric", F, names="--csv"),
+    # round 3 (issue 24) 1: outputs that are not regular files; 2: inputs that are not; 3: strict JSON
+    _c("solve-json-full", "solve", INST, "--json", "{full}", names="/dev/full"),
+    _c("solve-json-fifo-unread", "solve", INST, "--json", "{fifo}", names="FIFO nobody reads"),
+    _c("realize-out-full", "realize", P, "--fabric", F, "--out", "{full}", names="/dev/full"),
+    _c("simulate-json-full", "simulate", P, "--fabric", F, "--json", "{full}", names="/dev/full"),
+    _c("sweep-csv-full", "sweep", P, "--fabric", F, "--csv", "{full}", names="/dev/full"),
+    _c("solve-fifo", "solve", "{fifo}", names="not a regular file (a FIFO)"),
+    _c("solve-dir", "solve", "{a_dir}", names="a directory"),
+    _c("solve-loop", "solve", "{loop}", names="loop-a"),
+    _c("solve-dev-zero", "solve", "/dev/zero", names="a character device"),
+    _c("realize-plan-fifo", "realize", "{fifo}", "--fabric", F, "--out", "{dir}/c.json", names="FIFO",
+       outputs=("{dir}/c.json",)),
+    _c("realize-fabric-fifo", "realize", P, "--fabric", "{fifo}", "--out", "{dir}/c.json", names="FIFO",
+       outputs=("{dir}/c.json",)),
+    _c("validate-fifo", "validate", "{fifo}", names="FIFO"),
+    _c("validate-plan-fifo", "validate", C, "--plan", "{fifo}", names="FIFO"),
+    _c("simulate-plan-urandom", "simulate", "/dev/urandom", "--fabric", F, names="a character device"),
+    _c("simulate-circuits-fifo", "simulate", P, "--fabric", F, "--circuits", "{fifo}", names="FIFO"),
+    _c("sweep-plan-fifo", "sweep", "{fifo}", "--fabric", F, "--csv", "{dir}/s.csv", names="FIFO",
+       outputs=("{dir}/s.csv",)),
+    _c("workload-model-fifo", "workload", "{model_fifo}", "--split", "1,64,8,8", "--world", "64", names="FIFO"),
+    _c("decode-fabric-fifo", "decode", "megatron-5t", "--fabric", "{fifo}", names="FIFO"),
+    _c("power-fabric-fifo", "power", "{fifo}", names="FIFO"),
+    _c("study-fifo", "study", "{fifo}", "--out", "{dir}/st.csv", names="fifo", outputs=("{dir}/st.csv",)),
+    _c("realize-plan-dupkey", "realize", "{plan_dupkey_json}", "--fabric", F, "--out", "{dir}/c.json",
+       names="duplicate key 'schema'", outputs=("{dir}/c.json",)),
+    _c("validate-circuits-dupkey", "validate", "{circuits_dupkey_json}", names="duplicate key 'schema'"),
 )
 
 # the cases that hung or exhausted memory before issue 13: run in a subprocess under RLIMIT_AS

@@ -63,6 +63,7 @@ def test_every_command_has_ten_cases() -> None:
     per_command: dict[str, int] = {}
     for case in CASES:
         per_command[case.argv[0]] = per_command.get(case.argv[0], 0) + 1
-    assert set(per_command) == {"solve", "schedules", "frontier", "compare", "generate", "study", "realize",
-                                "validate", "simulate", "sweep"}
-    assert min(per_command.values()) >= 10, per_command
+    first = {"solve", "schedules", "frontier", "compare", "generate", "study", "realize", "validate", "simulate",
+             "sweep"}  # issue 13's commands: ten cases each; round 3 (issue 24) adds the workload commands
+    assert first <= set(per_command) <= first | {"workload", "decode", "power", "splits", "pareto", "circulant"}
+    assert min(per_command[c] for c in first) >= 10, per_command
