@@ -21,11 +21,13 @@ __all__ = [
     "MAX_DEMANDS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_JOBS",
     "MAX_LATENCY_S",
     "MAX_LINK_BPS",
     "MAX_MESHES",
     "MAX_PAYLOAD",
     "MAX_PORTS",
+    "MAX_SEED",
     "MAX_TIME_LIMIT_S",
     "MAX_TREE_ROUTE_RANKS",
     "MAX_WEIGHT",
@@ -52,6 +54,8 @@ MAX_COUNT = 10**6  # ``generate --count``
 MAX_TIME_LIMIT_S = 1e7  # ``--time-limit`` (about 116 days)
 MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
 MAX_FILE_BYTES = 256 << 20  # size of any input file
+MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
+MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)
 
 Fail = Callable[[str, str], OcsplanError]
 

@@ -12,7 +12,7 @@ from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
 from ..cost import phase_time
 from ..errors import InstanceError
 from ..instance import load_instance
-from ..limits import MAX_PAYLOAD
+from ..limits import MAX_JOBS, MAX_PAYLOAD, MAX_SEED
 from ..plan import Plan, dumps_plan
 from ..planning.covering import COVERING_MAX_BITS
 from ..planning.frontier import frontier_rows
@@ -89,6 +89,7 @@ def solve(
     if export is not None:
         options["export"] = _export_target(export, method)
     if seed is not None:
+        check_count(seed, "--seed", 0, MAX_SEED)
         if method != "stacked":
             raise InstanceError("--seed", "", f"only --method stacked samples, not {method!r}")
         options["seed"] = seed
@@ -144,8 +145,7 @@ def schedules(
     check: Annotated[bool, typer.Option(help="execute and verify each schedule (a <= 8)")] = True,
 ) -> None:
     """List every schedule's validity, h, v, u and T (p = 1) on one axis topology."""
-    if not 0 <= bits <= 12:
-        raise InstanceError("--bits", "", f"must be between 0 and 12, got {bits}")
+    check_count(bits, "--bits", 1, 12)
     if collective is not None and collective not in COLLECTIVES:
         raise InstanceError("--collective", "", f"unknown collective {collective!r} (use {', '.join(COLLECTIVES)})")
     refuse_unused("--folds", bool(folds) and bool(profile), "with --profile (give one of them)")
@@ -227,8 +227,8 @@ def circulant(
     from ..planning.circulant import MAX_SIZE, degree_problem, least_diameter
     from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
 
-    if not 2 <= size <= MAX_SIZE:
-        raise InstanceError("--size", "", f"must be between 2 and {MAX_SIZE}, got {size}")
+    check_count(size, "--size", 2, MAX_SIZE)
+    check_count(seed, "--seed", 0, MAX_SEED)
     problem = degree_problem(size, degree)
     if problem is not None:
         raise InstanceError("--degree", "", problem)
@@ -276,6 +276,9 @@ def _export_target(path: Path, method: str) -> Path:
 def parse_methods(text: str) -> list[str]:
     methods = [m.strip() for m in text.split(",") if m.strip()]
     unknown = [m for m in methods if m not in PLANNERS]
+    repeated = sorted({m for m in methods if methods.count(m) > 1})
+    if repeated:
+        raise InstanceError("--methods", "", f"method {repeated[0]!r} given twice")
     if not methods or unknown:
         what, known = ", ".join(unknown) or repr(text), ", ".join(PLANNERS)
         raise InstanceError("--methods", "", f"unknown method {what} (known: {known})")
@@ -314,6 +317,7 @@ def compare(
     if demands_out is not None and (jobs != 1 or scheduler is not None):
         raise InstanceError("--demands", "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
 
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
     chosen = parse_methods(methods)
     exact = any(m in EXACT_METHODS for m in chosen)

@@ -10,11 +10,22 @@ import typer
 from rich.table import Table
 
 from ..errors import InstanceError, PlanError
-from ..limits import MAX_PAYLOAD
+from ..limits import MAX_JOBS, MAX_PAYLOAD
 from ..plan import Plan, load_plan
 from ..planning.check import require_valid
 from ..units import format_bytes, format_time, parse_bytes
-from .app import app, check_outputs, check_suffix, emit_json, err, handle_errors, out, parse_option, refuse_unused
+from .app import (
+    app,
+    check_count,
+    check_outputs,
+    check_suffix,
+    emit_json,
+    err,
+    handle_errors,
+    out,
+    parse_option,
+    refuse_unused,
+)
 
 __all__ = ["simulate", "sweep"]
 
@@ -166,6 +177,7 @@ def sweep(
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
     rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
                      schedules, only=_select(plan, demand), placement=placement,

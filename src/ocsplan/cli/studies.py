@@ -8,14 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InstanceError
-from ..limits import MAX_COUNT
+from ..limits import MAX_COUNT, MAX_JOBS, MAX_SEED
 from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
-__all__ = ["MAX_JOBS", "PLOT_SUFFIXES", "generate", "study"]
+__all__ = ["PLOT_SUFFIXES", "generate", "study"]
 
-MAX_JOBS = 256  # study processes
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 
@@ -37,6 +36,7 @@ def generate(
         known = ", ".join(FAMILIES)
         raise InstanceError("--family", "", f"unknown family {family!r} (known: {known})")
     check_count(count, "--count", 0, MAX_COUNT)
+    check_count(seed, "--seed", 0, MAX_SEED)
     existing = next(p for p in (out_dir.absolute(), *out_dir.absolute().parents) if p.exists())
     if not existing.is_dir():  # the directory (created with its parents) would lie below a file
         raise InstanceError("--out", "", f"{out_dir}: {existing} is not a directory")

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ..errors import InstanceError
 from ..files import write_atomic
+from ..limits import MAX_JOBS, MAX_PORTS
 from ..units import format_bytes, format_time, parse_time
 from ..workload import (
     Split,
@@ -27,7 +28,17 @@ from ..workload import (
 )
 from ..workload.kernels import compute_time, memory_per_rank, require_fit
 from ..workload.quantities import format_count
-from .app import app, emit_json, err, handle_errors, out, parse_option
+from .app import (
+    app,
+    check_count,
+    check_outputs,
+    check_suffix,
+    emit_json,
+    err,
+    handle_errors,
+    out,
+    parse_option,
+)
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -105,8 +116,7 @@ def workload(
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
     s = check_split(m, world, parse_split(split))
     lam = parse_option(parse_time, latency, "--latency")
-    if ports is not None and ports < 1:
-        raise InstanceError("--ports", "", f"must be positive, got {ports}")
+    check_count(ports, "--ports", 1, MAX_PORTS)
     mem = memory_per_rank(m, acc, world, s, batch, tokens, precision)
     out.print(f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
               f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
@@ -212,8 +222,7 @@ def power(
 
     acc = load_accelerator(accelerator)
     bps = None if rate is None else _rate_option(rate, "--rate")
-    if ports is not None and ports < 1:
-        raise InstanceError("--ports", "", f"must be positive, got {ports}")
+    check_count(ports, "--ports", 1, MAX_PORTS)
     results = [fabric_power(load_fabric(f), acc.power, rate=bps, ports=ports) for f in fabrics]
     first = results[0].total
     table = Table(title=f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)", title_justify="left")
@@ -287,6 +296,9 @@ def pareto(
     specs = [load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()]
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
+    check_suffix(png, "--png", (".png",))
+    check_outputs((csv_out, "--csv"), (png, "--png"))
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
     cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, executor=executor,
                          cache=cache)
