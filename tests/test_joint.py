@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ocsplan.instance import load_instance
-from ocsplan.planning import heuristic as H
+from ocsplan.planning import search as S
 from ocsplan.planning.joint import follow, joint
 from ocsplan.planning.space import iter_partitions
 
@@ -17,16 +17,16 @@ HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard
 OPTIMA = {row["instance"]: float(row["optimum_s"]) for row in csv.DictReader((HARD / "optima.csv").open())}
 
 
-def _beam_state(name: str, k: int) -> tuple[H._Search, H._Eval]:
+def _beam_state(name: str, k: int) -> tuple[S.Search, S.Eval]:
     """Partition class k's best state after the screening pass and the block-fold beam."""
     inst = load_instance(HARD / f"{name}.toml")
-    ctx = H._Context(inst, irregular=False)
-    search = H._Search(ctx, list(iter_partitions(inst))[k])
+    ctx = S.Context(inst, irregular=False)
+    search = S.Search(ctx, list(iter_partitions(inst))[k])
     screened, _ = search.descend(1, effort=0)
     assert screened is not None
     start = search.evaluate(screened.profiles, screened.shapes, 1)
     assert start is not None
-    return search, search.beam(start, H.BEAM, H.MAX_PASSES, 1)[0]
+    return search, search.beam(start, S.BEAM, S.MAX_PASSES, 1)[0]
 
 
 @pytest.mark.parametrize(("name", "k"), [("random-s12-0005", 2), ("helix-s12-0014", 1)])
@@ -34,11 +34,11 @@ def test_joint_moves_reach_the_proven_optimum(name: str, k: int) -> None:
     # class k holds the optimum (its plan's partition); one-axis moves stop above it
     search, state = _beam_state(name, k)
     assert state.objective > OPTIMA[name] * (1 + 1e-3)
-    for _ in range(H.MAX_PASSES):
+    for _ in range(S.MAX_PASSES):
         moved = joint(search, state, 1)
         if not moved.objective < state.objective * (1 - 1e-12):
             break
-        state = search.beam(moved, H.BEAM, H.MAX_PASSES, 1)[0]
+        state = search.beam(moved, S.BEAM, S.MAX_PASSES, 1)[0]
     assert state.objective == pytest.approx(OPTIMA[name], rel=1e-9)
 
 

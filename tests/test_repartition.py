@@ -13,6 +13,7 @@ import pytest
 from ocsplan.instance import load_instance
 from ocsplan.planning import heuristic as H
 from ocsplan.planning import repartition as R
+from ocsplan.planning import search as S
 from ocsplan.planning.space import RING, is_irregular, iter_partitions, partition_table
 
 HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard"
@@ -20,15 +21,15 @@ HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard
 OPTIMA = {row["instance"]: float(row["optimum_s"]) for row in csv.DictReader((HARD / "optima.csv").open())}
 
 
-def _beam_state(name: str, k: int) -> tuple[H._Search, H._Eval]:
+def _beam_state(name: str, k: int) -> tuple[S.Search, S.Eval]:
     """Partition class k's best state after the screening pass and the block-fold beam."""
     inst = load_instance(HARD / f"{name}.toml")
-    search = H._Search(H._Context(inst), list(iter_partitions(inst))[k])
+    search = S.Search(S.Context(inst), list(iter_partitions(inst))[k])
     screened, _ = search.descend(1, effort=0)
     assert screened is not None
     start = search.evaluate(screened.profiles, screened.shapes, 1)
     assert start is not None
-    return search, search.beam(start, H.BEAM, H.MAX_PASSES, 1)[0]
+    return search, search.beam(start, S.BEAM, S.MAX_PASSES, 1)[0]
 
 
 def test_swapped_trades_the_bits_and_keeps_the_rest() -> None:
@@ -74,7 +75,7 @@ def test_exchanges_of_equal_types_are_equivalent(name: str, k: int) -> None:
                 own = {b: (g, len(layer)) for j in (j1, j2) if j is not None
                        for g, layer in enumerate(state.profiles[j]) for b in layer}
                 for out, into in R._exchanges(state, parts[first], parts[second]):
-                    other = H._Search(ctx, R.swapped(search.partition, m, first, second, out, into))
+                    other = S.Search(ctx, R.swapped(search.partition, m, first, second, out, into))
                     profiles = list(state.profiles)
                     if j1 is not None:
                         profiles[j1] = R._relabel(profiles[j1], dict(zip(out, into, strict=True)))
@@ -152,7 +153,7 @@ def test_recuts_are_one_per_class_of_equivalent_assignments(name: str, k: int) -
             assert moved == own
             price = other.evaluate(profiles, shapes, 0)
             for assignment in groups[repr(key(other.partition[m]))][:4]:
-                alike = H._Search(ctx, (*search.partition[:m], assignment, *search.partition[m + 1:]))
+                alike = S.Search(ctx, (*search.partition[:m], assignment, *search.partition[m + 1:]))
                 trial_p, trial_s = list(state.profiles), list(state.shapes)
                 for j in own:
                     trial_p[j], trial_s[j] = R._kept(alike, j, state.profiles[j], state.shapes[j])
@@ -168,7 +169,7 @@ def test_recuts_are_one_per_class_of_equivalent_assignments(name: str, k: int) -
 def test_kept_carries_the_layers_inside_the_new_bits(case: str) -> None:
     # by hand, for an axis of at least four bits B0 > B1 > ... and a bit X outside them
     inst = load_instance(HARD / "wide-s2026-0070.toml")
-    search = H._Search(H._Context(inst), next(iter(iter_partitions(inst))))
+    search = S.Search(S.Context(inst), next(iter(iter_partitions(inst))))
     j = next(j for j, blk in enumerate(search.blocks) if len(blk) >= 4)
     block = search.blocks[j]
     b0, b1, b2, *rest = block
@@ -201,15 +202,15 @@ def test_lookahead_reaches_the_proven_optimum_through_a_neutral_recut(monkeypatc
     # then the first mesh re-cuts, so three heavy single-bit axes share one unit mask; that
     # state wins only under the allocator's local search, which the final states get
     inst = load_instance(HARD / "wide-s1-0029.toml")
-    found: list[tuple[H._Search, H._Eval, list[tuple[H._Search, H._Eval]]]] = []
+    found: list[tuple[S.Search, S.Eval, list[tuple[S.Search, S.Eval]]]] = []
     real = R.lookahead
 
-    def recording(search: H._Search, state: H._Eval, effort: int, late: Any) -> list[tuple[H._Search, H._Eval]]:
+    def recording(search: S.Search, state: S.Eval, effort: int, late: Any) -> list[tuple[S.Search, S.Eval]]:
         out = real(search, state, effort, late)
         found.append((search, state, out))
         return out
 
-    monkeypatch.setattr(R, "lookahead", recording)
+    monkeypatch.setattr(H, "lookahead", recording)  # the name the pipeline calls
     assert H.plan_heuristic(inst).objective_s == pytest.approx(OPTIMA["wide-s1-0029"], rel=1e-9)
     (search, state, out), = found
     incumbent = search.evaluate(state.profiles, state.shapes, 0)
@@ -218,5 +219,5 @@ def test_lookahead_reaches_the_proven_optimum_through_a_neutral_recut(monkeypatc
         # two meshes re-cut, priced within the window of the state at the screening's effort
         assert sum(a != b for a, b in zip(other.partition, search.partition, strict=True)) == 2
         assert extra.objective <= incumbent.objective * (1 + R.LOOKAHEAD_WINDOW)
-    monkeypatch.setattr(R, "lookahead", lambda *args: [])
+    monkeypatch.setattr(H, "lookahead", lambda *args: [])
     assert H.plan_heuristic(inst).objective_s > OPTIMA["wide-s1-0029"] * (1 + 1e-3)

@@ -9,6 +9,7 @@ import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
 from ocsplan.plan import AxisPlan, Plan, dumps_plan, plan_to_dict
+from ocsplan.planning import search
 from ocsplan.planning.allocate import allocate as real_allocate
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
@@ -248,7 +249,6 @@ def test_heuristic_on_instances_that_once_defeated_it(name: str) -> None:
 def test_bound_skips_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # descents, beams, joint moves and bit exchanges skip an allocation whose lower bound
     # cannot beat what they hold: fewer allocations, and the plan of the bound switched off
-    from ocsplan.planning import heuristic
 
     inst = load_instance(ROOT / path)
     calls: list[int] = []
@@ -257,11 +257,11 @@ def test_bound_skips_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) 
         calls.append(1)
         return real_allocate(*args, **kwargs)
 
-    monkeypatch.setattr(heuristic, "allocate", counting)
+    monkeypatch.setattr(search, "allocate", counting)
     with_bound = plan_to_dict(plan_heuristic(inst))
     skipping = len(calls)
     calls.clear()
-    monkeypatch.setattr(heuristic, "lower_bound", lambda *args: -math.inf)  # never above a cutoff
+    monkeypatch.setattr(search, "lower_bound", lambda *args: -math.inf)  # never above a cutoff
     without = plan_to_dict(plan_heuristic(inst))
     for d in (with_bound, without):
         d.pop("solve_seconds")
@@ -282,27 +282,26 @@ class _Forgetful(dict[Any, Any]):
 def test_placements_shared_across_classes_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # classes that agree on an axis's block and on what the other meshes hold of it share
     # its placements; placing afresh in every class gives the same plan
-    from ocsplan.planning import heuristic
 
     inst = load_instance(ROOT / path)
-    place = heuristic._Search._place
+    place = search.Search._place
     calls: list[int] = []
 
-    def counting(self: heuristic._Search, *args: Any) -> Any:
+    def counting(self: search.Search, *args: Any) -> Any:
         calls.append(1)
         return place(self, *args)
 
-    monkeypatch.setattr(heuristic._Search, "_place", counting)
+    monkeypatch.setattr(search.Search, "_place", counting)
     shared = plan_to_dict(plan_heuristic(inst))
     placed_shared = len(calls)
     calls.clear()
-    init = heuristic._Context.__init__
+    init = search.Context.__init__
 
-    def forgetful(self: heuristic._Context, *args: Any, **kwargs: Any) -> None:
+    def forgetful(self: search.Context, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         self.placed = _Forgetful()
 
-    monkeypatch.setattr(heuristic._Context, "__init__", forgetful)
+    monkeypatch.setattr(search.Context, "__init__", forgetful)
     afresh = plan_to_dict(plan_heuristic(inst))
     for d in (shared, afresh):
         d.pop("solve_seconds")

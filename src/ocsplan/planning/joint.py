@@ -1,6 +1,6 @@
 """Joint moves for the heuristic: several axes change their folds in one step.
 
-The paper's descent (and the beams of :mod:`ocsplan.planning.heuristic`) move one axis at
+The paper's descent (and the beams of :mod:`ocsplan.planning.search`) move one axis at
 a time. Two meshes whose heavy axes must change their folds together to share them
 (K8^3 on both -> K16 x K8 x K4 on both) never get there: either change alone breaks the
 port budget. :func:`joint` tries, from a final state, each axis on every block fold with
@@ -10,22 +10,14 @@ fold with every other axis re-choosing its fold at once (:func:`_compound`).
 
 from __future__ import annotations
 
-from typing import TypeGuard
-
-from .heuristic import _better, _Eval, _Search
+from .search import Eval, Search, improves
 from .space import RING, Groups, Shape, is_irregular
 
 __all__ = ["follow", "joint"]
 
 
-def improves(result: _Eval | None, incumbent: _Eval | None) -> TypeGuard[_Eval]:
-    """Whether ``result`` exists and beats ``incumbent`` (lower objective, then fewer ports)."""
-    return result is not None and (incumbent is None or _better(
-        (result.objective, result.ports, 0), (incumbent.objective, incumbent.ports, 0)))
-
-
 def follow(
-    search: _Search, j: int, groups: Groups, shape: Shape, profiles: list[Groups], shapes: list[Shape]
+    search: Search, j: int, groups: Groups, shape: Shape, profiles: list[Groups], shapes: list[Shape]
 ) -> list[tuple[list[Groups], list[Shape]]]:
     """Joint moves: axis j on ``groups`` (of ``shape``), and every other mesh's axis that
     overlaps it and pays for a block fold follows, either re-cut (its layers become the
@@ -74,7 +66,7 @@ def follow(
     return out
 
 
-def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
+def joint(search: Search, start: Eval, effort: int) -> Eval:
     """One pass of joint moves (:func:`follow`) from ``start``: each axis by weight
     tries every block fold at its exhaustive placements with its followers; the
     best improvement is kept per axis."""
@@ -97,7 +89,7 @@ def joint(search: _Search, start: _Eval, effort: int) -> _Eval:
         current = best
     return current
 
-def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) -> _Eval | None:
+def _compound(search: Search, j: int, shape: Shape, start: Eval, effort: int) -> Eval | None:
     """Axis j on an irregular fold, then every other axis by weight its best block fold
     and placement on what is installed then (whether or not j's move pays alone); also
     from a start where the other axes give up the layers they shared with j's old
@@ -118,7 +110,7 @@ def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) 
                 released_p[k], released_s[k] = new, cut
     if released_p != profiles or released_s != shapes:
         starts.append((released_p, released_s))
-    best: _Eval | None = None
+    best: Eval | None = None
     for first_p, first_s in starts:
         result = _rechoose(search, j, first_p, first_s, effort)
         if improves(result, best):
@@ -126,7 +118,7 @@ def _compound(search: _Search, j: int, shape: Shape, start: _Eval, effort: int) 
     return best
 
 
-def _rechoose(search: _Search, j: int, profiles: list[Groups], shapes: list[Shape], effort: int) -> _Eval | None:
+def _rechoose(search: Search, j: int, profiles: list[Groups], shapes: list[Shape], effort: int) -> Eval | None:
     """Every axis but j by weight takes its best block fold and placement on what is installed."""
     ctx = search.ctx
     current = search.evaluate(profiles, shapes, effort)

@@ -23,8 +23,7 @@ import math
 from collections.abc import Callable, Iterator
 from itertools import combinations
 
-from .heuristic import BEAM, MAX_PASSES, _Eval, _Search
-from .joint import improves
+from .search import BEAM, MAX_PASSES, Eval, Search, improves
 from .space import RING, Groups, Partition, Shape, is_irregular
 
 __all__ = ["lookahead", "recuts", "repartition", "swapped"]
@@ -54,7 +53,7 @@ def _relabel(groups: Groups, mapping: dict[int, int]) -> Groups:
     return tuple(tuple(sorted((mapping.get(b, b) for b in g), reverse=True)) for g in groups)
 
 
-def _exchanges(state: _Eval, bits_a: Bits, bits_b: Bits) -> Iterator[tuple[Bits, Bits]]:
+def _exchanges(state: Eval, bits_a: Bits, bits_b: Bits) -> Iterator[tuple[Bits, Bits]]:
     """Bit sets the two axes can trade: every single pair, and every layer some axis
     installs (its piece inside one axis) against each equal-sized set of the other's bits."""
     for x in bits_a:
@@ -74,7 +73,7 @@ def _exchanges(state: _Eval, bits_a: Bits, bits_b: Bits) -> Iterator[tuple[Bits,
                     yield pair
 
 
-def _bit_types(search: _Search, state: _Eval, mesh: int) -> dict[int, tuple[int, ...]]:
+def _bit_types(search: Search, state: Eval, mesh: int) -> dict[int, tuple[int, ...]]:
     """What every other mesh's axes see of each bit: the layer holding it per axis (-1:
     not its bit), the bit itself on irregular folds (their masks are not symmetric).
     Exchanges of bits of equal types give equivalent states: one is tried."""
@@ -90,7 +89,7 @@ def _bit_types(search: _Search, state: _Eval, mesh: int) -> dict[int, tuple[int,
     return {b: tuple(t) for b, t in types.items()}
 
 
-def _moves(search: _Search, state: _Eval) -> Iterator[tuple[_Search, list[Groups], list[Shape], list[int], int]]:
+def _moves(search: Search, state: Eval) -> Iterator[tuple[Search, list[Groups], list[Shape], list[int], int]]:
     """Every exchange (:func:`_exchanges`) between two axes of one mesh, one per class of
     equivalent ones: the new search, the state carried over, the active axes to settle
     (the mesh's own that changed bits first, then those with a layer on the exchanged
@@ -115,7 +114,7 @@ def _moves(search: _Search, state: _Eval) -> Iterator[tuple[_Search, list[Groups
                     if key in seen:
                         continue
                     seen.add(key)
-                    other = _Search(ctx, swapped(partition, m, first, second, out, into))
+                    other = Search(ctx, swapped(partition, m, first, second, out, into))
                     profiles, shapes = list(state.profiles), list(state.shapes)
                     moved = [j for j in (j1, j2) if j is not None]
                     own = len(moved)
@@ -156,7 +155,7 @@ def _tables(sizes: list[int], counts: list[int]) -> Iterator[list[list[int]]]:
             yield [first, *rest]
 
 
-def recuts(search: _Search, state: _Eval, mesh: int) -> Iterator[tuple[_Search, list[Groups], list[Shape], list[int]]]:
+def recuts(search: Search, state: Eval, mesh: int) -> Iterator[tuple[Search, list[Groups], list[Shape], list[int]]]:
     """The mesh's bits assigned anew to its axes, one assignment per class of those that
     differ only by bits of equal types (what the other meshes see of a bit,
     :func:`_bit_types`, and the own layer holding it), the current one excepted, at most
@@ -197,7 +196,7 @@ def recuts(search: _Search, state: _Eval, mesh: int) -> Iterator[tuple[_Search, 
         if [sorted(types[b] for b in axis) for axis in axes] == [sorted(types[b] for b in p) for p in parts]:
             continue  # the current assignment, up to relabelling
         partition = (*search.partition[:mesh], tuple(axes), *search.partition[mesh + 1:])
-        other = _Search(ctx, partition)
+        other = Search(ctx, partition)
         profiles, shapes = list(state.profiles), list(state.shapes)
         for j in own:
             profiles[j], shapes[j] = _kept(other, j, state.profiles[j], state.shapes[j])
@@ -205,7 +204,7 @@ def recuts(search: _Search, state: _Eval, mesh: int) -> Iterator[tuple[_Search, 
         yield other, profiles, shapes, own
 
 
-def _kept(search: _Search, j: int, groups: Groups, shape: Shape) -> tuple[Groups, Shape]:
+def _kept(search: Search, j: int, groups: Groups, shape: Shape) -> tuple[Groups, Shape]:
     """Axis j on its new bits keeps the layers it had that lie inside them (the rest of
     its bits as unit masks), or goes to its cube if that is no shape of it; a ring or an
     irregular fold is kept only on the same bits."""
@@ -220,7 +219,7 @@ def _kept(search: _Search, j: int, groups: Groups, shape: Shape) -> tuple[Groups
     return (new, cut) if cut in search.ctx.axes[j].shapes else cube
 
 
-def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: int) -> _Eval:
+def _settle(search: Search, start: Eval, moved: list[int], own: int, effort: int) -> Eval:
     """The mesh's own moved axes re-choose their folds (every shape and placement) in
     turn, then the others on the exchanged bits re-place their shape or fall back to
     the cube (the folds they shared may have gone)."""
@@ -238,8 +237,8 @@ def _settle(search: _Search, start: _Eval, moved: list[int], own: int, effort: i
 
 
 def _settled(
-    search: _Search, state: _Eval, mesh: int, effort: int, late: Callable[[], bool],
-) -> list[tuple[_Search, _Eval]]:
+    search: Search, state: Eval, mesh: int, effort: int, late: Callable[[], bool],
+) -> list[tuple[Search, Eval]]:
     """The mesh's most promising re-cuts (:func:`recuts`), settled: ranked with every
     generator at multiplicity 1 (past the first few, the bound there is the price: no
     allocation), the :data:`RECUTS_PRICED` best priced at ``effort``, and the :data:`RECUTS_SETTLED` best
@@ -257,10 +256,10 @@ def _settled(
 
 
 def _recut(
-    search: _Search, state: _Eval, incumbent: _Eval | None, effort: int, late: Callable[[], bool],
-) -> tuple[_Search, _Eval] | None:
+    search: Search, state: Eval, incumbent: Eval | None, effort: int, late: Callable[[], bool],
+) -> tuple[Search, Eval] | None:
     """The best settled re-cut (:func:`_settled`) of any mesh that improves on ``incumbent``."""
-    best: tuple[_Search, _Eval] | None = None
+    best: tuple[Search, Eval] | None = None
     for m in range(len(search.partition)):
         for other, result in _settled(search, state, m, effort, late):
             if improves(result, incumbent):
@@ -269,8 +268,8 @@ def _recut(
 
 
 def lookahead(
-    search: _Search, state: _Eval, effort: int, late: Callable[[], bool],
-) -> list[tuple[_Search, _Eval]]:
+    search: Search, state: Eval, effort: int, late: Callable[[], bool],
+) -> list[tuple[Search, Eval]]:
     """Two re-cuts in two meshes, the first neutral: from each settled re-cut that prices
     like ``state`` (at ``effort``; at most :data:`PLATEAU_FOLLOWED`), the settled re-cuts
     of every other mesh; the :data:`LOOKAHEAD_KEPT` best within :data:`LOOKAHEAD_WINDOW`
@@ -284,7 +283,7 @@ def lookahead(
                for other, result in _settled(search, state, m, effort, late)
                if result.ports == incumbent.ports
                and math.isclose(result.objective, incumbent.objective, rel_tol=1e-12)]
-    found: list[tuple[float, int, int, _Search, _Eval]] = []
+    found: list[tuple[float, int, int, Search, Eval]] = []
     for m, other, result in neutral[:PLATEAU_FOLLOWED]:
         for m2 in range(len(search.partition)):
             if m2 != m and not late():
@@ -296,12 +295,12 @@ def lookahead(
 
 
 def _best(
-    trials: Iterator[tuple[_Search, list[Groups], list[Shape], list[int]]], effort: int, count: int,
+    trials: Iterator[tuple[Search, list[Groups], list[Shape], list[int]]], effort: int, count: int,
     late: Callable[[], bool],
-) -> list[tuple[_Search, _Eval, list[int]]]:
+) -> list[tuple[Search, Eval, list[int]]]:
     """The ``count`` best configurations priced at ``effort`` (lower objective, fewer
     ports, earlier): the rest are skipped by the bound once ``count`` are held."""
-    kept: list[tuple[float, int, int, _Search, _Eval, list[int]]] = []
+    kept: list[tuple[float, int, int, Search, Eval, list[int]]] = []
     for k, (search, profiles, shapes, own) in enumerate(trials):
         if late():
             break
@@ -314,8 +313,8 @@ def _best(
 
 
 def repartition(
-    search: _Search, state: _Eval, screen_effort: int, effort: int, late: Callable[[], bool],
-) -> tuple[_Search, _Eval]:
+    search: Search, state: Eval, screen_effort: int, effort: int, late: Callable[[], bool],
+) -> tuple[Search, Eval]:
     """Hill climb over bit exchanges and re-cuts from a final state (see the module): every
     move is priced by one descent pass at ``screen_effort``, the best that improves on the state
     (priced alike) gets a beam descent at ``effort`` and is kept if it improves there too;
@@ -323,7 +322,7 @@ def repartition(
     for _ in range(REPARTITION_ROUNDS):
         if late():
             break
-        best: tuple[_Search, _Eval] | None = None
+        best: tuple[Search, Eval] | None = None
         incumbent = search.evaluate(state.profiles, state.shapes, screen_effort)
         for other, profiles, shapes, moved, own in _moves(search, state):
             if late():
@@ -339,7 +338,7 @@ def repartition(
             for j in moved[:own]:
                 cube_p[j], cube_s[j] = other.profiles[j], other.shapes[j]
             trials.append((cube_p, cube_s))
-            start: _Eval | None = None
+            start: Eval | None = None
             for trial_p, trial_s in trials:
                 result = other.evaluate(trial_p, trial_s, screen_effort)
                 if improves(result, start):

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 
-from .heuristic import _better, _Context, _Search
 from .placement import installed_folds
+from .search import Context, Search, better
 from .space import RING, Groups, Partition, Shape, neighbour_partitions, partition_table
 
 __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "shortlist_partitions"]
@@ -32,9 +32,9 @@ SHORTLIST_FINALISTS = 4  # finalists (of MAX_FINALISTS) after a shortlist
 
 class UnitPricer:
     """The objective at multiplicity 1 (every generator one circuit) of a configuration,
-    without the allocator: what :meth:`_Search.evaluate` gives at effort -1, cheaply."""
+    without the allocator: what :meth:`Search.evaluate` gives at effort -1, cheaply."""
 
-    def __init__(self, ctx: _Context) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
         self._axis: dict[tuple[int, Shape], float | None] = {}
@@ -61,7 +61,7 @@ class UnitPricer:
             self._candidates[key] = [shape for _, _, shape in sorted(priced)[:PROXY_SHAPES]]
         return self._candidates[key]
 
-    def price(self, search: _Search, profiles: list[Groups], shapes: list[Shape]) -> tuple[float, int] | None:
+    def price(self, search: Search, profiles: list[Groups], shapes: list[Shape]) -> tuple[float, int] | None:
         """(objective, ports) at multiplicity 1, None if it does not fit."""
         profiles, shapes = search.aligned(profiles, shapes)
         folds: set[int] = set()
@@ -84,8 +84,8 @@ class UnitPricer:
             total += cost
         return total, ports
 
-    def descent(self, search: _Search) -> tuple[float, list[Groups], list[Shape]]:
-        """One pass of :meth:`_Search.descend` priced at multiplicity 1: the objective
+    def descent(self, search: Search) -> tuple[float, list[Groups], list[Shape]]:
+        """One pass of :meth:`Search.descend` priced at multiplicity 1: the objective
         (inf: nothing fits) and the configuration it ends on."""
         profiles, shapes = list(search.profiles), list(search.shapes)
         current = self.price(search, profiles, shapes)
@@ -100,19 +100,19 @@ class UnitPricer:
                 trial_p, trial_s = list(profiles), list(shapes)
                 trial_p[j], trial_s[j] = groups, shape
                 result = self.price(search, trial_p, trial_s)
-                if result is not None and _better((*result, 0), (*current, 0)):
+                if result is not None and better((*result, 0), (*current, 0)):
                     current, pick = result, (groups, shape)
             if pick is not None:
                 profiles[j], shapes[j] = pick
         return current[0], profiles, shapes
 
 
-def proxies(ctx: _Context, pricer: UnitPricer, partition: Partition, effort: int) -> tuple[float, float]:
+def proxies(ctx: Context, pricer: UnitPricer, partition: Partition, effort: int) -> tuple[float, float]:
     """Two cheap rankings of a partition: the cube's multiplicity allocation (how well the
     meshes' heavy axes share bits) and one descent pass priced at multiplicity 1 (how well
     their folds coincide). Each orders partitions much like the full screening pass does
     on instances dominated by bandwidth resp. latency; infeasible ones rank last."""
-    search = _Search(ctx, partition)
+    search = Search(ctx, partition)
     cube = search.evaluate(search.profiles, search.shapes, effort)
     return math.inf if cube is None else cube.objective, pricer.descent(search)[0]
 
@@ -124,7 +124,7 @@ class Shortlist:
 
 
 def shortlist_partitions(
-    ctx: _Context, partitions: Iterator[Partition], effort: int, late: Callable[[], bool], notes: list[str],
+    ctx: Context, partitions: Iterator[Partition], effort: int, late: Callable[[], bool], notes: list[str],
 ) -> Shortlist:
     """The partitions to screen: all of them when there are at most
     :data:`SHORTLIST_FROM`, else the union of the :data:`SHORTLIST` best by each of
