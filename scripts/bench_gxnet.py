@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric
-from ocsplan.studies.executor import Executor
 from ocsplan.workload import load_accelerator, load_model, parse_tokens
 from ocsplan.workload.pareto import cells_csv, pareto_sweep
 from ocsplan.workload.step import clear_plan_memory

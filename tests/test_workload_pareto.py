@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric
-from ocsplan.studies.executor import Executor
 from ocsplan.workload import load_accelerator, load_model, valid_splits
 from ocsplan.workload.kernels import memory_per_rank
 from ocsplan.workload.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png

@@ -10,18 +10,23 @@ exports in ``planning/exact``), but none opens the target itself.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import tomllib
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
 from .limits import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
-__all__ = ["check_output", "read_json", "read_text", "read_toml", "toml_data", "write_atomic", "write_atomic_with"]
+__all__ = [
+    "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
+    "write_atomic_with",
+]
 
 
 def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
@@ -158,3 +163,15 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
                 handle.write(data)
 
     write_atomic_with(path, write)
+
+
+@cache
+def code_fingerprint() -> str:
+    """Hash of the package's Python sources: a cached row is reused, and a Dask worker
+    accepted, only if the code that produced it is the code here."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent  # the whole ocsplan package
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]

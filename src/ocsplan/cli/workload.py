@@ -271,8 +271,8 @@ def pareto(
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
+    from ..executor import Executor
     from ..realization.fabrics import load_fabric
-    from ..studies.executor import Executor
     from ..workload.pareto import cells_csv, pareto_sweep, write_png
     from ..workload.pricing import NETWORKS
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcsplanError
+from ..executor import Executor, Failure
 from ..files import write_atomic
 from ..realization.fabrics import FabricSpec
-from ..studies.executor import Executor, Failure
 from .accelerator import Accelerator
 from .demand import COMM, Precision
 from .kernels import memory_per_rank
