@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..errors import InstanceError
 from ..files import write_atomic
-from ..units import format_bytes, format_time, parse_time
+from ..units import format_bytes, format_count, format_time, parse_time
 from ..workload import (
     Split,
     check_split,
@@ -26,7 +26,6 @@ from ..workload import (
     valid_splits,
 )
 from ..workload.kernels import compute_time, memory_per_rank, require_fit
-from ..workload.quantities import format_count
 from .app import app, emit_json, err, handle_errors, out, parse_option
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
