@@ -16,6 +16,7 @@ import math
 import os
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from .errors import InstanceError, OcsplanError, PlanError
 from .limits import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
 __all__ = [
-    "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
+    "CacheDir", "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
     "write_atomic_with",
 ]
 
@@ -175,3 +176,38 @@ def code_fingerprint() -> str:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    """A directory of cache entries by file name (e.g. the decode plan cache).
+
+    An entry that is missing or cannot be read reads as None (the caller makes it
+    again); entries are written atomically. :meth:`create` makes the directory.
+    """
+
+    directory: Path
+
+    @classmethod
+    def create(cls, directory: Path) -> CacheDir:
+        directory.mkdir(parents=True, exist_ok=True)
+        return cls(directory)
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    def has(self, name: str) -> bool:
+        return self.path(name).exists()
+
+    def get(self, name: str) -> str | None:
+        """The entry's text, or None when it is missing or unreadable."""
+        path = self.path(name)
+        if not path.exists():
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def put(self, name: str, text: str) -> None:
+        write_atomic(self.path(name), text)
