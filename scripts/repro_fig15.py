@@ -33,6 +33,7 @@ import matplotlib.ticker
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from ocsplan.executor import Executor, Failure
 from ocsplan.files import write_atomic
 from ocsplan.instance import Axis, Budget, Demand, Instance, Mesh
 from ocsplan.plan import Plan
@@ -40,7 +41,6 @@ from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.stacked import plan_stacked
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.simlette import SimOptions, simulate_plan
-from ocsplan.studies.executor import Executor, Failure
 
 REPORTED = (9, 12, 16, 24, 36, 48, 64, 70, 80)
 FABRIC = Path(__file__).resolve().parent.parent / "simulate" / "fabrics" / "ocs-single.toml"

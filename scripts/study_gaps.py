@@ -20,8 +20,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ocsplan.executor import Executor
 from ocsplan.studies import plot_gaps, run_study, summarize, table_rows
-from ocsplan.studies.executor import Executor
 from ocsplan.studies.families import FAMILIES, generate, write_family
 
 BUCKETS = (0.0, 1e-6, 1e-3, 1e-2, 5e-2, 1e-1, float("inf"))

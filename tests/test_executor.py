@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from ocsplan.executor import Executor, Failure
 from ocsplan.studies import read_results, run_study
-from ocsplan.studies.executor import Executor, Failure
 from ocsplan.studies.families import generate, write_family
 
 from .executor_tasks import task

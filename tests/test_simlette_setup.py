@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 import ocsplan.simlette.setup as simcache
+from ocsplan.executor import Executor
 from ocsplan.instance import load_instance
 from ocsplan.plan import Plan
 from ocsplan.planning.heuristic import plan_heuristic
@@ -17,7 +18,6 @@ from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.simlette import SimOptions, dumps_report, simulate_plan
 from ocsplan.simlette.runner import paused_gc
 from ocsplan.simlette.sweep import sweep, sweep_csv
-from ocsplan.studies.executor import Executor
 
 from .conftest import ROOT, instance_path
 

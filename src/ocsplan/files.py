@@ -15,19 +15,25 @@ The writers live with what they write (e.g. the model exports in
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
 import stat
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
 from .limits import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
-__all__ = ["check_output", "read_json", "read_text", "read_toml", "toml_data", "write_atomic", "write_atomic_with"]
+__all__ = [
+    "CacheDir", "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
+    "write_atomic_with",
+]
 
 
 def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
@@ -252,3 +258,50 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
                 handle.write(data)
 
     write_atomic_with(path, write)
+
+
+@cache
+def code_fingerprint() -> str:
+    """Hash of the package's Python sources: a cached row is reused, and a Dask worker
+    accepted, only if the code that produced it is the code here."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent  # the whole ocsplan package
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    """A directory of cache entries by file name (e.g. the decode plan cache).
+
+    An entry that is missing or cannot be read reads as None (the caller makes it
+    again); entries are written atomically. :meth:`create` makes the directory.
+    """
+
+    directory: Path
+
+    @classmethod
+    def create(cls, directory: Path) -> CacheDir:
+        directory.mkdir(parents=True, exist_ok=True)
+        return cls(directory)
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    def has(self, name: str) -> bool:
+        return self.path(name).exists()
+
+    def get(self, name: str) -> str | None:
+        """The entry's text, or None when it is missing or unreadable."""
+        path = self.path(name)
+        if not path.exists():
+            return None
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def put(self, name: str, text: str) -> None:
+        write_atomic(self.path(name), text)

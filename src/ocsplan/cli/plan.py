@@ -302,8 +302,8 @@ def compare(
     ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
+    from ..executor import Executor
     from ..files import write_atomic
-    from ..studies.executor import Executor
     from ..studies.results import (
         EXACT_METHODS,
         demand_rows,

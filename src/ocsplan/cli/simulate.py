@@ -161,10 +161,10 @@ def sweep(
     ] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
+    from ..executor import Executor
     from ..realization.fabrics import load_fabric
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
-    from ..studies.executor import Executor
 
     check_suffix(png, "--png", (".png",))
     check_outputs((csv_out, "--csv"), (png, "--png"))

@@ -68,7 +68,7 @@ def study(
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..studies.executor import Executor
+    from ..executor import Executor
     from ..studies.results import EXACT_METHODS, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize

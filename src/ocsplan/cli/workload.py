@@ -12,7 +12,7 @@ from rich.table import Table
 from ..errors import InstanceError
 from ..files import write_atomic
 from ..limits import MAX_JOBS, MAX_PORTS
-from ..units import format_bytes, format_time, parse_time
+from ..units import format_bytes, format_count, format_time, parse_time
 from ..workload import (
     Split,
     check_split,
@@ -27,7 +27,6 @@ from ..workload import (
     valid_splits,
 )
 from ..workload.kernels import compute_time, memory_per_rank, require_fit
-from ..workload.quantities import format_count
 from .app import (
     app,
     check_count,
@@ -186,9 +185,9 @@ def decode(
     json_out: Annotated[str | None, typer.Option("--json", help="write the step JSON to PATH, or - for stdout")] = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
+    from ..decode import NETWORKS, best_step, decode_step
     from ..realization.fabrics import load_fabric
-    from ..workload.pricing import NETWORKS
-    from ..workload.step import best_step, decode_step, step_to_dict
+    from ..workload.step import step_to_dict
 
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
     if network not in NETWORKS:
@@ -280,10 +279,9 @@ def pareto(
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
+    from ..decode import NETWORKS, cells_csv, pareto_sweep, write_png
+    from ..executor import Executor
     from ..realization.fabrics import load_fabric
-    from ..studies.executor import Executor
-    from ..workload.pareto import cells_csv, pareto_sweep, write_png
-    from ..workload.pricing import NETWORKS
 
     m = load_model(model)
     acc = load_accelerator(accelerator)

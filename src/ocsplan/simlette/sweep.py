@@ -27,7 +27,7 @@ from .setup import prepare
 from .simulate import SimOptions, network_factory, simulate_workload
 
 if TYPE_CHECKING:
-    from ..studies.executor import Executor, Failure
+    from ..executor import Executor, Failure
 
 __all__ = ["SweepRow", "payload_range", "sweep", "sweep_csv", "write_csv", "write_plot"]
 
@@ -173,7 +173,7 @@ def sweep(
             if on_row is not None:
                 on_row(done[-1])
         return done
-    from ..studies.executor import Failure
+    from ..executor import Failure
 
     rows: list[SweepRow | None] = [None] * len(points)
     failed: list[str] = []

@@ -11,12 +11,11 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
-from ..files import read_text, write_atomic
+from ..files import code_fingerprint, read_text, write_atomic
 from ..instance import Instance, dumps_instance
 from ..plan import Plan
 
@@ -92,18 +91,6 @@ CSV_COLUMNS = (
     "path",
     "error",
 )
-
-
-@cache
-def code_fingerprint() -> str:
-    """Hash of the package's Python sources: a cached row is reused only if the code
-    that produced it is unchanged."""
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent  # the whole ocsplan package
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
 
 
 def instance_digest(instance: Instance) -> str:

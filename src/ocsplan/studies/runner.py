@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InfeasibleError, OcsplanError
+from ..executor import Executor, Failure
 from ..instance import Instance, load_instance
 from ..plan import Plan
-from .executor import Executor, Failure
 from .results import EXACT_METHODS, Result, code_fingerprint, instance_digest, read_results, update_results
 
 __all__ = ["collect_paths", "default_workers", "run_method", "run_study", "solve_all"]

@@ -8,6 +8,7 @@ the power of the fabric and the best split per point of a sweep.
 
 from __future__ import annotations
 
+from ..units import parse_tokens
 from .accelerator import Accelerator, StepTable, accelerator_catalogue, load_accelerator, parse_accelerator
 from .demand import (
     COMM,
@@ -21,7 +22,6 @@ from .demand import (
     precision_for,
 )
 from .model import Model, catalogue, load_model, parse_model
-from .quantities import parse_tokens
 from .splits import Split, check_split, check_world, parse_split, valid_splits
 
 __all__ = [

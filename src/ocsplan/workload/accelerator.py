@@ -19,9 +19,8 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..files import toml_data
-from ..units import parse_bytes, parse_rate, parse_time
+from ..units import parse_bytes, parse_flop_rate, parse_flops, parse_power, parse_rate, parse_time
 from .model import read_document
-from .quantities import parse_flop_rate, parse_flops, parse_power
 
 __all__ = ["Accelerator", "StepTable", "accelerator_catalogue", "load_accelerator", "parse_accelerator"]
 

@@ -1,43 +1,20 @@
-"""The decode step on a fabric (paper App. B.4): kernels + launches + collectives, no overlap.
+"""The decode step (paper App. B.4): kernels + launches + collectives, no overlap.
 
 step = kernels + (3L + 1) t_l + sum over demands of calls x T;
 tokens/s/user = 1 / step, tokens/s = B / step, tokens/s/MW against the
-fabric's Table 12 power pro-rated to the N serving accelerators.
+fabric's Table 12 power pro-rated to the N serving accelerators. The
+collective times come from :mod:`ocsplan.decode` (planned and priced there).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..errors import InfeasibleError, InstanceError, PlanError
-from ..files import write_atomic
-from ..instance import loads_instance
-from ..plan import Plan, dumps_plan, loads_plan
-from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
-from .accelerator import Accelerator
-from .demand import COMM, DemandRow, Precision, demand_rows, instance_toml
-from .kernels import Compute, Memory, compute_time, memory_per_rank, require_fit
-from .model import Model
-from .power import fabric_power
-from .pricing import NETWORKS, Priced, price_native, price_planned
-from .splits import Split, check_split, check_world, valid_splits
+from .demand import DemandRow
+from .kernels import Compute, Memory
+from .splits import Split
 
-__all__ = [
-    "STEP_SCHEMA",
-    "CollectiveTime",
-    "Step",
-    "best_step",
-    "clear_plan_memory",
-    "decode_step",
-    "plan_for",
-    "step_to_dict",
-    "use_plan_cache",
-]
+__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "step_to_dict"]
 
 
 @dataclass(frozen=True)
@@ -92,146 +69,6 @@ class Step:
     @property
     def tokens_per_s_mw(self) -> float:
         return self.tokens_per_s / (self.power_w / 1e6)
-
-
-_PLAN_DIR: list[Path] = []  # the on-disk plan cache, when one is in use
-
-
-def use_plan_cache(directory: Path | None) -> None:
-    """Keep plans as ``<sha256 of the instance>.json`` in ``directory`` (None: memory only)."""
-    _PLAN_DIR.clear()
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
-        _PLAN_DIR.append(directory)
-
-
-_MEMORY: dict[str, Plan] = {}  # plans of this process by instance text (at most 512)
-
-
-def clear_plan_memory() -> None:
-    """Forget the plans held in memory (the disk cache stays)."""
-    _MEMORY.clear()
-
-
-def _plan_text(text: str) -> Plan:
-    from ..planning.registry import solve
-
-    plan = _MEMORY.get(text)
-    path = _PLAN_DIR[0] / f"{hashlib.sha256(text.encode()).hexdigest()}.json" if _PLAN_DIR else None
-    if plan is None and path is not None and path.exists():
-        try:
-            plan = loads_plan(path.read_text(encoding="utf-8"), str(path))
-        except (OSError, PlanError):
-            plan = None  # a damaged cache entry is planned again
-    if plan is None:
-        plan = solve(loads_instance(text, "<workload>"))
-    if path is not None and not path.exists():
-        write_atomic(path, dumps_plan(plan))
-    if len(_MEMORY) >= 512:
-        _MEMORY.clear()
-    _MEMORY[text] = plan
-    return plan
-
-
-def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: int,
-             precision: Precision = COMM["fp4"]) -> Plan:
-    """The planner's plan of the step's demand on ``spec`` (cached by demand: context does not enter)."""
-    text = instance_toml(model, world, split, batch, ports=spec.ports, latency=spec.latency.hop(ocs=1),
-                         link=spec.link, precision=precision, name=f"{model.name}-gxnet")
-    return _plan_text(text)
-
-
-def _price_ocs(model: Model, spec: FabricSpec, world: int, split: Split, batch: int, precision: Precision,
-               network: str) -> Priced:
-    """Analytical prices of the plan, kept next to it in the disk cache (keyed by instance and fabric)."""
-    text = instance_toml(model, world, split, batch, ports=spec.ports, latency=spec.latency.hop(ocs=1),
-                         link=spec.link, precision=precision, name=f"{model.name}-gxnet")
-    if network != "analytical" or not _PLAN_DIR:
-        return price_planned(_plan_text(text), spec, network)
-    key = hashlib.sha256((text + repr(spec)).encode()).hexdigest()
-    path = _PLAN_DIR[0] / f"{key}.times.json"
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            times = {tuple(k.split("/", 1)): (str(v[0]), float(v[1])) for k, v in data.items()}
-            return Priced({(a, b): v for (a, b), v in times.items()})
-        except (OSError, ValueError, TypeError, IndexError, AttributeError):
-            pass  # a damaged entry is priced again
-    priced = price_planned(_plan_text(text), spec, network)
-    write_atomic(path, json.dumps({f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())},
-                                  sort_keys=True))
-    return priced
-
-
-def _check_fabric(spec: FabricSpec, world: int) -> None:
-    serving = min(spec.serving, spec.accelerators)
-    if world > serving:
-        raise InstanceError(spec.source or spec.name, "accelerators",
-                            f"world {world} exceeds the {serving} accelerators the fabric serves")
-
-
-def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
-                context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
-                check_memory: bool = True) -> Step:
-    """Time one decode step; InfeasibleError when the batch does not fit in HBM."""
-    check_world(world)
-    check_split(model, world, split)
-    if network not in NETWORKS:
-        raise InstanceError("network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
-    _check_fabric(spec, world)
-    memory = memory_per_rank(model, acc, world, split, batch, context, precision)
-    if check_memory:
-        require_fit(memory, batch)
-    rows = demand_rows(model, world, split, batch, precision)
-    tech = technology(spec)
-    priced: Priced
-    if tech == "ocs":
-        priced = _price_ocs(model, spec, world, split, batch, precision, network)
-    else:
-        text = instance_toml(model, world, split, batch, ports=spec.ports, latency=spec.latency.hop(ocs=1),
-                             link=spec.link, precision=precision)
-        priced = price_native(loads_instance(text, "<workload>"), rows, spec, network)
-    collectives = tuple(CollectiveTime(r, *priced.times[(r.region, r.axis)]) for r in rows if r.calls)
-    power = fabric_power(spec, acc.power)
-    return Step(model.name, acc.name, spec.name, tech, network, precision.name, world, split, batch, context,
-                compute_time(model, acc, world, split, batch, context, precision), memory, collectives,
-                power.total, spec.accelerators)
-
-
-def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int, context: int, *,
-              network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
-              progress: Callable[[Split], None] | None = None) -> tuple[Step, list[Step]]:
-    """The split with the most tokens/s/user, and every feasible split's analytical step.
-
-    With ``network="simlette"`` every split whose analytical interactivity is
-    within ``within`` of the best is re-simulated and the best simulated one
-    wins (App. B.6). InfeasibleError when no split fits in HBM.
-    """
-    check_world(world)
-    steps: list[Step] = []
-    needed = []
-    for split in valid_splits(model, world):
-        mem = memory_per_rank(model, acc, world, split, batch, context, precision)
-        if not mem.fits:
-            needed.append(mem.total)
-            continue
-        if progress is not None:
-            progress(split)
-        steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision))
-    if not steps:
-        if not needed:
-            raise InfeasibleError(f"{model.name}: no valid Helix split on {world} accelerators")
-        least = min(needed)
-        raise InfeasibleError(f"batch {batch} does not fit in HBM with any split: it needs at least "
-                              f"{least / 1e9:.4g} GB per rank, {acc.name} holds {acc.hbm_capacity / 1e9:.4g} GB")
-    ranked = sorted(steps, key=lambda s: (-s.tokens_per_s_user, s.split))
-    best = ranked[0]
-    if network == "simlette":
-        finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
-        simulated = [decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
-                                 precision=precision) for s in finalists]
-        best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
-    return best, ranked
 
 
 STEP_SCHEMA = "ocsplan.decode/1"

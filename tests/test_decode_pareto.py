@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from ocsplan.decode.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.step import decode_step
+from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric
-from ocsplan.studies.executor import Executor
 from ocsplan.workload import load_accelerator, load_model, valid_splits
 from ocsplan.workload.kernels import memory_per_rank
-from ocsplan.workload.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png
-from ocsplan.workload.step import decode_step
 
 from .conftest import ROOT
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from ocsplan.decode.step import decode_step
 from ocsplan.errors import InfeasibleError, InstanceError
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.workload import Split, load_accelerator, load_model
-from ocsplan.workload.step import decode_step, step_to_dict
+from ocsplan.workload.step import step_to_dict
 
 from .conftest import ROOT
 

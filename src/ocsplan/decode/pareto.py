@@ -17,15 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcsplanError
+from ..executor import Executor, Failure
 from ..files import write_atomic
 from ..realization.fabrics import FabricSpec
-from ..studies.executor import Executor, Failure
-from .accelerator import Accelerator
-from .demand import COMM, Precision
-from .kernels import memory_per_rank
-from .model import Model
-from .splits import Split, check_world, valid_splits
-from .step import Step, decode_step, use_plan_cache
+from ..workload.accelerator import Accelerator
+from ..workload.demand import COMM, Precision
+from ..workload.kernels import memory_per_rank
+from ..workload.model import Model
+from ..workload.splits import Split, check_world, valid_splits
+from ..workload.step import Step
+from .cache import PlanCache
+from .step import decode_step
 
 __all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "write_png"]
 
@@ -43,19 +45,19 @@ class Cell:
     infeasible: int  # splits whose batch does not fit
 
 
-Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, str | None]
+# a worker process gets the cache's directory (a pickled PlanCache starts with empty memory)
+Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache]
 
 
 def _task(task: Task) -> list[Step | None]:
     model, acc, spec, world, split, batch, contexts, precision, cache = task
-    use_plan_cache(Path(cache) if cache else None)
     out: list[Step | None] = []
     for context in contexts:
         if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
             out.append(None)
             continue
         out.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision,
-                               check_memory=False))
+                               check_memory=False, cache=cache))
     return out
 
 
@@ -70,7 +72,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     check_world(world)
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
-    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, str(cache) if cache else None)
+    plans = PlanCache(cache)
+    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans)
                          for spec in fabrics for b in batches for s in splits]
     found: dict[int, list[Step | None]] = {}
     failed: list[str] = []
@@ -83,8 +86,6 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
         if progress is not None:
             progress(len(found) + len(failed), len(tasks))
 
-    if executor is None or (executor.scheduler is None and executor.jobs == 1):
-        use_plan_cache(cache)
     (executor or Executor()).run(_task, tasks, done)
     if failed:
         raise OcsplanError(f"pareto: {len(failed)} point(s) failed, first: {failed[0]}")
@@ -101,7 +102,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                     bar = (1 - within) * best.tokens_per_s_user
                     finalists = [st for st in feasible if st.tokens_per_s_user >= bar]
                     simulated = [decode_step(model, acc, spec, world, st.split, b, context, network="simlette",
-                                             precision=precision, check_memory=False) for st in finalists]
+                                             precision=precision, check_memory=False, cache=plans)
+                                 for st in finalists]
                     best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
                 cells.append(Cell(model.name, context, b, spec.name, best, len(feasible),
                                   len(steps) - len(feasible)))

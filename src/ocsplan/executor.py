@@ -29,7 +29,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..errors import InstanceError, OcsplanError
+from .errors import InstanceError, OcsplanError
+from .files import code_fingerprint
 
 __all__ = ["Executor", "Failure", "describe_error"]
 
@@ -258,8 +259,6 @@ def _run_dask(
 
 
 def _fingerprint() -> str:
-    from .results import code_fingerprint
-
     return code_fingerprint()
 
 

@@ -1,9 +1,9 @@
 """Collective times of one decode step on a fabric file (paper §5.4, App. B.4).
 
-all-OCS: the emitted instance is planned (``ocsplan.solve``, the fabric's L
-ports and OCS hop latency) and every demand of the plan is priced on the
-fabric: analytically (Eq. 1 on the fabric's own paths,
-:func:`ocsplan.simlette.analytical`) or by Simlette in message mode.
+all-OCS: every demand of the emitted instance's plan (``ocsplan.solve``, the
+fabric's L ports and OCS hop latency) is priced on the fabric: analytically
+(Eq. 1 on the fabric's own paths, :func:`ocsplan.simlette.analytical`) or by
+Simlette in message mode.
 
 all-EPS and hybrid: every axis is the complete graph K_M with the native
 schedules: all-reduce one-shot, two-shot (rs-ag on one layer) or
@@ -26,17 +26,17 @@ from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
 from ..simlette import SimOptions, simulate_plan, simulate_workload
-from ..simlette.circuitmap import circuits_from_plan, hybrid_uplinks, technology
+from ..simlette.circuitmap import RackRoutes, circuits_from_plan
 from ..simlette.engine import Engine
 from ..simlette.network import Network
 from ..simlette.simulate import network_factory
 from ..simlette.timing import DL_FLIT
 from ..simlette.workload import Workload, program_workload
-from .demand import DemandRow
+from ..workload.demand import DemandRow
 
 __all__ = [
-    "NATIVE", "NETWORKS", "Compiled", "Priced", "compile_program", "group_analytical", "native_sends",
-    "price_native", "price_planned", "symmetric_analytical",
+    "NATIVE", "NETWORKS", "Compiled", "Priced", "compile_program", "group_analytical", "native_routes",
+    "native_sends", "price_native", "price_planned", "symmetric_analytical",
 ]
 
 NETWORKS = ("analytical", "simlette")
@@ -218,7 +218,7 @@ def symmetric_analytical(sends: Sends, bits: Sequence[int], net: Network, rack_s
     return total
 
 
-def _native_routes(instance: Instance, spec: FabricSpec) -> Plan:
+def native_routes(instance: Instance, spec: FabricSpec) -> Plan:
     """A stand-in plan whose generators are every rank pair an axis uses (K_M), for the hybrid's uplinks."""
     masks: set[int] = set()
     for mesh in instance.meshes:
@@ -235,10 +235,11 @@ def _native_routes(instance: Instance, spec: FabricSpec) -> Plan:
 
 
 def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec,
-                 network: str = "analytical") -> Priced:
-    """Price the demands on EPS or hybrid fabrics with native K_M schedules."""
-    tech = technology(spec)
-    routes = hybrid_uplinks(_native_routes(instance, spec), spec) if tech == "hybrid" else None
+                 network: str = "analytical", routes: RackRoutes | None = None) -> Priced:
+    """Price the demands on EPS or hybrid fabrics with native K_M schedules.
+
+    ``routes``: the circuits of a hybrid's OCS uplinks between racks (None on all-EPS).
+    """
     factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports, routes=routes)
     world = instance.budget.world
     by_key = {(r.region, r.axis): r for r in rows}

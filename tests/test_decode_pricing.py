@@ -5,6 +5,13 @@ from __future__ import annotations
 import pytest
 
 from ocsplan.cayley import Topology
+from ocsplan.decode.pricing import (
+    compile_program,
+    group_analytical,
+    native_routes,
+    native_sends,
+    symmetric_analytical,
+)
 from ocsplan.plan import demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import load_fabric
@@ -15,13 +22,6 @@ from ocsplan.simlette.engine import Engine
 from ocsplan.simlette.simulate import network_factory
 from ocsplan.simlette.workload import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
-from ocsplan.workload.pricing import (
-    _native_routes,
-    compile_program,
-    group_analytical,
-    native_sends,
-    symmetric_analytical,
-)
 
 from .conftest import ROOT
 
@@ -35,7 +35,7 @@ def _net(fabric: str, routes: bool = False):  # type: ignore[no-untyped-def]
     hybrid = None
     if routes:
         inst = instance_for(MEGATRON, WORLD, Split(4, 16, 8, 8), 1, ports=36, latency=0.52e-6, link=50e9)
-        hybrid = hybrid_uplinks(_native_routes(inst, spec), spec)
+        hybrid = hybrid_uplinks(native_routes(inst, spec), spec)
     factory = network_factory(spec, SimOptions(), ports=spec.ports, routes=hybrid)
     return spec, factory(Engine(1e-8, False), lambda _m: None)
 

@@ -1,0 +1,37 @@
+"""Decode on a fabric (paper §5.4, §6, App. B.4, B.6): demand -> plan -> price.
+
+The stage above the workload model and the network model: a step's
+collective demand (``ocsplan.workload``) is planned (``ocsplan.planning``,
+all-OCS) and priced on the fabric analytically or by Simlette
+(``ocsplan.simlette``); ``pareto`` sweeps the best split per cell.
+``technology`` keys the pricing by the fabric's technology, ``cache`` keeps
+the plans (in memory, and on disk through the files layer).
+"""
+
+from __future__ import annotations
+
+from .cache import PlanCache
+from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, write_png
+from .pricing import NATIVE, NETWORKS, Priced, price_native, price_planned
+from .step import best_step, decode_step, plan_for
+from .technology import TECHNOLOGIES, StepDemand, Technology
+
+__all__ = [
+    "CSV_COLUMNS",
+    "NATIVE",
+    "NETWORKS",
+    "TECHNOLOGIES",
+    "Cell",
+    "PlanCache",
+    "Priced",
+    "StepDemand",
+    "Technology",
+    "best_step",
+    "cells_csv",
+    "decode_step",
+    "pareto_sweep",
+    "plan_for",
+    "price_native",
+    "price_planned",
+    "write_png",
+]

@@ -1,0 +1,106 @@
+"""A decode step on a fabric file, planned and priced (paper App. B.4, B.6).
+
+The step's demand becomes an instance, the fabric's technology prices its
+collectives (:data:`~ocsplan.decode.technology.TECHNOLOGIES`: the planner's
+plan on all-OCS, native schedules on EPS and hybrid), and the workload model
+adds kernels, launches and power (:class:`ocsplan.workload.step.Step`).
+``best_step`` times every split that fits and keeps the most interactive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import InfeasibleError, InstanceError
+from ..plan import Plan
+from ..realization.fabrics import FabricSpec
+from ..simlette.circuitmap import technology
+from ..workload.accelerator import Accelerator
+from ..workload.demand import COMM, Precision, demand_rows
+from ..workload.kernels import compute_time, memory_per_rank, require_fit
+from ..workload.model import Model
+from ..workload.power import fabric_power
+from ..workload.splits import Split, check_split, check_world, valid_splits
+from ..workload.step import CollectiveTime, Step
+from .cache import PlanCache
+from .pricing import NETWORKS
+from .technology import TECHNOLOGIES, StepDemand
+
+__all__ = ["best_step", "decode_step", "plan_for"]
+
+
+def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: int,
+             precision: Precision = COMM["fp4"], cache: PlanCache | None = None) -> Plan:
+    """The planner's plan of the step's demand on ``spec`` (cached by demand: context does not enter)."""
+    demand = StepDemand(model, world, split, batch, precision)
+    return (cache if cache is not None else PlanCache()).plan(demand.planned_text(spec))
+
+
+def _check_fabric(spec: FabricSpec, world: int) -> None:
+    serving = min(spec.serving, spec.accelerators)
+    if world > serving:
+        raise InstanceError(spec.source or spec.name, "accelerators",
+                            f"world {world} exceeds the {serving} accelerators the fabric serves")
+
+
+def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
+                context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
+                check_memory: bool = True, cache: PlanCache | None = None) -> Step:
+    """Time one decode step; InfeasibleError when the batch does not fit in HBM.
+
+    ``cache`` keeps the plans (default: a fresh one, memory only)."""
+    check_world(world)
+    check_split(model, world, split)
+    if network not in NETWORKS:
+        raise InstanceError("network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    _check_fabric(spec, world)
+    memory = memory_per_rank(model, acc, world, split, batch, context, precision)
+    if check_memory:
+        require_fit(memory, batch)
+    rows = demand_rows(model, world, split, batch, precision)
+    tech = technology(spec)
+    priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, batch, precision), rows, spec, network,
+                                      cache if cache is not None else PlanCache())
+    collectives = tuple(CollectiveTime(r, *priced.times[(r.region, r.axis)]) for r in rows if r.calls)
+    power = fabric_power(spec, acc.power)
+    return Step(model.name, acc.name, spec.name, tech, network, precision.name, world, split, batch, context,
+                compute_time(model, acc, world, split, batch, context, precision), memory, collectives,
+                power.total, spec.accelerators)
+
+
+def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int, context: int, *,
+              network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
+              progress: Callable[[Split], None] | None = None,
+              cache: PlanCache | None = None) -> tuple[Step, list[Step]]:
+    """The split with the most tokens/s/user, and every feasible split's analytical step.
+
+    With ``network="simlette"`` every split whose analytical interactivity is
+    within ``within`` of the best is re-simulated and the best simulated one
+    wins (App. B.6). InfeasibleError when no split fits in HBM.
+    """
+    check_world(world)
+    plans = cache if cache is not None else PlanCache()
+    steps: list[Step] = []
+    needed = []
+    for split in valid_splits(model, world):
+        mem = memory_per_rank(model, acc, world, split, batch, context, precision)
+        if not mem.fits:
+            needed.append(mem.total)
+            continue
+        if progress is not None:
+            progress(split)
+        steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=plans))
+    if not steps:
+        if not needed:
+            raise InfeasibleError(f"{model.name}: no valid Helix split on {world} accelerators")
+        least = min(needed)
+        raise InfeasibleError(f"batch {batch} does not fit in HBM with any split: it needs at least "
+                              f"{least / 1e9:.4g} GB per rank, {acc.name} holds {acc.hbm_capacity / 1e9:.4g} GB")
+    ranked = sorted(steps, key=lambda s: (-s.tokens_per_s_user, s.split))
+    best = ranked[0]
+    if network == "simlette":
+        finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
+        simulated = [decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
+                                 precision=precision, cache=plans) for s in finalists]
+        best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
+    return best, ranked

@@ -1,0 +1,81 @@
+"""Fabric technologies and how each prices a decode step's collectives (paper §5.4, App. B.4).
+
+One table keyed by the fabric's technology (:func:`ocsplan.simlette.circuitmap.technology`):
+all-OCS prices the planner's plan on its circuits, all-EPS the native K_M schedules
+on the switches, hybrid the native schedules with the inter-rack traffic on the
+OCS uplinks. A new technology is one more entry. (The power pieces of a level's
+technology are :data:`ocsplan.workload.power.TECH_POWER`.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..instance import loads_instance
+from ..realization.fabrics import FabricSpec
+from ..simlette.circuitmap import hybrid_uplinks
+from ..workload.demand import DemandRow, Precision, instance_toml
+from ..workload.model import Model
+from ..workload.splits import Split
+from .cache import PlanCache
+from .pricing import Priced, native_routes, price_native
+
+__all__ = ["TECHNOLOGIES", "Pricer", "StepDemand", "Technology"]
+
+
+@dataclass(frozen=True)
+class StepDemand:
+    """The collective demand of one decode step (the context does not enter)."""
+
+    model: Model
+    world: int
+    split: Split
+    batch: int
+    precision: Precision
+
+    def instance_text(self, spec: FabricSpec, name: str = "") -> str:
+        """The demand as instance TOML on ``spec``'s ports, OCS hop latency and link rate."""
+        return instance_toml(self.model, self.world, self.split, self.batch, ports=spec.ports,
+                             latency=spec.latency.hop(ocs=1), link=spec.link, precision=self.precision, name=name)
+
+    def planned_text(self, spec: FabricSpec) -> str:
+        """The instance the planner plans (and the plan cache keys by)."""
+        return self.instance_text(spec, f"{self.model.name}-gxnet")
+
+
+# (demand, its rows, fabric, network, plan cache) -> time of one call of every demand
+Pricer = Callable[[StepDemand, Sequence[DemandRow], FabricSpec, str, PlanCache], Priced]
+
+
+@dataclass(frozen=True)
+class Technology:
+    """A fabric technology: its name and how it prices a step's collectives."""
+
+    name: str
+    price: Pricer
+
+
+def _planned(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
+             cache: PlanCache) -> Priced:
+    return cache.prices(demand.planned_text(spec), spec, network)
+
+
+def _native(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
+            cache: PlanCache) -> Priced:
+    return price_native(loads_instance(demand.instance_text(spec), "<workload>"), rows, spec, network)
+
+
+def _native_uplinks(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
+                    cache: PlanCache) -> Priced:
+    instance = loads_instance(demand.instance_text(spec), "<workload>")
+    routes = hybrid_uplinks(native_routes(instance, spec), spec)
+    return price_native(instance, rows, spec, network, routes)
+
+
+TECHNOLOGIES: Mapping[str, Technology] = MappingProxyType({t.name: t for t in (
+    Technology("ocs", _planned),
+    Technology("eps", _native),
+    Technology("hybrid", _native_uplinks),
+)})
