@@ -19,9 +19,9 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from ..circulant import Circulant
 from ..errors import InstanceError, RealizationError
 from ..plan import Plan
-from ..planning.circulant import Circulant
 from ..schedules.circulant import circulant_program
 from .circuits import (
     Circuits,

@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..circulant import Circulant
 from ..cost import phase_time
 from ..errors import InstanceError, PlanError, RealizationError
 from ..plan import AxisPlan, Plan
-from ..planning.circulant import Circulant
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
