@@ -32,7 +32,7 @@ from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant
 from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import DemandResult, SimReport
 from .timing import dl_flits
-from .workload import ORDERS, Send, Workload
+from .traffic import ORDERS, Send, Workload
 
 if TYPE_CHECKING:
     from .simulate import Factory, SimOptions
