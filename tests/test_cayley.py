@@ -18,6 +18,7 @@ from ocsplan.cayley import (
     fold_masks,
     fold_name,
     gf2_rank,
+    group_distances,
     is_tiling,
     mask_to_str,
     min_tilings,
@@ -41,6 +42,47 @@ def bfs_distances(bits: int, gens: list[int]) -> list[int]:
         for x in frontier:
             dist[x] = k
     return [dist.get(x, -1) for x in range(1 << bits)]
+
+
+def sumset_distances(size: int, gens: list[int], group: str) -> list[int]:
+    """Independent reference on either group: repeated sumsets of the generator set."""
+    dist = {0: 0}
+    frontier = {0}
+    k = 0
+    while frontier:
+        k += 1
+        frontier = {x ^ g if group == "xor" else (x + g) % size for x in frontier for g in gens} - dist.keys()
+        for x in frontier:
+            dist[x] = k
+    return [dist.get(x, -1) for x in range(size)]
+
+
+# (labels, generators per row, rows): small ones take the plain loop, large ones the numpy frontier
+GROUP_CASES = [(size, degree, rows, group) for group in ("xor", "add")
+               for size, degree, rows in ((16, 3, 1), (64, 4, 3), (2048, 5, 1), (512, 4, 6))]
+
+
+@pytest.mark.parametrize(("size", "degree", "rows", "group"), GROUP_CASES)
+def test_group_distances_against_sumsets(size: int, degree: int, rows: int, group: str) -> None:
+    import numpy as np
+
+    rng = random.Random(size * 31 + degree + rows)
+    sets = []
+    for r in range(rows):
+        gens = rng.sample(range(1, size), degree)
+        if group == "add":  # closed under negation, as a circulant's
+            gens = sorted({g for s in gens for g in (s, size - s)})[:degree]
+        if r == 0 and group == "xor":  # a subgroup: labels outside it stay unreached
+            gens = [1 << b for b in range(degree)]
+        sets.append(gens)
+    width = max(len(g) for g in sets)
+    padded = [g + [g[0]] * (width - len(g)) for g in sets]  # a repeated generator changes nothing
+    got = group_distances(size, np.array(padded, dtype=np.int64), group)
+    assert got.shape == (rows, size)
+    for r, gens in enumerate(sets):
+        assert got[r].tolist() == sumset_distances(size, gens, group)
+    if group == "xor":
+        assert got[0].tolist().count(-1) == size - (1 << degree)
 
 
 def test_masks() -> None:

@@ -20,7 +20,7 @@ from ocsplan.simlette import SimOptions, analytical
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
 from ocsplan.simlette.engine import Engine
 from ocsplan.simlette.simulate import network_factory
-from ocsplan.simlette.workload import demand_workload, program_workload
+from ocsplan.simlette.traffic import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 
 from .conftest import ROOT

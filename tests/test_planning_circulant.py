@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from ocsplan.circulant import Circulant
 from ocsplan.planning.circulant import (
-    Circulant,
     degree_problem,
     lattice_ball,
     least_diameter,

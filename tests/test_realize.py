@@ -12,7 +12,9 @@ from ocsplan.errors import InstanceError, RealizationError
 from ocsplan.instance import loads_instance
 from ocsplan.plan import Decision, DemandDecision, assemble, demand_topology
 from ocsplan.realization.circuits import by_port, dumps_circuits, loads_circuits
-from ocsplan.realization.realize import place, realize, route_rail
+from ocsplan.realization.paths import route_rail
+from ocsplan.realization.realize import realize
+from ocsplan.realization.shared_host import place
 from ocsplan.realization.validate import validate
 from ocsplan.schedules import SCHEDULES
 

@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from ocsplan.planning.circulant import Circulant, least_diameter
+from ocsplan.circulant import Circulant
+from ocsplan.planning.circulant import least_diameter
 from ocsplan.schedules import ScheduleError, ideal_cost, verify
 from ocsplan.schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
 

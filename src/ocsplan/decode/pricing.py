@@ -31,7 +31,7 @@ from ..simlette.engine import Engine
 from ..simlette.network import Network
 from ..simlette.simulate import network_factory
 from ..simlette.timing import DL_FLIT
-from ..simlette.workload import Workload, program_workload
+from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [

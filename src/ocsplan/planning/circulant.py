@@ -1,8 +1,6 @@
-"""Circulant Cayley graphs on Z_N and their least-diameter search (paper App. A.6).
+"""The least-diameter search over circulants on Z_N (paper App. A.6).
 
-A circulant ``C_N(S)`` joins x and x + s (mod N) for every offset s of its
-connection set S, which is closed under negation (s in S iff N - s in S), so the
-graph is undirected and |S| is its degree: one port per offset and node. A pair
+The graph type is :class:`ocsplan.circulant.Circulant`, one layer below. A pair
 {s, N - s} with s != N/2 contributes two ports, the involution N/2 (N even) one;
 an odd degree therefore needs N even and contains N/2.
 
@@ -17,19 +15,19 @@ result is an upper bound reported with :func:`moore_bound` beside it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from itertools import combinations
 from math import comb
 
 import numpy as np
 import numpy.typing as npt
 
-from ..cayley import ball_sizes
+from ..cayley import group_distances
+from ..circulant import Circulant
 
 __all__ = [
     "EXHAUSTIVE_LIMIT",
     "MAX_SIZE",
-    "Circulant",
     "CirculantChoice",
     "degree_problem",
     "lattice_ball",
@@ -62,112 +60,6 @@ def degree_problem(size: int, degree: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Circulant:
-    """``C_size(offsets)``: offsets are the full connection set, ascending, closed under negation."""
-
-    size: int
-    offsets: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        if self.size < 1:
-            raise ValueError(f"circulant size must be >= 1, got {self.size}")
-        values = set(self.offsets)
-        if len(values) != len(self.offsets) or tuple(sorted(values)) != self.offsets:
-            raise ValueError(f"offsets {self.offsets} must be distinct and ascending")
-        for s in self.offsets:
-            if not 0 < s < self.size:
-                raise ValueError(f"offset {s} outside 1..{self.size - 1}")
-            if (self.size - s) not in values:
-                raise ValueError(f"offset {s} without its negative {self.size - s} on Z_{self.size}")
-
-    @classmethod
-    def from_representatives(cls, size: int, reps: tuple[int, ...] | list[int]) -> Circulant:
-        """The circulant whose connection set is {s, -s : s in reps} (mod size)."""
-        full = {s % size for s in reps} | {(-s) % size for s in reps}
-        return cls(size, tuple(sorted(full - {0})))
-
-    @classmethod
-    def complete(cls, size: int) -> Circulant:
-        return cls(size, tuple(range(1, size)))
-
-    @property
-    def degree(self) -> int:
-        return len(self.offsets)
-
-    @property
-    def modulus(self) -> int:
-        return self.size
-
-    @property
-    def gens(self) -> frozenset[int]:
-        return frozenset(self.offsets)
-
-    @property
-    def representatives(self) -> tuple[int, ...]:
-        """Offsets up to N/2 (the usual notation C_N(s_1, ..., s_k))."""
-        return tuple(s for s in self.offsets if 2 * s <= self.size)
-
-    @cached_property
-    def name(self) -> str:
-        if self.size == 1:
-            return "K1"
-        if self.degree == self.size - 1:
-            return f"K{self.size}"
-        return f"C{self.size}({','.join(map(str, self.representatives))})"
-
-    def step(self, x: int, offset: int) -> int:
-        return (x + offset) % self.size
-
-    @cached_property
-    def distances(self) -> tuple[int, ...]:
-        """Graph distance from 0 to every label (-1 if unreachable)."""
-        dist = _distances(self.size, np.array([self.offsets], dtype=np.int64))[0]
-        return tuple(int(d) if d != _UNREACHED else -1 for d in dist)
-
-    @cached_property
-    def connected(self) -> bool:
-        return min(self.distances) >= 0
-
-    @cached_property
-    def diameter(self) -> int:
-        if not self.connected:
-            raise ValueError(f"{self.name} is not connected")
-        return max(self.distances)
-
-    @cached_property
-    def ball_sizes(self) -> tuple[int, ...]:
-        """|Ball(k)| for k = 0 .. diameter."""
-        if not self.connected:
-            raise ValueError(f"{self.name} is not connected")
-        return ball_sizes(self.distances)
-
-
-def _distances(size: int, offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
-    """Breadth-first distances from 0 in a batch of circulants (one connection set per row)."""
-    count = offsets.shape[0]
-    dist = np.full((count, size), _UNREACHED, dtype=np.int32)
-    dist[:, 0] = 0
-    frontier = np.zeros((count, size), dtype=bool)
-    frontier[:, 0] = True
-    seen = frontier.copy()
-    labels = np.arange(size, dtype=np.int64)
-    # flat index of y - s in each row: y is reached when y - s was in the frontier
-    base = (np.arange(count, dtype=np.int64) * size)[:, None]
-    sources = [base + (labels[None, :] - offsets[:, j : j + 1]) % size for j in range(offsets.shape[1])]
-    depth = 0
-    while frontier.any():
-        depth += 1
-        flat = frontier.ravel()
-        reached = np.zeros_like(frontier)
-        for index in sources:
-            reached |= flat[index]
-        frontier = reached & ~seen
-        seen |= frontier
-        dist[frontier] = depth
-    return dist
-
-
 def _scores(size: int, offsets: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(diameter, tie-break key) per row; disconnected rows get a huge diameter.
 
@@ -175,8 +67,8 @@ def _scores(size: int, offsets: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.i
     odd (N / gcd(N, s) odd: such a pair needs three ports, not two, when its circuits
     are colored onto rails), then by the total distance from 0.
     """
-    dist = _distances(size, offsets).astype(np.int64)
-    unreached = dist == _UNREACHED
+    dist = group_distances(size, offsets, "add").astype(np.int64)
+    unreached = dist < 0
     diam = np.where(unreached.any(axis=1), _UNREACHED, dist.max(axis=1))
     total = np.where(unreached, 0, dist).sum(axis=1)
     odd = ((size // np.gcd(size, offsets)) % 2 == 1).sum(axis=1) // 2

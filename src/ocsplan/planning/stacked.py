@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import pairwise
 
+from ..circulant import Circulant
 from ..cost import phase_time
 from ..errors import InfeasibleError, InstanceError
 from ..instance import Demand, Instance
 from ..plan import AxisPlan, CirculantPlan, DemandPlan, MeshPlan, Plan
 from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost
-from .circulant import MAX_SIZE, Circulant, least_diameter
+from .circulant import MAX_SIZE, least_diameter
 
 __all__ = ["Allocation", "allocate_ports", "check_stacked", "plan_stacked"]
 

@@ -10,7 +10,8 @@ edge-colored with :func:`ocsplan.realization.coloring.edge_coloring`, color =
 port: two ports when the cycles are even, three when they are odd (the extra
 port is reported as reserved, like a ring's Vizing reserve). A set is labelled
 ``circulant:A:N:S:s`` (A the axis's index among the plan's circulant axes, s <= N/2),
-which is all the validator needs to re-derive every peer. Routing through the OCS levels is the shared-host realizer's.
+which is all the validator needs to re-derive every peer. Routing through the OCS levels:
+:mod:`ocsplan.realization.paths`, as for shared-host plans.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from ..circulant import Circulant
 from ..errors import InstanceError, RealizationError
 from ..plan import Plan
-from ..planning.circulant import Circulant
 from ..schedules.circulant import circulant_program
 from .circuits import (
     Circuits,
     GeneratorUse,
-    NodePort,
     Placement,
     PlanRef,
     Route,
@@ -35,7 +35,7 @@ from .circuits import (
 )
 from .coloring import edge_coloring, is_bipartite
 from .fabrics import FabricSpec
-from .realize import Logical, _check_fabric, _counts, _fabric_ref, wire_circuits
+from .paths import Logical, check_fabric, count_hardware, fabric_ref, node_table, scope_of, wire_circuits
 
 __all__ = ["CirculantSet", "circulant_logical", "realize_stacked", "stacked_axes"]
 
@@ -146,7 +146,7 @@ def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous
     if placement != "contiguous":
         raise InstanceError("--placement", "", f"stacked plans run ranks in order: use contiguous, not {placement!r}")
     world = plan.world
-    wire = _check_fabric(plan, fabric)
+    wire = check_fabric(plan, fabric)
     logical, sets, ports_of, edge_ports, notes = circulant_logical(plan)
     used_ports = sum(len(p) for p in ports_of.values())
     if used_ports > fabric.ports:
@@ -156,32 +156,26 @@ def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous
     accelerator = tuple(range(world))
     label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
     circuits, devices = wire_circuits(logical, accelerator, wire, fabric, label_of_port)
-    nodes: list[list[NodePort]] = [[] for _ in range(world)]
-    for c in circuits:
-        nodes[c.a].append(NodePort(c.a_port, c.b, c.b_port, c.generator))
-        nodes[c.b].append(NodePort(c.b_port, c.a, c.a_port, c.generator))
     per_label = Counter(c.generator for c in circuits)
     inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")
     generators = []
     for cs in sets:
         total, crossing = per_label[cs.label], inter_label[cs.label]
-        scope = ("single-level" if not wire.two_level else "inter-rack" if crossing == total
-                 else "intra-rack" if crossing == 0 else "mixed")
         generators.append(GeneratorUse(cs.label, cs.offset, "circulant", cs.multiplicity, ports_of[cs.label],
-                                       total, crossing, scope))
+                                       total, crossing, scope_of(total, crossing, wire.two_level)))
     reserved = used_ports - plan.ports_used
     return Circuits(
         plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,
                      tuple((cs.label, cs.multiplicity) for cs in sets)),
-        fabric=_fabric_ref(fabric, wire),
+        fabric=fabric_ref(fabric, wire),
         placement=Placement("contiguous", None, accelerator),
         ports_used=used_ports,
         reserved_ports=max(0, reserved),
         generators=tuple(generators),
-        nodes=tuple(tuple(sorted(node, key=lambda e: e.port)) for node in nodes),
+        nodes=node_table(circuits, world),
         circuits=circuits,
         devices=devices,
         routes=_routes(plan, edge_ports),
-        counts=_counts(fabric, circuits, devices, world, used_ports),
+        counts=count_hardware(fabric, circuits, devices, world, used_ports),
         notes=tuple(notes),
     )

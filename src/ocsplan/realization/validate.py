@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cayley import compress, expand, mask_of
+from ..circulant import Circulant
 from ..plan import Plan, demand_topology
-from ..planning.circulant import Circulant
 from ..schedules import SCHEDULES
 from ..schedules.circulant import circulant_program
 from .circuits import (

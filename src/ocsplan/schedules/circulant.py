@@ -40,7 +40,7 @@ CIRCULANT_CATALOGUE: dict[str, tuple[str, ...]] = {
 
 
 class CirculantGraph(GroupGraph, Protocol):
-    """A connected Cayley graph of Z_N (``ocsplan.planning.circulant.Circulant``)."""
+    """A connected Cayley graph of Z_N (``ocsplan.circulant.Circulant``)."""
 
     @property
     def offsets(self) -> tuple[int, ...]: ...

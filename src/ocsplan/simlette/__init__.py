@@ -21,7 +21,7 @@ from .simulate import (
     simulate_workload,
 )
 from .timing import DL_FLIT, TL_FLIT, Stages, dl_flits
-from .workload import ORDERS, Workload, demand_workload, program_workload
+from .traffic import ORDERS, Workload, demand_workload, program_workload
 
 __all__ = [
     "DL_FLIT",

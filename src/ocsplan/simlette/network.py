@@ -48,7 +48,7 @@ from .engine import (
     split_flits,
 )
 from .timing import Stages
-from .workload import Send, Workload
+from .traffic import Send, Workload
 
 __all__ = ["CircuitNetwork", "CircuitWiring", "IdealNetwork", "Network", "SwitchedNetwork"]
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .network import Network
-from .workload import Workload
+from .traffic import Workload
 
 __all__ = [
     "SCHEMA", "DemandResult", "LinkStat", "SimReport", "analytical", "dumps_report",

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from ..errors import OcsplanError
 from .engine import Engine, Message
 from .network import Network
-from .workload import Workload
+from .traffic import Workload
 
 __all__ = ["Runner", "SimulationError", "paused_gc"]
 

@@ -21,7 +21,7 @@ from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_reali
 from .network import CircuitWiring
 from .runner import paused_gc
 from .timing import Stages
-from .workload import Workload, demand_workload
+from .traffic import Workload, demand_workload
 
 __all__ = ["CACHE_SIZE", "Setup", "clear_cache", "prepare", "setup_key"]
 
@@ -85,7 +85,7 @@ class Setup:
 
     def workload(self, mesh: int, axis: int, demand: int, order: str = "program",
                  payload: int | None = None, schedule: str | None = None) -> Workload:
-        """:func:`~ocsplan.simlette.workload.demand_workload`, cached (workloads are never mutated)."""
+        """:func:`~ocsplan.simlette.traffic.demand_workload`, cached (workloads are never mutated)."""
         key = (mesh, axis, demand, order, payload, schedule)
         found = self._workloads.get(key)
         if found is not None:

@@ -36,7 +36,7 @@ from .report import DemandResult, LinkStat, SimReport, analytical
 from .runner import Runner, paused_gc
 from .setup import Setup, prepare
 from .timing import DL_FLIT, TL_FLIT, Stages
-from .workload import ORDERS, Workload, program_workload
+from .traffic import ORDERS, Workload, program_workload
 
 __all__ = [
     "FLIT_LIMIT",

@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..circulant import Circulant
 from ..cost import phase_time
 from ..errors import InstanceError, PlanError, RealizationError
 from ..plan import AxisPlan, Plan
-from ..planning.circulant import Circulant
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
@@ -32,7 +32,7 @@ from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant
 from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import DemandResult, SimReport
 from .timing import dl_flits
-from .workload import ORDERS, Send, Workload
+from .traffic import ORDERS, Send, Workload
 
 if TYPE_CHECKING:
     from .simulate import Factory, SimOptions

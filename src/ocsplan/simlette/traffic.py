@@ -1,4 +1,4 @@
-"""Workloads: a demand's executable schedule on every collective group of its axis.
+"""Traffic: a demand's executable schedule on every collective group of its axis, as a Workload.
 
 A collective group of an axis is a coset (DESIGN §1): global rank =
 base | expand(local, axis bits) for every base with zeros on the axis bits.

@@ -1,4 +1,4 @@
-"""Workloads: a schedule on every coset of its axis, in global ranks."""
+"""Traffic (simlette.traffic): a schedule on every coset of its axis, in global ranks."""
 
 from __future__ import annotations
 

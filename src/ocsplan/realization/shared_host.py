@@ -1,0 +1,217 @@
+"""Realization of shared-host plans: Cayley generators of (Z2)^n as port-colored circuits (DESIGN §6).
+
+Color = port (paper App. A.1): the edges of one Cayley generator g form a
+perfect matching, so each of its p_g circuit copies takes its own port index
+on every node. A ring generator (single-mesh deployment) is no Cayley graph of
+(Z2)^n; its Gray-code cycles are edge-colored (:func:`ocsplan.coloring.edge_coloring`:
+König, exactly 2p ports, since the cycles are even). Port index k is rail k of
+the rail-optimized fabric (:mod:`ocsplan.wiring`), so a circuit stays on one
+rail; the circuits' paths through the OCS levels are :mod:`ocsplan.realization.paths`'.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from itertools import combinations
+
+from ..cayley import bits_of, compress, coset_bases, expand, mask_of
+from ..errors import InstanceError, RealizationError
+from ..plan import Plan, demand_topology
+from ..schedules import SCHEDULES
+from ..schedules.allreduce import gray_cycle
+from .circuits import Circuits, GeneratorUse, Placement, PlanRef, Route, generator_label
+from .coloring import edge_coloring, is_bipartite
+from .fabrics import FabricSpec
+from .paths import Logical, check_fabric, count_hardware, fabric_ref, node_table, scope_of, wire_circuits
+from .wiring import wiring
+
+__all__ = ["PLACEMENTS", "place", "realize_shared_host"]
+
+PLACEMENTS = ("contiguous", "bits", "bits:<b,b,...>")
+
+
+# -- placement ------------------------------------------------------------------------
+
+
+def _slot_bits(plan: Plan, count: int) -> tuple[int, ...]:
+    """The ``count`` rank bits that keep the most circuit ports inside a rack.
+
+    Exhaustive over bit subsets; a generator is intra-rack when its support
+    lies in the subset. Ties go to the lexicographically lowest bit tuple.
+    """
+    best: tuple[int, tuple[int, ...]] = (-1, ())
+    for subset in combinations(range(plan.n), count):
+        inside = mask_of(subset)
+        score = sum(g.ports for g in plan.generators if g.mask & ~inside == 0)
+        if score > best[0]:
+            best = (score, subset)
+    return best[1]
+
+
+def place(plan: Plan, fabric: FabricSpec, method: str = "contiguous") -> Placement:
+    """Ranks to accelerators of the serving racks.
+
+    ``contiguous``: rank x on accelerator x (rack x // rack size). ``bits``:
+    the rank bits that index the slot in a rack are chosen by :func:`_slot_bits`;
+    ``bits:4,3,2,1,0`` names them. Bad options raise InstanceError (exit 2).
+    """
+    n, world = plan.n, plan.world
+    if method == "contiguous":
+        return Placement("contiguous", None, tuple(range(world)))
+    if method != "bits" and not method.startswith("bits:"):
+        raise InstanceError("--placement", "", f"unknown placement {method!r} (use {', '.join(PLACEMENTS)})")
+    domain = wiring(fabric).domain
+    if domain & (domain - 1):
+        raise InstanceError("--placement", "", f"'bits' needs a power-of-two rack size, not {domain}")
+    count = min(domain.bit_length() - 1, n)
+    if method == "bits":
+        slot = _slot_bits(plan, count)
+    else:
+        try:
+            slot = tuple(sorted({int(b) for b in method[5:].split(",") if b.strip()}))
+        except ValueError:
+            raise InstanceError("--placement", "", f"malformed bit list in {method!r}") from None
+        if len(slot) != count or any(not 0 <= b < n for b in slot):
+            raise InstanceError("--placement", "", f"name {count} distinct rank bits below {n}, got {method[5:]!r}")
+    inside = mask_of(slot)
+    rest = [b for b in range(n) if not inside >> b & 1]
+    accelerator = tuple(compress(x & ~inside, rest) * domain + compress(x & inside, slot) for x in range(world))
+    return Placement("bits", tuple(sorted(slot, reverse=True)), accelerator)
+
+
+# -- ports ----------------------------------------------------------------------------
+
+
+def _ring_edges(mask: int, world: int, copies: int) -> list[tuple[int, int]]:
+    """Forward edges x -> next(x) of the Gray-code ring of every coset, ``copies`` times each."""
+    bits = sorted(bits_of(mask))
+    order = [expand(label, bits) for label in gray_cycle(len(bits))]
+    edges = []
+    for base in coset_bases(bits, world.bit_length() - 1):
+        for i, x in enumerate(order):
+            y = order[(i + 1) % len(order)]
+            edges.extend([(base | x, base | y)] * copies)
+    return edges
+
+
+RingPorts = dict[tuple[int, int], list[int]]  # forward ring edge (x, next x) -> ports of its copies
+
+
+def _assign_ports(plan: Plan) -> tuple[list[Logical], dict[str, tuple[int, ...]], RingPorts, int, list[str]]:
+    """Port indices of every generator copy, the circuits, ring edge ports, Vizing reserve."""
+    n, world = plan.n, plan.world
+    logical: list[Logical] = []
+    ports_of: dict[str, tuple[int, ...]] = {}
+    ring_ports: RingPorts = defaultdict(list)
+    notes: list[str] = []
+    reserved = 0
+    next_port = 0
+    for g in plan.generators:
+        label = generator_label(g.mask, g.kind, n)
+        if g.kind != "ring":
+            ports = tuple(range(next_port, next_port + g.multiplicity))
+            for port in ports:
+                logical.extend((x, x ^ g.mask, port, label) for x in range(world) if x < x ^ g.mask)
+        else:
+            edges = _ring_edges(g.mask, world, g.multiplicity)
+            colors = edge_coloring(edges) if edges else []
+            palette = max(colors, default=-1) + 1
+            ports = tuple(range(next_port, next_port + palette))
+            extra = palette - g.ports
+            reserved += max(0, extra)
+            how = "König (even cycles, bipartite)" if is_bipartite(edges) else "Vizing/greedy"
+            notes.append(f"ring {label}: {len(edges)} circuits edge-colored with {palette} ports by {how}"
+                         + (f"; {extra} port(s) reserved beyond 2 x {g.multiplicity}" if extra > 0 else ""))
+            for (x, y), c in zip(edges, colors, strict=True):
+                logical.append((min(x, y), max(x, y), next_port + c, label))
+                ring_ports[(x, y)].append(next_port + c)
+        ports_of[label] = ports
+        next_port += len(ports)
+    return logical, ports_of, ring_ports, reserved, notes
+
+
+# -- the realizer ---------------------------------------------------------------------
+
+
+def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPorts) -> tuple[Route, ...]:
+    """Routing table of every demand: its schedule's transfers on every coset, with ports."""
+    n, world = plan.n, plan.world
+    cayley = {g.mask: ports_of[generator_label(g.mask, g.kind, n)] for g in plan.generators if g.kind != "ring"}
+    routes = []
+    for mesh in plan.meshes:
+        for a, axis in enumerate(mesh.axes):
+            glob = [expand(local, axis.bits) for local in range(axis.size)]
+            bases = coset_bases(axis.bits, n)
+            for k, d in enumerate(axis.demands):
+                program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
+                sends: list[dict[int, list[int]]] = []
+                for phase in program.phases:
+                    by_src: dict[int, list[int]] = {}
+                    for t in phase:
+                        dsts = by_src.setdefault(t.src, [])
+                        if t.dst not in dsts:
+                            dsts.append(t.dst)
+                    sends.append(by_src)
+                table: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [[() for _ in sends] for _ in range(world)]
+                for base in bases:
+                    for ph, by_src in enumerate(sends):
+                        for src, dsts in by_src.items():
+                            x = base | glob[src]
+                            entries = []
+                            for dst in dsts:
+                                y = base | glob[dst]
+                                ports = ring_ports.get((x, y)) if axis.ring else cayley.get(x ^ y)
+                                if not ports or len(ports) < d.multiplicity:
+                                    raise RealizationError(
+                                        f"mesh {mesh.name} axis {a} {d.schedule}: node {x} sends to {y} "
+                                        f"in phase {ph} but the plan has no {d.multiplicity} circuit(s) between them")
+                                entries.append((y, tuple(ports[: d.multiplicity])))
+                            table[x][ph] = tuple(entries)
+                routes.append(Route(mesh.name, a, k, d.collective, d.schedule, d.multiplicity, axis.bits,
+                                    tuple(tuple(row) for row in table)))
+    return tuple(routes)
+
+
+def realize_shared_host(plan: Plan, fabric: FabricSpec, placement: str = "contiguous",
+                        routing: bool = True) -> Circuits:
+    """Circuits, cross-connects and (unless ``routing=False``) routing tables of a shared-host plan."""
+    n, world = plan.n, plan.world
+    wire = check_fabric(plan, fabric)
+    place_ = place(plan, fabric, placement)
+    logical, ports_of, ring_ports, reserved, notes = _assign_ports(plan)
+    used_ports = sum(len(p) for p in ports_of.values())
+    if used_ports > fabric.ports:
+        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
+    if not math.isclose(plan.link_Bps, fabric.link):
+        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
+    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
+    circuits, devices = wire_circuits(logical, place_.accelerator, wire, fabric, label_of_port)
+    generators = []
+    per_label = Counter(c.generator for c in circuits)
+    inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")
+    for g in plan.generators:
+        label = generator_label(g.mask, g.kind, n)
+        total, crossing = per_label[label], inter_label[label]
+        generators.append(GeneratorUse(label, g.mask, g.kind, g.multiplicity, ports_of[label], total, crossing,
+                                       scope_of(total, crossing, wire.two_level)))
+    if wire.two_level:
+        intra = sum(len(g.ports) for g in generators if g.scope == "intra-rack")
+        notes.append(f"placement {place_.method}: {intra} of {used_ports} ports per node stay inside a rack")
+    routes = _routes(plan, ports_of, ring_ports) if routing else ()
+    counts = count_hardware(fabric, circuits, devices, world, used_ports)
+    return Circuits(
+        plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,
+                     tuple((generator_label(g.mask, g.kind, n), g.multiplicity) for g in plan.generators)),
+        fabric=fabric_ref(fabric, wire),
+        placement=place_,
+        ports_used=used_ports,
+        reserved_ports=reserved,
+        generators=tuple(generators),
+        nodes=node_table(circuits, world),
+        circuits=circuits,
+        devices=devices,
+        routes=routes,
+        counts=counts,
+        notes=tuple(notes),
+    )
