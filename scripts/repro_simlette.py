@@ -47,8 +47,14 @@ from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.space import integer_partitions
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
-from ocsplan.simlette import SimOptions, program_workload, simulate_plan, simulate_program, simulate_workload
-from ocsplan.simlette.simulate import network_factory
+from ocsplan.simlette import (
+    SimOptions,
+    network_factory,
+    program_workload,
+    simulate_plan,
+    simulate_program,
+    simulate_workload,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FABRICS = ROOT / "simulate" / "fabrics"

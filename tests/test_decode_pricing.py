@@ -16,10 +16,9 @@ from ocsplan.plan import demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
-from ocsplan.simlette import SimOptions, analytical
+from ocsplan.simlette import SimOptions, analytical, network_factory
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
 from ocsplan.simlette.engine import Engine
-from ocsplan.simlette.simulate import network_factory
 from ocsplan.simlette.traffic import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 

@@ -17,13 +17,12 @@ import pytest
 from ocsplan.cayley import Topology
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES
-from ocsplan.simlette import DL_FLIT, SimOptions, program_workload, simulate_program
+from ocsplan.simlette import DL_FLIT, SimOptions, network_factory, program_workload, simulate_program
 from ocsplan.simlette.circuitmap import circuits_for_generators
 from ocsplan.simlette.engine import Engine, Message
 from ocsplan.simlette.network import CircuitNetwork
 from ocsplan.simlette.report import DemandResult
 from ocsplan.simlette.runner import Runner
-from ocsplan.simlette.simulate import network_factory
 
 from .conftest import ROOT
 

@@ -24,12 +24,12 @@ from ocsplan.simlette import (
     SimOptions,
     Stages,
     dumps_report,
+    network_factory,
     program_workload,
     simulate_plan,
     simulate_program,
     simulate_workload,
 )
-from ocsplan.simlette.simulate import network_factory
 
 from .conftest import ROOT, instance_path
 from .test_schedules import MATRIX

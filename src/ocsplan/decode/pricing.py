@@ -25,11 +25,10 @@ from ..instance import Instance
 from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
-from ..simlette import SimOptions, simulate_plan, simulate_workload
+from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
 from ..simlette.circuitmap import RackRoutes, circuits_from_plan
 from ..simlette.engine import Engine
 from ..simlette.network import Network
-from ..simlette.simulate import network_factory
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow

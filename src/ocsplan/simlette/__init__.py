@@ -12,14 +12,9 @@ from __future__ import annotations
 from .circuitmap import CircuitMap, Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
 from .report import DemandResult, LinkStat, SimReport, analytical, dumps_report, report_to_dict
 from .runner import SimulationError
-from .simulate import (
-    FLIT_LIMIT,
-    MODES,
-    SimOptions,
-    simulate_plan,
-    simulate_program,
-    simulate_workload,
-)
+from .runs import FLIT_LIMIT, MODES, SimOptions, simulate_workload
+from .simulate import SIMULATORS, simulate_plan, simulate_program
+from .technology import TECHNOLOGIES, network_factory
 from .timing import DL_FLIT, TL_FLIT, Stages, dl_flits
 from .traffic import ORDERS, Workload, demand_workload, program_workload
 
@@ -28,6 +23,8 @@ __all__ = [
     "FLIT_LIMIT",
     "MODES",
     "ORDERS",
+    "SIMULATORS",
+    "TECHNOLOGIES",
     "TL_FLIT",
     "CircuitMap",
     "DemandResult",
@@ -45,6 +42,7 @@ __all__ = [
     "dl_flits",
     "dumps_report",
     "hybrid_uplinks",
+    "network_factory",
     "program_workload",
     "report_to_dict",
     "simulate_plan",

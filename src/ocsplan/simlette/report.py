@@ -20,7 +20,7 @@ from .network import Network
 from .traffic import Workload
 
 __all__ = [
-    "SCHEMA", "DemandResult", "LinkStat", "SimReport", "analytical", "dumps_report",
+    "SCHEMA", "DemandResult", "LinkStat", "SimReport", "SweepRow", "analytical", "dumps_report",
     "report_to_dict",
 ]
 
@@ -113,6 +113,22 @@ class SimReport:
     circuits: str  # where the OCS circuits came from: "plan", "realization" or "" (EPS)
     demands: tuple[DemandResult, ...]
     notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One point of a sweep (:func:`ocsplan.simlette.sweep.sweep`): demand x schedule x payload."""
+
+    demand: str
+    schedule: str
+    payload_bytes: int
+    multiplicity: int
+    phases: int
+    closed_form_s: float
+    analytical_s: float
+    simulated_s: float
+    ratio: float
+    credit_stall_s: float
 
 
 _TIMING = ("wall_s",)

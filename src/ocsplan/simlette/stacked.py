@@ -29,14 +29,15 @@ from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
 from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
-from .circuitmap import CircuitMap, Link, check_fit, technology
-from .report import DemandResult, SimReport
+from .circuitmap import CircuitMap, Link, Realization, check_fit, technology
+from .report import SimReport, SweepRow
+from .runs import SimOptions, simulate_workload
+from .technology import TECHNOLOGIES, network_factory
 from .timing import dl_flits
 from .traffic import ORDERS, Send, Workload
 
 if TYPE_CHECKING:
-    from .simulate import Factory, SimOptions
-    from .sweep import SweepRow
+    from ..executor import Executor
 
 __all__ = [
     "circuits_from_stacked",
@@ -167,30 +168,39 @@ def stacked_circuits(plan: Plan, spec: FabricSpec) -> tuple[CircuitMap, int]:
     return circuits_from_stacked(real, plan), real.ports_used
 
 
-def simulate_stacked(
-    plan: Plan,
-    spec: FabricSpec,
-    options: SimOptions,
-    run: Callable[..., DemandResult],
-    factory_of: Callable[..., Factory],
-    *,
-    circuits: Circuits | None = None,
-    only: Callable[[int, int, int], bool] | None = None,
-    payload: int | None = None,
-) -> SimReport:
-    """Simulate every demand of a stacked plan (called by ``simulate_plan``); OCS circuits
-    from ``circuits`` (a realization of the plan) or realized now."""
+def _technology(spec: FabricSpec, options: SimOptions) -> str:
+    """The fabric's technology; message and flit modes need one that carries circulant
+    circuits, and unlimited receive buffers."""
     mode = options.mode
     if mode != "ideal" and options.buffer is not None:
         raise InstanceError("--buffer", "", "limited buffers are not simulated on stacked plans yet")
     tech = technology(spec)
-    if mode != "ideal" and tech != "ocs":
+    if mode != "ideal" and not TECHNOLOGIES[tech].stacked:
         raise InstanceError("--fabric", "", f"stacked plans are simulated on OCS fabrics only, not {tech}")
+    return tech
+
+
+def simulate_stacked(
+    plan: Plan,
+    spec: FabricSpec,
+    options: SimOptions,
+    *,
+    circuits: Realization | None = None,
+    only: Callable[[int, int, int], bool] | None = None,
+    payload: int | None = None,
+    placement: str = "contiguous",
+) -> SimReport:
+    """Simulate every demand of a stacked plan; OCS circuits from ``circuits`` (a realization
+    of the plan, as read from a circuits file) or realized now (ranks in order: ``placement``
+    is not used)."""
+    mode = options.mode
+    given = circuits if isinstance(circuits, Circuits) else None
+    tech = _technology(spec, options)
     cmap: CircuitMap | None = None
     needed = plan.ports_used
     if mode != "ideal":
         check_fit(plan, spec)
-        real = circuits if circuits is not None else realize_stacked(plan, spec)
+        real = given if given is not None else realize_stacked(plan, spec)
         cmap, needed = circuits_from_stacked(real, plan), real.ports_used
     notes = []
     if needed > plan.ports_used:
@@ -204,8 +214,8 @@ def simulate_stacked(
             if axis.circulant is None:
                 continue
             mult = {gen_key(slots[(m, i)], s): axis.circulant.multiplicity for s in axis.circulant.offsets}
-            factory = factory_of(spec, options, ports=plan.ports, circuits=cmap,
-                                 ideal=(plan.latency_s, plan.link_Bps, mult))
+            factory = network_factory(spec, options, ports=plan.ports, circuits=cmap,
+                                      ideal=(plan.latency_s, plan.link_Bps, mult))
             for k, d in enumerate(axis.demands):
                 if only is not None and not only(m, i, k):
                     continue
@@ -215,9 +225,9 @@ def simulate_stacked(
                     form = circulant_cost(d.schedule, Circulant(axis.size, axis.circulant.offsets), d.collective)
                     sigma = payload
                     closed = phase_time(form.h, form.volume(payload), d.multiplicity, plan.latency_s, plan.link_Bps)
-                result = run(workload, factory, mode=mode, rate=rate, multiplicity=d.multiplicity, payload=sigma,
-                             collective=d.collective, closed_form=closed,
-                             lookahead=options.lookahead, barrier=options.barrier)
+                result = simulate_workload(workload, factory, mode=mode, rate=rate, multiplicity=d.multiplicity,
+                                           payload=sigma, collective=d.collective, closed_form=closed,
+                                           lookahead=options.lookahead, barrier=options.barrier)
                 results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
     return SimReport(
         plan=plan.instance,
@@ -238,20 +248,16 @@ def sweep_stacked(
     spec: FabricSpec,
     options: SimOptions,
     payloads: Sequence[int],
-    schedules: str,
-    run: Callable[..., DemandResult],
-    factory_of: Callable[..., Factory],
+    schedules: str = "plan",
     only: Callable[[int, int, int], bool] | None = None,
+    placement: str = "contiguous",
+    executor: Executor | None = None,
+    on_row: Callable[[SweepRow], None] | None = None,
 ) -> list[SweepRow]:
-    """``sweep`` on a stacked plan: every selected demand x one-shot schedule x payload."""
-    from .sweep import SweepRow
-
+    """``sweep`` on a stacked plan: every selected demand x one-shot schedule x payload, here
+    (``placement``, ``executor`` and ``on_row`` are not used)."""
     mode = options.mode
-    if mode != "ideal" and options.buffer is not None:
-        raise InstanceError("--buffer", "", "limited buffers are not simulated on stacked plans yet")
-    tech = technology(spec)
-    if mode != "ideal" and tech != "ocs":
-        raise InstanceError("--fabric", "", f"stacked plans are simulated on OCS fabrics only, not {tech}")
+    _technology(spec, options)
     cmap: CircuitMap | None = None
     if mode != "ideal":
         check_fit(plan, spec)
@@ -264,8 +270,8 @@ def sweep_stacked(
         graph = Circulant(axis.size, axis.circulant.offsets)
         p = axis.circulant.multiplicity
         mult = {gen_key(slots[(m, i)], s): p for s in axis.circulant.offsets}
-        factory = factory_of(spec, options, ports=plan.ports, circuits=cmap,
-                             ideal=(plan.latency_s, plan.link_Bps, mult))
+        factory = network_factory(spec, options, ports=plan.ports, circuits=cmap,
+                                  ideal=(plan.latency_s, plan.link_Bps, mult))
         for k, d in enumerate(axis.demands):
             if only is not None and not only(m, i, k):
                 continue
@@ -283,8 +289,9 @@ def sweep_stacked(
                 form = circulant_cost(name, graph, d.collective)
                 for sigma in payloads:
                     workload = stacked_workload(plan, m, i, k, options.order, sigma, name)
-                    result = run(workload, factory, mode=mode, rate=rate, multiplicity=p, payload=sigma,
-                                 collective=d.collective, lookahead=options.lookahead, barrier=options.barrier)
+                    result = simulate_workload(workload, factory, mode=mode, rate=rate, multiplicity=p,
+                                               payload=sigma, collective=d.collective,
+                                               lookahead=options.lookahead, barrier=options.barrier)
                     rows.append(SweepRow(
                         demand=f"{plan.meshes[m].name}[{i}].{k} {d.collective}", schedule=name,
                         payload_bytes=sigma, multiplicity=p, phases=workload.phases,
