@@ -13,12 +13,12 @@ from ocsplan.plan import (
     DemandPlan,
     Plan,
     assemble,
-    check_plan,
     dumps_plan,
     load_plan,
     loads_plan,
     write_plan,
 )
+from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
 
 from .conftest import instance_path

@@ -14,8 +14,9 @@ from ocsplan.errors import InfeasibleError, InstanceError
 from ocsplan.instance import Axis, Budget, Demand, Instance, Mesh
 from ocsplan.plan import CirculantPlan, Plan, dumps_plan, loads_plan
 from ocsplan.planning.check import check_plan
+from ocsplan.planning.check_stacked import check_stacked
 from ocsplan.planning.registry import solve
-from ocsplan.planning.stacked import allocate_ports, check_stacked, plan_stacked
+from ocsplan.planning.stacked import allocate_ports, plan_stacked
 
 LAMBDA, RATE = 0.52e-6, 5e10  # 0.52 us, 400 Gb/s
 SIGMA = 8000  # Figure 15: 8 kB all-reduce

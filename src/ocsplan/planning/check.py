@@ -7,15 +7,28 @@ fails here is refused everywhere.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..cayley import axis_generators, expand, mask_of, mask_to_str, popcount, sub_masks
 from ..cost import phase_time
 from ..errors import PlanError
 from ..instance import Demand, Instance, Mesh
-from ..plan import AxisPlan, DemandPlan, MeshPlan, Plan, check_fold, check_groups, local_topology
+from ..plan import (
+    SHARED_HOST,
+    STACKED,
+    AxisPlan,
+    DemandPlan,
+    MeshPlan,
+    Plan,
+    check_fold,
+    check_groups,
+    local_topology,
+    plan_kind,
+)
 from ..schedules import SCHEDULES
+from .check_stacked import check_stacked
 
-__all__ = ["check_plan", "require_valid"]
+__all__ = ["CHECKERS", "check_plan", "check_shared_host", "require_valid"]
 
 
 def _close(a: float, b: float, rel: float = 1e-9) -> bool:
@@ -23,15 +36,17 @@ def _close(a: float, b: float, rel: float = 1e-9) -> bool:
 
 
 def check_plan(plan: Plan, instance: Instance | None = None) -> list[str]:
-    """Every inconsistency of a plan, one message each (empty list: valid).
+    """Every inconsistency of a plan, one message each (empty list: valid): by the
+    checker of its kind (:data:`CHECKERS`)."""
+    return CHECKERS[plan_kind(plan)](plan, instance)
+
+
+def check_shared_host(plan: Plan, instance: Instance | None = None) -> list[str]:
+    """Every inconsistency of a shared-host plan (empty list: valid).
 
     Re-derives partitions, generator kinds, the port budget, each demand's
     generators, multiplicity, closed form and time, and the objective.
     """
-    if plan.stacked:
-        from .stacked import check_stacked
-
-        return check_stacked(plan, instance)
     n = plan.n
     if plan.world < 2 or plan.world & (plan.world - 1):
         return [f"world {plan.world} is not a power of two"]
@@ -203,6 +218,12 @@ def _check_demand(
     if not _close(time, d.time_s):
         problems.append(f"{here}: time {d.time_s} but the cost model gives {time}")
     return d.weight * time
+
+
+CHECKERS: dict[str, Callable[[Plan, Instance | None], list[str]]] = {
+    SHARED_HOST: check_shared_host,
+    STACKED: check_stacked,
+}
 
 
 def require_valid(plan: Plan, source: str, instance: Instance | None = None) -> None:

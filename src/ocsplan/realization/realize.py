@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..plan import Plan
+from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from .circuits import Circuits
 from .fabrics import FabricSpec
-from .kinds import SHARED_HOST, STACKED, plan_kind
 from .shared_host import realize_shared_host
 from .stacked import realize_stacked
 

@@ -1,7 +1,7 @@
 """Simlette entry points: simulate a plan's demands, or drive one program directly.
 
 A plan is simulated by its kind's simulator (:data:`SIMULATORS`, keyed like the
-realizers by :func:`ocsplan.realization.kinds.plan_kind`): shared-host plans in
+realizers by :func:`ocsplan.plan.plan_kind`): shared-host plans in
 :mod:`ocsplan.simlette.shared_host`, stacked-link plans in
 :mod:`ocsplan.simlette.stacked`. The modes are :data:`ocsplan.simlette.runs.MODES`.
 """
@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from ..plan import Plan
+from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..realization.fabrics import FabricSpec
-from ..realization.kinds import SHARED_HOST, STACKED, plan_kind
 from ..schedules import Program
 from .circuitmap import Realization, technology
 from .report import DemandResult, SimReport

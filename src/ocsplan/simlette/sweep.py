@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InstanceError
 from ..files import write_atomic
-from ..plan import Plan
+from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..realization.fabrics import FabricSpec
-from ..realization.kinds import SHARED_HOST, STACKED, plan_kind
 from .report import SweepRow
 from .runs import SimOptions
 from .shared_host import sweep_shared_host
