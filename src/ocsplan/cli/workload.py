@@ -121,6 +121,9 @@ def workload(
               f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
               f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication",
               markup=False)
+    extras = _extras(m)
+    if extras:
+        out.print(extras, markup=False)
     table = Table(title="demand per decode step", title_justify="left")
     for col in ("region", "axis", "collective", "G x R", "calls", "payload"):
         table.add_column(col, justify="right" if col in ("calls", "payload") else "left")
@@ -143,6 +146,23 @@ def workload(
         out.print(f"wrote {emit}", markup=False)
 
 
+def _extras(m: Any) -> str:
+    """What the first line leaves out: MLA, shared experts, dense layers, MTP modules, parts ignored."""
+    parts = []
+    if m.mla is not None:
+        parts.append(f"MLA latent {m.mla.kv_lora_rank} + rope {m.mla.qk_rope_head_dim} per token and layer "
+                     f"(replicated over TPA)")
+    if m.shared_width:
+        parts.append(f"shared experts of width {m.shared_width} in {m.moe_layers} MoE layers")
+    if m.dense_layers:
+        parts.append(f"{len(m.dense_layers)} dense FFN layers of width {m.dense_width}")
+    if m.mtp_layers:
+        parts.append(f"{m.mtp_layers} MTP module(s) of {format_count(m.mtp_params)} parameters, not in the totals")
+    if m.ignored:
+        parts.append(f"ignored: {', '.join(m.ignored)}")
+    return "; ".join(parts)
+
+
 def _step_tables(step: Any) -> tuple[Table, str]:
     c = step.compute
     table = Table(title=f"{step.model} on {step.fabric} ({step.technology}, {step.network}): {step.split.label}, "
@@ -160,7 +180,8 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     row("launches", "", "", str(c.windows), format_time(c.launch_s / c.windows), c.launch_s)
     for x in step.collectives:
         r = x.row
-        row(f"{r.axis} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload), str(r.calls),
+        dense = " dense" if r.region == "ffn-dense" else ""
+        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload), str(r.calls),
             format_time(x.time_s), x.total_s)
     summary = (f"step {format_time(total)} (compute {format_time(c.total_s)}, communication "
                f"{format_time(step.comm_s)}); {step.tokens_per_s_user:.1f} tokens/s/user, "
