@@ -154,3 +154,16 @@ def test_unmodellable_config_one_line_exit_2(tmp_path: Path) -> None:
     (line,) = result.stderr.strip().splitlines()
     assert "not modelled" in line and "linear_attention, mamba" in line and "is_encoder_decoder" in line
     assert not target.exists()
+
+
+def test_decode_counts_accepted_tokens() -> None:
+    base = ["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--split", "4,128,64,8",
+            "--batch", "4", "--context", "1M", "--json", "-"]
+    plain = json.loads(runner.invoke(app, base).stdout)
+    spec = json.loads(runner.invoke(app, [*base, "--tokens-per-step", "2", "--accept-rate", "0.75"]).stdout)
+    assert spec["tokens_per_s_user"] == pytest.approx(2 * 0.75 / spec["step_s"])
+    assert spec["step_s"] > plain["step_s"]  # k = 2 costs more per step, less than twice
+    assert spec["step_s"] < 2 * plain["step_s"]
+    assert (spec["tokens_per_step"], spec["accept_rate"]) == (2, 0.75)
+    bad = runner.invoke(app, [*base, "--accept-rate", "1.5"])
+    assert bad.exit_code == 2 and "--accept-rate" in bad.stderr

@@ -196,3 +196,28 @@ def test_every_blocker_in_one_line() -> None:
     text = str(info.value)
     assert "\n" not in text and text.startswith("next.json: layer_types: not modelled: ")
     assert "linear_attention, mamba" in text and "is_encoder_decoder (encoder-decoder model)" in text
+
+
+@pytest.mark.parametrize("name", ["megatron-5t", "deepseek-v3"])
+def test_tokens_per_step_scale_compute_but_read_the_kv_once(name: str) -> None:
+    m = load_model(name)
+    acc = load_accelerator("rx00")
+    split = Split(4, 128, 64, 8)
+    one = {k.name: k for k in compute_time(m, acc, 512, split, 4, 100_000).kernels}
+    three = {k.name: k for k in compute_time(m, acc, 512, split, 4, 100_000, tokens_per_step=3).kernels}
+    for name_, kernel in one.items():
+        if name_.startswith("flash-decode"):
+            assert three[name_].bytes == kernel.bytes  # the KV cache of the 4 users, read once
+            assert three[name_].flops == pytest.approx(3 * kernel.flops)
+    assert three["lm head"].flops == pytest.approx(3 * one["lm head"].flops)
+    assert three["output projection"].flops == pytest.approx(3 * one["output projection"].flops)
+
+
+def test_tokens_per_step_payloads_scale_by_k() -> None:
+    m = load_model("megatron-5t")
+    split = Split(4, 128, 64, 8)
+    one = {(r.region, r.axis): r.payload for r in demand_rows(m, 512, split, 1)}
+    # k = 4 verified tokens of one user = the rows of four: Table 1's B = 4 payloads (16KiB world AR, 264B KVP).
+    four = {(r.region, r.axis): r.payload for r in demand_rows(m, 512, split, 1 * 4)}
+    assert four[("attention", "world")] == 4 * one[("attention", "world")] == 16 * 1024
+    assert four[("attention", "KVP")] == 264

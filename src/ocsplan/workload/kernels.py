@@ -80,9 +80,15 @@ def kernel_time(acc: Accelerator, flops: float, nbytes: float, elements: float) 
 
 
 def compute_time(model: Model, acc: Accelerator, world: int, split: Split, batch: int, context: int,
-                 precision: Precision = COMM["fp4"]) -> Compute:
-    """Kernels of one decode step on the busiest rank and the launch overheads."""
-    B, H, d = batch, model.hidden, model.head_dim
+                 precision: Precision = COMM["fp4"], tokens_per_step: int = 1) -> Compute:
+    """Kernels of one decode step on the busiest rank and the launch overheads.
+
+    ``tokens_per_step`` k (speculative or multi-token verification): every GEMM
+    takes B k rows and attention does k times the FLOPs, but the KV cache of the
+    B users is read once.
+    """
+    users = batch
+    B, H, d = batch * tokens_per_step, model.hidden, model.head_dim
     w, c = precision.weight, precision.kv
     kernels: list[Kernel] = []
 
@@ -103,10 +109,10 @@ def compute_time(model: Model, acc: Accelerator, world: int, split: Split, batch
     for kind, count in (("full", model.full_layers), ("sliding", model.sliding_layers)):
         tokens = model.context_of(kind, context) / split.kvp
         if mla is None:
-            kv = B * tokens * local_kv * 2 * d
+            kv = users * tokens * local_kv * 2 * d
             add(f"flash-decode ({kind})", "attention", count, 4 * B * local_q * tokens * d, kv, c)
         else:  # the latent is read whole by every TPA rank (replicated), its KVP shard only
-            kv = B * tokens * mla.latent
+            kv = users * tokens * mla.latent
             add(f"flash-decode mla ({kind})", "attention", count,
                 B * local_q * tokens * mla.flops_per_context_token, kv, c)
     out = model.heads * d * H / world
