@@ -127,3 +127,43 @@ def test_workload_commands_import_no_heavy_library(args: list[str]) -> None:
     from .test_cli_startup import _command, _loaded
 
     assert _loaded(_command(args)) == set()
+
+
+def test_workload_deepseek_v3_first_line_and_extras(tmp_path: Path) -> None:
+    target = tmp_path / "ds.toml"
+    result = runner.invoke(app, ["workload", "deepseek-v3", "--split", "4,128,64,8", "--batch", "16",
+                                 "--context", "128K", "--emit", str(target)])
+    assert result.exit_code == 0, result.output
+    first, second = result.stdout.splitlines()[:2]
+    assert first.startswith("deepseek-v3: 671B parameters, 37.6B active, KV cache ")  # form kept
+    assert "1 MTP module(s) of 13.5B parameters" in result.stdout and "3 dense FFN layers" in second
+    inst = load_instance(target)
+    ffn = inst.meshes[2]
+    assert [len(axis.demands) for axis in ffn.axes] == [2, 2]  # MoE rows (58 calls) and dense rows (3 calls)
+
+
+def test_unmodellable_config_one_line_exit_2(tmp_path: Path) -> None:
+    data = json.loads(CONFIG.read_text())
+    data["layer_types"] = ["linear_attention", "full_attention", "mamba"]
+    data["is_encoder_decoder"] = True
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    target = tmp_path / "out.toml"
+    result = runner.invoke(app, ["workload", str(path), "--split", "1,8,8,8", "--world", "8", "--emit", str(target)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert "not modelled" in line and "linear_attention, mamba" in line and "is_encoder_decoder" in line
+    assert not target.exists()
+
+
+def test_decode_counts_accepted_tokens() -> None:
+    base = ["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--split", "4,128,64,8",
+            "--batch", "4", "--context", "1M", "--json", "-"]
+    plain = json.loads(runner.invoke(app, base).stdout)
+    spec = json.loads(runner.invoke(app, [*base, "--tokens-per-step", "2", "--accept-rate", "0.75"]).stdout)
+    assert spec["tokens_per_s_user"] == pytest.approx(2 * 0.75 / spec["step_s"])
+    assert spec["step_s"] > plain["step_s"]  # k = 2 costs more per step, less than twice
+    assert spec["step_s"] < 2 * plain["step_s"]
+    assert (spec["tokens_per_step"], spec["accept_rate"]) == (2, 0.75)
+    bad = runner.invoke(app, [*base, "--accept-rate", "1.5"])
+    assert bad.exit_code == 2 and "--accept-rate" in bad.stderr

@@ -73,3 +73,14 @@ def test_simlette_network_small(fabric: str) -> None:
     for a, s in zip(ana.collectives, sim.collectives, strict=True):
         assert a.row == s.row and a.schedule == s.schedule
         assert 0.98 * a.time_s <= s.time_s <= 2 * a.time_s
+
+
+@pytest.mark.parametrize("fabric", ["nvl576-all-ocs.toml", "nvl576-all-eps.toml"])
+def test_deepseek_v3_prices_its_dense_layer_rows(fabric: str) -> None:
+    m = load_model("deepseek-v3")
+    step = decode_step(m, RX00, load_fabric(FABRICS / fabric), 512, Split(16, 32, 16, 32), 4, 32768)
+    by_key = {(c.row.region, c.row.axis): c for c in step.collectives}
+    assert by_key[("ffn-dense", "EP")].row.calls == 3 and by_key[("ffn", "EP")].row.calls == 58
+    # the dense rows' payload (ceil(4/16) = 1 row) is below the MoE rows', and so is its time per call
+    for axis in ("EP", "TPE"):
+        assert 0 < by_key[("ffn-dense", axis)].time_s <= by_key[("ffn", axis)].time_s

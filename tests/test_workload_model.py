@@ -32,8 +32,11 @@ def _printed(value: float, template: str) -> str:
     return f"{value:.{decimals}f}"
 
 
-def test_catalogue_has_the_six_models() -> None:
-    assert catalogue() == sorted(name for name, *_ in TABLE10)
+NEW_MODELS = ["deepseek-v3", "kimi-k2", "llama-4-maverick", "qwen3-235b-a22b"]
+
+
+def test_catalogue_has_the_six_models_and_four_deployed_ones() -> None:
+    assert catalogue() == sorted([name for name, *_ in TABLE10] + NEW_MODELS)
 
 
 @pytest.mark.parametrize(("name", "total", "active", "kv_kib"), TABLE10)
@@ -95,9 +98,14 @@ def _config(**changes: Any) -> dict[str, Any]:
         ({"vocab_size": "big"}, "vocab_size", "integer"),
         ({"num_key_value_heads": 7}, "num_key_value_heads", "not a multiple"),
         ({"layer_types": ["chunked_attention"]}, "layer_types[0]", "unknown layer type"),
-        ({"kv_lora_rank": 512}, "kv_lora_rank", "not modelled"),
-        ({"n_shared_experts": 1}, "n_shared_experts", "not modelled"),
-        ({"first_k_dense_replace": 3}, "first_k_dense_replace", "not modelled"),
+        ({"kv_lora_rank": 512}, "qk_nope_head_dim", "missing (latent attention needs"),
+        ({"n_shared_experts": 1}, "moe_intermediate_size", "n_shared_experts needs"),
+        ({"first_k_dense_replace": 3}, "intermediate_size", "dense layers need their width"),
+        ({"first_k_dense_replace": -1}, "first_k_dense_replace", "expected an integer"),
+        ({"mlp_only_layers": [0, 36]}, "mlp_only_layers[1]", "layer index"),
+        ({"num_hidden_layers": 5000}, "num_hidden_layers", "exceeds the limit"),
+        ({"num_local_experts": 1 << 17}, "num_local_experts", "exceeds the limit"),
+        ({"vocab_size": 1 << 25}, "vocab_size", "exceeds the limit"),
         ({"num_experts_per_tok": None, "experts_per_token": None}, "num_experts_per_tok", "missing"),
         ({"sliding_window": None}, "sliding_window", "missing"),
     ],

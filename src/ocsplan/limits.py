@@ -25,6 +25,10 @@ __all__ = [
     "MAX_LATENCY_S",
     "MAX_LINK_BPS",
     "MAX_MESHES",
+    "MAX_MODEL_EXPERTS",
+    "MAX_MODEL_HIDDEN",
+    "MAX_MODEL_LAYERS",
+    "MAX_MODEL_VOCAB",
     "MAX_PAYLOAD",
     "MAX_PORTS",
     "MAX_SEED",
@@ -56,6 +60,11 @@ MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
 MAX_FILE_BYTES = 256 << 20  # size of any input file
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)
+
+MAX_MODEL_LAYERS = 4096  # num_hidden_layers of a model file (the largest published is under 200)
+MAX_MODEL_EXPERTS = 1 << 16  # routed (or shared) experts of a model (the largest published: 384)
+MAX_MODEL_HIDDEN = 1 << 20  # hidden size, heads and head dims of a model
+MAX_MODEL_VOCAB = 1 << 24  # vocabulary of a model (the largest published: about 262k)
 
 Fail = Callable[[str, str], OcsplanError]
 

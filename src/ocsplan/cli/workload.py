@@ -46,6 +46,18 @@ ModelArg = Annotated[str, typer.Argument(metavar="MODEL",
 WorldOpt = Annotated[int, typer.Option(help="accelerators N (a power of two)")]
 AccOpt = Annotated[str, typer.Option(help="accelerator: b200, rx00 or a TOML file")]
 BatchOpt = Annotated[int, typer.Option(help="users B (tokens per step)")]
+TokensOpt = Annotated[int, typer.Option("--tokens-per-step",
+                                        help="tokens k verified per user per step (speculative decoding, MTP)")]
+AcceptOpt = Annotated[float, typer.Option("--accept-rate", help="mean fraction a of the k tokens accepted")]
+MAX_TOKENS_PER_STEP = 64
+
+
+def _verify(tokens_per_step: int, accept_rate: float) -> tuple[int, float]:
+    """--tokens-per-step in 1..64 and --accept-rate in (0, 1]."""
+    check_count(tokens_per_step, "--tokens-per-step", 1, MAX_TOKENS_PER_STEP)
+    if not 0.0 < accept_rate <= 1.0:
+        raise InstanceError("--accept-rate", "", f"must be in (0, 1], got {accept_rate:g}")
+    return tokens_per_step, accept_rate
 ContextOpt = Annotated[str, typer.Option(help="context tokens, e.g. 5M (10^6), 32Ki (2^10)")]
 CommOpt = Annotated[str, typer.Option(help="communication precision: fp4 or bf16")]
 
@@ -110,9 +122,12 @@ def workload(
     emit: Annotated[Path | None, typer.Option(help="write the instance TOML for `ocsplan solve`")] = None,
     ports: Annotated[int | None, typer.Option(help="instance ports L (default: the accelerator's)")] = None,
     latency: Annotated[str, typer.Option(help="instance per-phase latency lambda")] = "0.52us",
+    tokens_per_step: TokensOpt = 1,
+    accept_rate: AcceptOpt = 1.0,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
+    k, _ = _verify(tokens_per_step, accept_rate)
     s = check_split(m, world, parse_split(split))
     lam = parse_option(parse_time, latency, "--latency")
     check_count(ports, "--ports", 1, MAX_PORTS)
@@ -121,26 +136,49 @@ def workload(
               f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
               f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication",
               markup=False)
+    extras = _extras(m)
+    if extras:
+        out.print(extras, markup=False)
     table = Table(title="demand per decode step", title_justify="left")
     for col in ("region", "axis", "collective", "G x R", "calls", "payload"):
         table.add_column(col, justify="right" if col in ("calls", "payload") else "left")
-    for r in demand_rows(m, world, s, batch, precision):
+    if k != 1:
+        out.print(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once",
+                  markup=False)
+    for r in demand_rows(m, world, s, batch * k, precision):
         table.add_row(r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
                       format_bytes(r.payload) if r.calls else "-")
     out.print(table)
     kv_user = m.kv_elements_per_user(tokens) * precision.kv
     out.print(f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
               f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}", markup=False)
-    c = compute_time(m, acc, world, s, batch, tokens, precision)
+    c = compute_time(m, acc, world, s, batch, tokens, precision, k)
     out.print(f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
               f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
               f"{format_time(c.launch_s)}; total {format_time(c.total_s)}", markup=False)
     require_fit(mem, batch)
     if emit is not None:
-        text = instance_toml(m, world, s, batch, ports=ports or acc.ports, latency=lam, link=acc.link,
+        text = instance_toml(m, world, s, batch * k, ports=ports or acc.ports, latency=lam, link=acc.link,
                              precision=precision, context=tokens)
         write_atomic(emit, text)
         out.print(f"wrote {emit}", markup=False)
+
+
+def _extras(m: Any) -> str:
+    """What the first line leaves out: MLA, shared experts, dense layers, MTP modules, parts ignored."""
+    parts = []
+    if m.mla is not None:
+        parts.append(f"MLA latent {m.mla.kv_lora_rank} + rope {m.mla.qk_rope_head_dim} per token and layer "
+                     f"(replicated over TPA)")
+    if m.shared_width:
+        parts.append(f"shared experts of width {m.shared_width} in {m.moe_layers} MoE layers")
+    if m.dense_layers:
+        parts.append(f"{len(m.dense_layers)} dense FFN layers of width {m.dense_width}")
+    if m.mtp_layers:
+        parts.append(f"{m.mtp_layers} MTP module(s) of {format_count(m.mtp_params)} parameters, not in the totals")
+    if m.ignored:
+        parts.append(f"ignored: {', '.join(m.ignored)}")
+    return "; ".join(parts)
 
 
 def _step_tables(step: Any) -> tuple[Table, str]:
@@ -160,13 +198,17 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     row("launches", "", "", str(c.windows), format_time(c.launch_s / c.windows), c.launch_s)
     for x in step.collectives:
         r = x.row
-        row(f"{r.axis} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload), str(r.calls),
-            format_time(x.time_s), x.total_s)
+        dense = " dense" if r.region == "ffn-dense" else ""
+        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload),
+            str(r.calls), format_time(x.time_s), x.total_s)
     summary = (f"step {format_time(total)} (compute {format_time(c.total_s)}, communication "
                f"{format_time(step.comm_s)}); {step.tokens_per_s_user:.1f} tokens/s/user, "
                f"{step.tokens_per_s:.1f} tokens/s; power {step.power_w / 1e3:.1f} kW "
                f"({step.world} of {step.installed} accelerators' share), {step.tokens_per_s_mw:.0f} tokens/s/MW; "
                f"memory per rank {_gb(step.memory.total)} of {_gb(step.memory.capacity)}")
+    if step.tokens_per_step != 1 or step.accept_rate != 1.0:
+        summary += (f"; {step.tokens_per_step} tokens verified per user per step, {step.accept_rate:g} accepted "
+                    f"({step.accepted:g} tokens per step counted)")
     return table, summary
 
 
@@ -183,6 +225,8 @@ def decode(
     network: Annotated[str, typer.Option(help="analytical or simlette (message mode)")] = "analytical",
     comm: CommOpt = "fp4",
     json_out: Annotated[str | None, typer.Option("--json", help="write the step JSON to PATH, or - for stdout")] = None,
+    tokens_per_step: TokensOpt = 1,
+    accept_rate: AcceptOpt = 1.0,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -192,15 +236,18 @@ def decode(
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    k, a = _verify(tokens_per_step, accept_rate)
     spec = load_fabric(fabric)
     console = err if json_out == "-" else out
     if split == "auto":
-        step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision)
+        step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
+                                 tokens_per_step=k, accept_rate=a)
         console.print(f"split auto: {len(ranked)} feasible splits timed analytically, best {step.split}",
                       markup=False)
     else:
         s: Split = check_split(m, world, parse_split(split))
-        step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision)
+        step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
+                           tokens_per_step=k, accept_rate=a)
     table, summary = _step_tables(step)
     console.print(table)
     console.print(summary, markup=False)

@@ -65,6 +65,12 @@ _PLAN_KEYS = {("world", 0, "all-reduce"): ("attention", "world"), ("world", 0, "
               ("ffn", 1, "all-gather"): ("ffn", "EP")}
 
 
+def _plan_key(mesh: str, axis: int, demand: int, collective: str) -> tuple[str, str]:
+    """(region, axis) of a plan's demand: an FFN axis's second demand is the dense layers' one."""
+    region, name = _PLAN_KEYS[(mesh, axis, collective)]
+    return ("ffn-dense", name) if mesh == "ffn" and demand == 1 else (region, name)
+
+
 def _engine(spec: FabricSpec) -> Engine:
     return Engine(DL_FLIT / spec.link, False)
 
@@ -83,15 +89,15 @@ def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> 
     rack = spec.rack_size if spec.two_level else spec.accelerators
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
-            for d in axis.demands:
-                key = _PLAN_KEYS[(mesh.name, i, d.collective)]
+            for j, d in enumerate(axis.demands):
+                key = _plan_key(mesh.name, i, j, d.collective)
                 program = _local_program(d.schedule, demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
                 times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
     notes: tuple[str, ...] = ()
     if network == "simlette":
         report = simulate_plan(plan, spec, SimOptions(mode="message"))
         for r in report.demands:
-            times[_PLAN_KEYS[(r.mesh, r.axis, r.collective)]] = (r.schedule, r.simulated_s)
+            times[_plan_key(r.mesh, r.axis, r.demand, r.collective)] = (r.schedule, r.simulated_s)
         notes = report.notes
     return Priced(times, plan, notes)
 
@@ -244,7 +250,7 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
     by_key = {(r.region, r.axis): r for r in rows}
     mesh_keys = {"world": [[("attention", "world"), ("lm-head", "world")]],
                  "attention": [[("attention", "KVP")], [("attention", "TPA")]],
-                 "ffn": [[("ffn", "TPE")], [("ffn", "EP")]]}
+                 "ffn": [[("ffn", "TPE"), ("ffn-dense", "TPE")], [("ffn", "EP"), ("ffn-dense", "EP")]]}
     cache: dict[tuple[str, str, tuple[int, ...], int], float] = {}
     net_holder: list[Network] = []
 
@@ -277,8 +283,8 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
             picked: dict[tuple[str, str], tuple[str, str, str, tuple[int, ...], float]] = {}
             for i, axis_keys in enumerate(keys):
                 for key in axis_keys:
-                    row = by_key[key]
-                    if not row.calls:
+                    row = by_key.get(key)
+                    if row is None or not row.calls:
                         continue
                     label, sched, lay, t = best(row.collective, layout_bits[i], row.payload)
                     picked[key] = (label, sched, lay, layout_bits[i], t)

@@ -45,7 +45,8 @@ def _check_fabric(spec: FabricSpec, world: int) -> None:
 
 def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
                 context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
-                check_memory: bool = True, cache: PlanCache | None = None) -> Step:
+                check_memory: bool = True, cache: PlanCache | None = None, tokens_per_step: int = 1,
+                accept_rate: float = 1.0) -> Step:
     """Time one decode step; InfeasibleError when the batch does not fit in HBM.
 
     ``cache`` keeps the plans (default: a fresh one, memory only)."""
@@ -57,21 +58,23 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     memory = memory_per_rank(model, acc, world, split, batch, context, precision)
     if check_memory:
         require_fit(memory, batch)
-    rows = demand_rows(model, world, split, batch, precision)
+    rows_batch = batch * tokens_per_step  # k tokens per user: every payload scales by k
+    rows = demand_rows(model, world, split, rows_batch, precision)
     tech = technology(spec)
-    priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, batch, precision), rows, spec, network,
+    priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, rows_batch, precision), rows, spec, network,
                                       cache if cache is not None else PlanCache())
     collectives = tuple(CollectiveTime(r, *priced.times[(r.region, r.axis)]) for r in rows if r.calls)
     power = fabric_power(spec, acc.power)
     return Step(model.name, acc.name, spec.name, tech, network, precision.name, world, split, batch, context,
-                compute_time(model, acc, world, split, batch, context, precision), memory, collectives,
-                power.total, spec.accelerators)
+                compute_time(model, acc, world, split, batch, context, precision, tokens_per_step), memory,
+                collectives, power.total, spec.accelerators, tokens_per_step, accept_rate)
 
 
 def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int, context: int, *,
               network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
               progress: Callable[[Split], None] | None = None,
-              cache: PlanCache | None = None) -> tuple[Step, list[Step]]:
+              cache: PlanCache | None = None, tokens_per_step: int = 1,
+              accept_rate: float = 1.0) -> tuple[Step, list[Step]]:
     """The split with the most tokens/s/user, and every feasible split's analytical step.
 
     With ``network="simlette"`` every split whose analytical interactivity is
@@ -89,7 +92,8 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
             continue
         if progress is not None:
             progress(split)
-        steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=plans))
+        steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=plans,
+                                 tokens_per_step=tokens_per_step, accept_rate=accept_rate))
     if not steps:
         if not needed:
             raise InfeasibleError(f"{model.name}: no valid Helix split on {world} accelerators")
@@ -101,6 +105,7 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
     if network == "simlette":
         finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
         simulated = [decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
-                                 precision=precision, cache=plans) for s in finalists]
+                                 precision=precision, cache=plans, tokens_per_step=tokens_per_step,
+                                 accept_rate=accept_rate) for s in finalists]
         best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
     return best, ranked

@@ -21,6 +21,7 @@ from .demand import (
     instance_toml,
     precision_for,
 )
+from .latent import Mla
 from .model import Model, catalogue, load_model, parse_model
 from .splits import Split, check_split, check_world, parse_split, valid_splits
 
@@ -28,6 +29,7 @@ __all__ = [
     "COMM",
     "Accelerator",
     "DemandRow",
+    "Mla",
     "Model",
     "Precision",
     "Split",

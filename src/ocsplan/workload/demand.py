@@ -3,7 +3,13 @@
 Precision (App. B.1): weights w, KV cache c and activations a in FP4 (0.5 B),
 softmax statistics s = 1 B per local head and token; ``bf16`` communication
 (App. E) sends a = 2 B and s = 4 B. MoE load (Eqs. 7, 8): N_act distinct
-active experts, R rows on the busiest EP rank.
+active experts, R rows on the busiest EP rank. MLA's KVP all-to-all sends the
+partial outputs after W_UV (v_head_dim per head, as for GQA): W_UV is linear, so
+each rank applies it to its partial latent output before the exchange, and
+v_head_dim (128) is a quarter of the latent's kv_lora_rank (512). Shared experts
+and dense FFN layers split the batch over EP (ceil(B / EP) rows) and are TP over
+TPE: the shared rows join the MoE rows' all-gather and all-reduce; dense layers
+get their own ``ffn-dense`` rows (calls = number of dense layers).
 """
 
 from __future__ import annotations
@@ -95,15 +101,25 @@ def demand_rows(model: Model, world: int, split: Split, batch: int,
         return DemandRow(region, axis, coll, groups, ranks, calls, _bytes(payload))
 
     heads = model.heads // split.tpa
-    return (
+    share = -(-batch // split.ep)  # rows of a shared expert or dense FFN per EP rank
+    if model.shared_width:
+        rows_r += share
+    moe_calls = model.moe_layers
+    dense_calls = len(model.dense_layers)
+    rows: tuple[DemandRow, ...] = (
         row("attention", "world", "all-reduce", 1, world, L, batch * H * a),
         row("attention", "KVP", "all-to-all", split.tpa, split.kvp, L,
             batch * heads * (model.head_dim * a + s)),
         row("attention", "TPA", "none", split.kvp, split.tpa, 0, 0),
-        row("ffn", "EP", "all-gather", split.tpe, split.ep, L, split.ep * rows_r * H * a),
-        row("ffn", "TPE", "all-reduce", split.ep, split.tpe, L, rows_r * H * a),
-        row("lm-head", "world", "all-gather", 1, world, 1, batch * model.vocab * a),
+        row("ffn", "EP", "all-gather", split.tpe, split.ep, moe_calls, split.ep * rows_r * H * a),
+        row("ffn", "TPE", "all-reduce", split.ep, split.tpe, moe_calls, rows_r * H * a),
     )
+    if dense_calls:
+        rows += (
+            row("ffn-dense", "EP", "all-gather", split.tpe, split.ep, dense_calls, split.ep * share * H * a),
+            row("ffn-dense", "TPE", "all-reduce", split.ep, split.tpe, dense_calls, share * H * a),
+        )
+    return (*rows, row("lm-head", "world", "all-gather", 1, world, 1, batch * model.vocab * a))
 
 
 def _size(nbytes: int) -> str:
@@ -117,6 +133,18 @@ def _demand(row: DemandRow) -> str:
     if row.calls == 0:
         return '{ collective = "none" }'
     return f'{{ collective = "{row.collective}", payload = {_size(row.payload)}, weight = {row.calls} }}'
+
+
+def _axis(by_axis: dict[tuple[str, str], DemandRow], axis: str) -> str:
+    """One FFN axis: its MoE demand, with the dense layers' demand beside it when there are any."""
+    moe = by_axis[("ffn", axis)]
+    dense = by_axis.get(("ffn-dense", axis))
+    if dense is None:
+        return _demand(moe)
+    found = [d for d in (moe, dense) if d.calls]
+    if not found:
+        return '{ collective = "none" }'
+    return "{ demands = [" + ", ".join(_demand(d) for d in found) + "] }"
 
 
 def instance_toml(model: Model, world: int, split: Split, batch: int, *, ports: int, latency: float,
@@ -162,8 +190,8 @@ def instance_toml(model: Model, world: int, split: Split, batch: int, *, ports: 
         'name = "ffn"',
         f"shape = [{split.tpe}, {split.ep}]",
         "axes = [",
-        f"  {_demand(by_axis[('ffn', 'TPE')])},   # TPE",
-        f"  {_demand(by_axis[('ffn', 'EP')])},   # EP",
+        f"  {_axis(by_axis, 'TPE')},   # TPE",
+        f"  {_axis(by_axis, 'EP')},   # EP",
         "]",
     ]
     return "\n".join(lines) + "\n"

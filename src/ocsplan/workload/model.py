@@ -11,9 +11,20 @@ the HuggingFace keys, so a ``config.json`` reads unchanged:
 expert width I = ``moe_intermediate_size`` | ``intermediate_size``,
 ``layer_types`` (``full_attention`` / ``sliding_attention``, repeated
 cyclically over the layers) with ``sliding_window`` W, ``tie_word_embeddings``.
-Without an expert field the FFN is dense (E = k = 1). Other keys are ignored;
-latent attention, shared experts and dense first layers are refused.
-Files are limited to 1 MiB and 4096 layers.
+Without an expert field the FFN is dense (E = k = 1).
+
+Also read: fields nested under ``text_config`` (Llama 4 and other multimodal
+wrappers; the vision tower is named as ignored); latent attention (MLA:
+``q_lora_rank`` (null: one ``q_proj``), ``kv_lora_rank``, ``qk_nope_head_dim``,
+``qk_rope_head_dim``, ``v_head_dim``); shared experts (``n_shared_experts`` x
+``moe_intermediate_size``, ``shared_expert_intermediate_size``, Llama 4's one
+shared expert of ``intermediate_size``); dense FFN layers among MoE ones
+(``first_k_dense_replace`` / ``moe_layer_freq``, ``interleave_moe_layer_step``
+/ ``intermediate_size_mlp``, ``decoder_sparse_step`` / ``mlp_only_layers``);
+``num_nextn_predict_layers`` MTP modules (counted apart). Architectures that
+cannot be modelled (linear-attention or state-space layers, encoder-decoder)
+are refused in one line listing every blocker. Other keys are ignored; counts
+are bounded by :mod:`ocsplan.limits` (MAX_MODEL_*); files by 1 MiB.
 """
 
 from __future__ import annotations
@@ -27,6 +38,8 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..files import read_text, toml_data
+from ..limits import MAX_MODEL_EXPERTS, MAX_MODEL_HIDDEN, MAX_MODEL_LAYERS, MAX_MODEL_VOCAB
+from .latent import Mla
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -38,10 +51,10 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 1 << 20
-MAX_LAYERS = 4096
+MAX_LAYERS = MAX_MODEL_LAYERS
 _LIMIT = 1 << 40  # any other integer field
 
-_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
+_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 _TOPK = ("num_experts_per_tok", "experts_per_token")
 _WIDTH = ("moe_intermediate_size", "intermediate_size")
 _LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding"}
@@ -55,8 +68,8 @@ class Model:
     layers: int  # L
     hidden: int  # H
     heads: int  # n_q
-    kv_heads: int  # n_kv
-    head_dim: int  # d
+    kv_heads: int  # n_kv (MLA: n_q, the latent is shared and replicated over TPA)
+    head_dim: int  # d (MLA: v_head_dim, the width each head outputs)
     vocab: int  # V
     experts: int  # E (1: dense FFN)
     top_k: int  # k
@@ -67,6 +80,12 @@ class Model:
     tied: bool = False
     description: str = ""
     source: str = ""
+    mla: Mla | None = None
+    shared_width: int = 0  # summed width of the shared experts of a MoE layer (every token)
+    dense_layers: tuple[int, ...] = ()  # indices of dense-FFN layers of a MoE model
+    dense_width: int = 0  # width of those dense FFN layers
+    mtp_layers: int = 0  # num_nextn_predict_layers (MTP modules, counted apart)
+    ignored: tuple[str, ...] = ()  # config parts read past (vision tower ...)
 
     @property
     def full_layers(self) -> int:
@@ -77,9 +96,17 @@ class Model:
         return self.layer_types.count("sliding")
 
     @property
+    def moe_layers(self) -> int:
+        """Layers with the routed FFN (all of them unless some are dense)."""
+        return self.layers - len(self.dense_layers)
+
+    @property
     def attention_params(self) -> int:
-        """QKV and output projections of one layer."""
+        """QKV (or MLA) and output projections of one layer (norms negligible, not counted)."""
         h, d = self.hidden, self.head_dim
+        if self.mla is not None:
+            m = self.mla
+            return m.shared_params(h) + m.head_params(h, self.heads) + self.heads * m.v_head_dim * h
         return h * (self.heads + 2 * self.kv_heads) * d + self.heads * d * h
 
     @property
@@ -92,29 +119,61 @@ class Model:
         return 3 * self.hidden * self.width
 
     @property
+    def shared_params(self) -> int:
+        """Shared experts of one MoE layer (SwiGLU, summed width)."""
+        return 3 * self.hidden * self.shared_width
+
+    @property
+    def dense_params(self) -> int:
+        """The SwiGLU FFN of one dense layer of a MoE model."""
+        return 3 * self.hidden * self.dense_width
+
+    @property
     def embedding_params(self) -> int:
         """Embedding and LM head (one matrix if tied)."""
         return (1 if self.tied else 2) * self.vocab * self.hidden
 
     @property
+    def moe_layer_params(self) -> int:
+        return self.router_params + self.experts * self.expert_params + self.shared_params
+
+    @property
     def total_params(self) -> int:
         per_layer = self.attention_params + self.router_params + self.experts * self.expert_params
-        return self.layers * per_layer + self.embedding_params
+        if not self.dense_layers and not self.shared_width:
+            return self.layers * per_layer + self.embedding_params
+        return (self.layers * self.attention_params + self.moe_layers * self.moe_layer_params
+                + len(self.dense_layers) * self.dense_params + self.embedding_params)
 
     @property
     def active_params(self) -> int:
         """Parameters one token touches, embedding and LM head included (Table 10)."""
         per_layer = self.attention_params + self.router_params + self.top_k * self.expert_params
-        return self.layers * per_layer + self.embedding_params
+        if not self.dense_layers and not self.shared_width:
+            return self.layers * per_layer + self.embedding_params
+        moe = self.router_params + self.top_k * self.expert_params + self.shared_params
+        return (self.layers * self.attention_params + self.moe_layers * moe
+                + len(self.dense_layers) * self.dense_params + self.embedding_params)
+
+    @property
+    def mtp_params(self) -> int:
+        """MTP modules as stored (DeepSeek-V3): one MoE layer, eh_proj 2H x H and own embedding + head each."""
+        per = self.attention_params + self.moe_layer_params + 2 * self.hidden * self.hidden + self.embedding_params
+        return self.mtp_layers * per
+
+    @property
+    def kv_per_layer(self) -> int:
+        """Cached elements per token per layer: 2 n_kv d, or the MLA latent."""
+        return self.mla.latent if self.mla is not None else 2 * self.kv_heads * self.head_dim
 
     @property
     def kv_elements_per_token(self) -> int:
         """K and V elements per token of context in the layers whose cache grows with it."""
-        return 2 * self.kv_heads * self.head_dim * self.full_layers
+        return self.kv_per_layer * self.full_layers
 
     def kv_elements_per_user(self, context: int) -> int:
         """K and V elements of one user at ``context`` tokens (sliding layers keep W)."""
-        per_layer = 2 * self.kv_heads * self.head_dim
+        per_layer = self.kv_per_layer
         return per_layer * (self.full_layers * context + self.sliding_layers * min(self.window, context))
 
     def context_of(self, kind: str, context: int) -> int:
@@ -151,46 +210,119 @@ class _Fields:
         return value
 
 
-def _refuse_unmodelled(f: _Fields) -> None:
+_NOT_ATTENTION = ("linear_attention", "mamba", "mamba2", "ssm", "rwkv", "recurrent", "conv")
+
+
+def _blockers(data: Mapping[str, Any]) -> list[str]:
+    """Every part of the config that cannot be modelled, as ``field (reason)``."""
+    found: list[str] = []
+    types = data.get("layer_types")
+    if isinstance(types, list):
+        bad = sorted({t for t in types if isinstance(t, str) and any(w in t for w in _NOT_ATTENTION)})
+        if bad:
+            found.append(f"layer_types ({', '.join(bad)}: linear-attention or state-space layers)")
+    for key in ("layers_block_type", "hybrid_override_pattern", "attn_layer_period", "mamba_d_state",
+                "ssm_cfg", "linear_num_value_heads"):
+        if data.get(key) is not None:
+            found.append(f"{key} (state-space or linear-attention layers)")
+    if data.get("is_encoder_decoder") is True or data.get("encoder_layers") or data.get("num_encoder_layers"):
+        key = "is_encoder_decoder" if data.get("is_encoder_decoder") is True else (
+            "encoder_layers" if data.get("encoder_layers") else "num_encoder_layers")
+        found.append(f"{key} (encoder-decoder model)")
+    return found
+
+
+def _dense_layer_list(f: _Fields, layers: int) -> tuple[int, ...]:
+    """Indices of the dense-FFN layers of a MoE model from the DeepSeek, Llama 4 and Qwen fields."""
     data = f.data
-    if data.get("kv_lora_rank"):
-        raise f.fail("kv_lora_rank", "latent attention (MLA) is not modelled")
-    for key in ("n_shared_experts", "num_shared_experts", "shared_expert_intermediate_size"):
-        if data.get(key):
-            raise f.fail(key, "shared experts are not modelled")
-    for key in ("first_k_dense_replace", "mlp_only_layers"):
-        if data.get(key):
-            raise f.fail(key, "dense first layers are not modelled")
-    for key in ("decoder_sparse_step", "moe_layer_freq"):
-        value = data.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
-            raise f.fail(key, "MoE on only some layers is not modelled")
+    dense: set[int] = set()
+    if data.get("first_k_dense_replace") is not None:
+        k = data["first_k_dense_replace"]
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= layers:
+            raise f.fail("first_k_dense_replace", f"expected an integer in 0..{layers}, got {k!r}")
+        freq = f.integer("moe_layer_freq", 1, limit=layers)
+        dense |= {i for i in range(layers) if i < k or i % freq}
+    elif data.get("moe_layer_freq") is not None:
+        freq = f.integer("moe_layer_freq", limit=layers)
+        dense |= {i for i in range(layers) if i % freq}
+    if data.get("interleave_moe_layer_step") is not None:
+        step = f.integer("interleave_moe_layer_step", limit=layers)
+        dense |= {i for i in range(layers) if (i + 1) % step}
+    if data.get("decoder_sparse_step") is not None:
+        step = f.integer("decoder_sparse_step", limit=layers)
+        dense |= {i for i in range(layers) if (i + 1) % step}
+    only = data.get("mlp_only_layers")
+    if only is not None:
+        if not isinstance(only, list):
+            raise f.fail("mlp_only_layers", f"expected a list of layer indices, got {only!r}")
+        for j, item in enumerate(only):
+            if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < layers:
+                raise f.fail(f"mlp_only_layers[{j}]", f"expected a layer index in 0..{layers - 1}, got {item!r}")
+            dense.add(item)
+    return tuple(sorted(dense))
+
+
+_MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def _mla(f: _Fields) -> Mla | None:
+    """The latent attention of a config, or None; every MLA key must be there once one is."""
+    present = [k for k in _MLA_KEYS if f.data.get(k) is not None]
+    if not present:
+        return None
+    missing = [k for k in _MLA_KEYS if k not in present]
+    if missing:
+        raise f.fail(missing[0], f"missing (latent attention needs {', '.join(_MLA_KEYS)}; "
+                                 f"{', '.join(present)} given)")
+    q_lora = 0 if f.data.get("q_lora_rank") is None else f.integer("q_lora_rank")
+    return Mla(q_lora, *(f.integer(k) for k in _MLA_KEYS))
+
+
+def _unwrap(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """The text model's fields (``text_config`` of a multimodal wrapper) and the parts ignored."""
+    text = data.get("text_config")
+    if not isinstance(text, Mapping):
+        return data, ()
+    ignored = tuple(k for k in ("vision_config", "audio_config") if data.get(k) is not None)
+    merged = {k: v for k, v in data.items() if k not in ("text_config", "vision_config", "audio_config")}
+    merged.update(text)
+    return merged, ignored
 
 
 def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = "") -> Model:
     """Validate HuggingFace-style model data (errors name the file and field)."""
+    outer = data
+    data, ignored = _unwrap(data)
+    blockers = _blockers(data)
+    if blockers:
+        raise InstanceError(source, blockers[0].split(" ")[0],
+                            "not modelled: " + "; ".join(blockers))
     f = _Fields(data, source)
-    _refuse_unmodelled(f)
-    layers = f.integer("num_hidden_layers", limit=MAX_LAYERS)
-    hidden = f.integer("hidden_size")
-    heads = f.integer("num_attention_heads")
-    kv_heads = f.integer("num_key_value_heads", heads)
+    layers = f.integer("num_hidden_layers", limit=MAX_MODEL_LAYERS)
+    hidden = f.integer("hidden_size", limit=MAX_MODEL_HIDDEN)
+    heads = f.integer("num_attention_heads", limit=MAX_MODEL_HIDDEN)
+    mla = _mla(f)
+    kv_heads = heads if mla is not None else f.integer("num_key_value_heads", heads, limit=MAX_MODEL_HIDDEN)
     if heads % kv_heads:
         raise f.fail("num_key_value_heads",
                      f"num_attention_heads={heads} is not a multiple of num_key_value_heads={kv_heads}")
-    if "head_dim" not in data or data["head_dim"] is None:
+    if mla is not None:
+        head_dim = mla.v_head_dim
+    elif "head_dim" not in data or data["head_dim"] is None:
         if hidden % heads:
             raise f.fail("head_dim", f"missing, and hidden_size={hidden} is not a multiple of "
                                      f"num_attention_heads={heads}")
         head_dim = hidden // heads
     else:
-        head_dim = f.integer("head_dim")
-    vocab = f.integer("vocab_size")
+        head_dim = f.integer("head_dim", limit=MAX_MODEL_HIDDEN)
+    vocab = f.integer("vocab_size", limit=MAX_MODEL_VOCAB)
     expert_key = f.first(_EXPERTS)
     moe = expert_key is not None
+    shared_width = dense_width = 0
+    dense: tuple[int, ...] = ()
     if moe:
         assert expert_key is not None
-        experts = f.integer(expert_key)
+        experts = f.integer(expert_key, limit=MAX_MODEL_EXPERTS)
         topk_key = f.first(_TOPK)
         if topk_key is None:
             raise f.fail(_TOPK[0], "missing (a MoE model needs its top-k)")
@@ -201,6 +333,14 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
         if width_key is None:
             raise f.fail(_WIDTH[0], "missing")
         width = f.integer(width_key)
+        shared_width = _shared_width(f, width)
+        dense = _dense_layer_list(f, layers)
+        if dense:
+            key = "intermediate_size_mlp" if data.get("intermediate_size_mlp") is not None else "intermediate_size"
+            if key == "intermediate_size" and width_key == "intermediate_size":
+                raise f.fail("intermediate_size", "dense layers need their width (moe_intermediate_size "
+                                                  "for the experts, intermediate_size for the dense FFN)")
+            dense_width = f.integer(key)
     else:
         experts = top_k = 1
         width = f.integer("intermediate_size")
@@ -226,15 +366,35 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
     tied = data.get("tie_word_embeddings", False)
     if not isinstance(tied, bool):
         raise f.fail("tie_word_embeddings", f"expected true or false, got {tied!r}")
-    description = data.get("description", "")
-    label = data.get("name", name)
+    mtp = 0
+    if data.get("num_nextn_predict_layers"):
+        mtp = f.integer("num_nextn_predict_layers", limit=MAX_MODEL_LAYERS)
+    description = outer.get("description", "")
+    label = outer.get("name", name)
     return Model(
         name=str(label) if label else Path(source).stem,
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
         vocab=vocab, experts=experts, top_k=top_k, width=width, layer_types=types,
         window=window, moe=moe, tied=tied,
         description=str(description) if isinstance(description, str) else "", source=source,
+        mla=mla, shared_width=shared_width, dense_layers=dense, dense_width=dense_width,
+        mtp_layers=mtp, ignored=ignored,
     )
+
+
+def _shared_width(f: _Fields, width: int) -> int:
+    """Summed width of the shared experts (DeepSeek / Kimi, Qwen2-MoE, Llama 4), 0 if none."""
+    data = f.data
+    if data.get("shared_expert_intermediate_size") is not None:
+        return f.integer("shared_expert_intermediate_size")
+    for key in ("n_shared_experts", "num_shared_experts"):
+        if data.get(key) is not None and data[key] != 0:
+            if data.get("moe_intermediate_size") is None:
+                raise f.fail("moe_intermediate_size", f"missing ({key} needs the shared experts' width)")
+            return f.integer(key, limit=MAX_MODEL_EXPERTS) * width
+    if data.get("interleave_moe_layer_step") is not None or str(data.get("model_type", "")).startswith("llama4"):
+        return width  # Llama 4: one shared expert of intermediate_size in every MoE layer
+    return 0
 
 
 def catalogue() -> list[str]:

@@ -50,6 +50,8 @@ def _problem(model: Model, world: int, s: Split) -> str | None:
         return f"KVP*TPA = {s.kvp * s.tpa}, world is {world}"
     if s.ep * s.tpe != world:
         return f"EP*TPE = {s.ep * s.tpe}, world is {world}"
+    if model.mla is not None and model.heads % s.tpa:
+        return f"TPA={s.tpa} does not divide num_attention_heads={model.heads} (MLA: heads split, latent replicated)"
     if model.kv_heads % s.tpa:
         return f"TPA={s.tpa} does not divide num_key_value_heads={model.kv_heads}"
     if not model.moe and s.ep != 1:
@@ -58,6 +60,10 @@ def _problem(model: Model, world: int, s: Split) -> str | None:
         return f"EP={s.ep} does not divide the {model.experts} experts"
     if model.width % s.tpe:
         return f"TPE={s.tpe} does not divide the expert width {model.width}"
+    if model.shared_width % s.tpe:
+        return f"TPE={s.tpe} does not divide the shared-expert width {model.shared_width}"
+    if model.dense_layers and model.dense_width % s.tpe:
+        return f"TPE={s.tpe} does not divide the dense FFN width {model.dense_width}"
     return None
 
 

@@ -1,7 +1,8 @@
 """The decode step (paper App. B.4): kernels + launches + collectives, no overlap.
 
 step = kernels + (3L + 1) t_l + sum over demands of calls x T;
-tokens/s/user = 1 / step, tokens/s = B / step, tokens/s/MW against the
+tokens/s/user = 1 / step (k a / step when k tokens per step are verified and a fraction a
+accepted), tokens/s = B / step (times k a), tokens/s/MW against the
 fabric's Table 12 power pro-rated to the N serving accelerators. The
 collective times come from :mod:`ocsplan.decode` (planned and priced there).
 """
@@ -45,6 +46,13 @@ class Step:
     collectives: tuple[CollectiveTime, ...]
     system_w: float  # Table 12 power of the whole installed fabric
     installed: int  # accelerators installed (the power is pro-rated to world / installed)
+    tokens_per_step: int = 1  # k tokens verified per user per step (speculative decoding, MTP)
+    accept_rate: float = 1.0  # a: mean fraction of the k tokens accepted
+
+    @property
+    def accepted(self) -> float:
+        """Tokens each user keeps per step: k a (1 for plain decode)."""
+        return self.tokens_per_step * self.accept_rate
 
     @property
     def comm_s(self) -> float:
@@ -56,11 +64,16 @@ class Step:
 
     @property
     def tokens_per_s_user(self) -> float:
-        return 1.0 / self.step_s
+        """Accepted tokens per second of one user."""
+        if self.tokens_per_step == 1 and self.accept_rate == 1.0:
+            return 1.0 / self.step_s
+        return self.accepted / self.step_s
 
     @property
     def tokens_per_s(self) -> float:
-        return self.batch / self.step_s
+        if self.tokens_per_step == 1 and self.accept_rate == 1.0:
+            return self.batch / self.step_s
+        return self.batch * self.accepted / self.step_s
 
     @property
     def power_w(self) -> float:
@@ -98,4 +111,5 @@ def step_to_dict(step: Step) -> dict[str, object]:
         "tokens_per_s_user": step.tokens_per_s_user, "tokens_per_s": step.tokens_per_s,
         "power_w": step.power_w, "system_w": step.system_w, "installed": step.installed,
         "tokens_per_s_mw": step.tokens_per_s_mw,
-    }
+    } | ({"tokens_per_step": step.tokens_per_step, "accept_rate": step.accept_rate}
+         if step.tokens_per_step != 1 or step.accept_rate != 1.0 else {})
