@@ -1,0 +1,34 @@
+"""`ocsplan report`: one self-contained HTML page for a plan (and its simulation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import PlanError
+from ..files import read_json, read_text, write_atomic
+from .app import app, check_outputs, check_suffix, handle_errors
+
+__all__ = ["report"]
+
+
+def _load(path: Path) -> dict[str, object]:
+    return read_json(read_text(path, lambda m: PlanError(f"{path}: {m}")), str(path))
+
+
+@app.command()
+@handle_errors
+def report(
+    plan: Annotated[Path, typer.Argument(help="plan JSON (solve --json)")],
+    out: Annotated[Path, typer.Option("--out", help="the HTML file to write")],
+    simulation: Annotated[Path | None, typer.Option("--simulation", help="simulate --json output")] = None,
+) -> None:
+    """Write one HTML page: summary, port budget per axis, per-demand times."""
+    from ..report import build_report
+
+    check_suffix(out, "--out", (".html", ".htm"))
+    check_outputs((out, "--out"))
+    page = build_report(_load(plan), None if simulation is None else _load(simulation))
+    write_atomic(out, page)
