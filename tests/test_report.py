@@ -156,3 +156,4 @@ def test_report_bad_plan_is_one_line_exit_2(text: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(bad), "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert not out.exists()
+
