@@ -24,11 +24,18 @@ def report(
     plan: Annotated[Path, typer.Argument(help="plan JSON (solve --json)")],
     out: Annotated[Path, typer.Option("--out", help="the HTML file to write")],
     simulation: Annotated[Path | None, typer.Option("--simulation", help="simulate --json output")] = None,
+    circuits: Annotated[Path | None, typer.Option("--circuits", help="realize --out output")] = None,
+    decode: Annotated[list[Path] | None, typer.Option(
+        "--decode", help="decode --json output (repeat: one per fabric, e.g. OCS and EPS)")] = None,
+    faults: Annotated[Path | None, typer.Option("--faults", help="faults JSON (ocsplan.faults/1)")] = None,
 ) -> None:
-    """Write one HTML page: summary, port budget per axis, per-demand times."""
+    """Write one HTML page: summary, port budget, demands, host graphs, decode, faults."""
     from ..report import build_report
 
     check_suffix(out, "--out", (".html", ".htm"))
     check_outputs((out, "--out"))
-    page = build_report(_load(plan), None if simulation is None else _load(simulation))
+    page = build_report(_load(plan), None if simulation is None else _load(simulation),
+                        circuits=None if circuits is None else _load(circuits),
+                        decode=[(p.name, _load(p)) for p in decode or ()],
+                        faults=None if faults is None else _load(faults))
     write_atomic(out, page)

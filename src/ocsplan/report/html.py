@@ -12,10 +12,12 @@ from ..errors import PlanError
 __all__ = ["build_report", "port_budget_svg"]
 
 _KIND_COLOURS = {"cube": "#1f77b4", "fold": "#ff7f0e"}
-_STYLE = ("body{font-family:sans-serif;margin:2em;max-width:70em}"
+_STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
           "table{border-collapse:collapse;margin:1em 0}"
           "td,th{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
-          "th{background:#eee;white-space:nowrap}td{white-space:nowrap}td.t{text-align:left}")
+          "th{background:#eee;white-space:nowrap}td{white-space:nowrap}td.t{text-align:left}"
+          "div.axis{display:flex;flex-wrap:wrap;align-items:flex-start;gap:1em}"
+          "div.axis h3{flex-basis:100%;margin:0.5em 0 0}")
 
 
 def _num(value: Any) -> str:
@@ -119,11 +121,24 @@ def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> s
     return "<h2>Demands</h2><table>" + "".join(rows) + "</table>"
 
 
-def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None) -> str:
-    """The whole page as text (deterministic: same inputs, same bytes)."""
+def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None, *,
+                 circuits: Mapping[str, Any] | None = None,
+                 decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
+                 faults: Mapping[str, Any] | None = None) -> str:
+    """The whole page as text (deterministic: same inputs, same bytes).
+
+    ``decode`` is (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    from .graphs import host_graph_section
+    from .sections import decode_section, faults_section
+
     try:
         parts = [_summary(plan), "<h2>Port budget per accelerator</h2>", port_budget_svg(plan),
                  _demands(plan, simulation)]
+        if circuits is not None:
+            parts.append(host_graph_section(plan, circuits))
+        parts.append(decode_section(decode))
+        if faults is not None:
+            parts.append(faults_section(faults))
     except (KeyError, TypeError) as exc:
         raise PlanError(f"plan: missing or malformed field {exc}") from None
     title = escape(str(plan.get("instance", "plan")))
