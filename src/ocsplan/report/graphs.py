@@ -18,8 +18,6 @@ from ..errors import PlanError
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
 
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-            "#7f7f7f", "#bcbd22", "#17becf")
 _MAX_DRAWN = 256  # nodes drawn per axis; a larger component gets its table only
 
 
@@ -65,9 +63,19 @@ def axis_graphs(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> list[Ax
     return out
 
 
+def _palette() -> list[str]:
+    """58 distinct colors (tab10, tab20b, tab20c, Dark2), then they repeat."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    return [to_hex(c) for name in ("tab10", "tab20b", "tab20c", "Dark2")
+            for c in matplotlib.colormaps[name].colors]  # type: ignore[attr-defined]
+
+
 def _colours(circuits: Mapping[str, Any]) -> dict[str, str]:
     labels = [str(g["generator"]) for g in circuits.get("generators", [])]
-    return {label: _PALETTE[i % len(_PALETTE)] for i, label in enumerate(labels)}
+    palette = _palette()
+    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
 
 
 def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
@@ -127,8 +135,12 @@ def host_graph_section(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> 
                         "generators its demands use; one color per generator (the realizer's port order).</p>"]
     graphs: Sequence[AxisGraph] = axis_graphs(plan, circuits)
     for graph in graphs:
-        parts.append(f'<div class="axis"><h3>{escape(graph.mesh)}[{graph.axis}]: {len(graph.nodes)} ranks, '
-                     f"{len(graph.edges)} circuits</h3>")
+        n, m = len(graph.nodes), len(graph.edges)
+        parts.append(f'<div class="axis"><h3>{escape(graph.mesh)}[{graph.axis}]: {n} rank{"s" * (n != 1)}, '
+                     f'{m} circuit{"s" * (m != 1)}</h3>')
+        if not graph.edges:
+            parts.append("<p>No circuits: the axis has one rank or no demands.</p></div>")
+            continue
         if len(graph.nodes) <= _MAX_DRAWN:
             parts.append(_draw(graph, colours))
         else:
