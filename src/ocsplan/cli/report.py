@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from ..errors import PlanError
 from ..files import read_json, read_text, write_atomic
 from .app import app, check_outputs, check_suffix, handle_errors
 
-__all__ = ["report"]
+__all__ = ["report", "schema"]
 
 
 def _load(path: Path) -> dict[str, object]:
@@ -39,3 +40,18 @@ def report(
                         decode=[(p.name, _load(p)) for p in decode or ()],
                         faults=None if faults is None else _load(faults))
     write_atomic(out, page)
+
+
+@app.command()
+@handle_errors
+def schema(
+    name: Annotated[str | None, typer.Argument(help="schema name, e.g. plan-1; none lists them")] = None,
+) -> None:
+    """Print the JSON Schema of one file format ocsplan writes (or list the names)."""
+    from ..schemas import schema_names, schema_text
+
+    if name is None:
+        sys.stdout.write("".join(f"{n}\n" for n in schema_names()))
+    else:
+        sys.stdout.write(schema_text(name))
+    sys.stdout.flush()
