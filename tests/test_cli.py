@@ -248,3 +248,11 @@ def test_solve_heuristic_time_limit_returns_its_best_plan_so_far(tmp_path: Path)
     assert any(note.startswith("time limit") for note in plan.notes)
     full = runner.invoke(app, ["solve", str(path), "--json", "-"])
     assert not any(note.startswith("time limit") for note in json.loads(full.stdout)["notes"])
+
+
+def test_version_is_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"ocsplan {version('ocsplan')}"

@@ -166,3 +166,23 @@ def main() -> None:
         # simulate``. Frozen, they are skipped; reference counting still frees what is not in
         # a cycle, and the operating system takes back the rest.
         gc.freeze()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version("ocsplan")
+        except PackageNotFoundError:  # a source tree without an install
+            from .. import __version__ as text
+        out.print(f"ocsplan {text}", markup=False, highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                      help="Print the version and exit."),
+) -> None:
+    """Plan workload-static OCS scale-up fabrics for LLM inference decode."""

@@ -1,0 +1,149 @@
+"""Host graph per mesh axis (networkx + matplotlib, inline SVG), circuits colored by generator.
+
+An axis's host graph on the whole world is many copies of one group (its cosets); the page
+draws the copy that holds rank 0: the ranks reachable from 0 over the circuits of the
+generators that axis's demands use. Each generator keeps one color on every axis, in the
+order of the circuits file's generator list (the realizer's port order: color = port).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ..errors import PlanError
+
+__all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
+
+_MAX_DRAWN = 256  # nodes drawn per axis; a larger component gets its table only
+
+
+@dataclass(frozen=True)
+class AxisGraph:
+    """One axis's component of rank 0: nodes, and circuits per generator label."""
+
+    mesh: str
+    axis: int
+    nodes: tuple[int, ...]
+    edges: tuple[tuple[int, int, str], ...]  # (a, b, generator label), one per circuit
+
+
+def _circuit_ends(circuit: Mapping[str, Any], index: int) -> tuple[int, int, str]:
+    try:
+        return int(circuit["a"][0]), int(circuit["b"][0]), str(circuit["generator"])
+    except (KeyError, TypeError, IndexError, ValueError):
+        raise PlanError(f"circuits: circuits[{index}]: malformed (needs a, b, generator)") from None
+
+
+def axis_graphs(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> list[AxisGraph]:
+    """Every axis's component of rank 0 in the realized circuits (breadth first, deterministic)."""
+    import networkx as nx
+
+    if circuits.get("schema") != "ocsplan.circuits/1":
+        raise PlanError(f"circuits: schema {circuits.get('schema')!r}, expected 'ocsplan.circuits/1'")
+    ref = circuits.get("plan", {})
+    if ref.get("instance") != plan["instance"] or ref.get("world") != plan["world"]:
+        raise PlanError(f"circuits: plan.instance {ref.get('instance')!r} does not match the plan's "
+                        f"{plan['instance']!r}")
+    ends = [_circuit_ends(c, i) for i, c in enumerate(circuits.get("circuits", []))]
+    out: list[AxisGraph] = []
+    for mesh in plan["meshes"]:
+        for index, axis in enumerate(mesh["axes"]):
+            uses = {m for d in axis["demands"] for m in d.get("uses", [])}
+            graph = nx.MultiGraph()
+            graph.add_node(0)
+            graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
+            component = nx.node_connected_component(graph, 0)
+            edges = tuple(sorted((min(a, b), max(a, b), g) for a, b, g in ends
+                                 if g in uses and a in component))
+            out.append(AxisGraph(str(mesh["name"]), index, tuple(sorted(component)), edges))
+    return out
+
+
+def _palette() -> list[str]:
+    """58 distinct colors (tab10, tab20b, tab20c, Dark2), then they repeat."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    return [to_hex(c) for name in ("tab10", "tab20b", "tab20c", "Dark2")
+            for c in matplotlib.colormaps[name].colors]  # type: ignore[attr-defined]
+
+
+def _colours(circuits: Mapping[str, Any]) -> dict[str, str]:
+    labels = [str(g["generator"]) for g in circuits.get("generators", [])]
+    palette = _palette()
+    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+
+
+def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(graph.nodes)
+    for a, b, label in graph.edges:
+        g.add_edge(a, b, generator=label)
+    position = nx.circular_layout(sorted(g.nodes))
+    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+        fig, ax = plt.subplots(figsize=(5.0, 3.6))
+        labels = sorted({lab for _, _, lab in graph.edges}, key=lambda s: (list(colours).index(s)
+                                                                           if s in colours else 1 << 30, s))
+        for label in labels:
+            edges = [(a, b) for a, b, lab in g.edges(data="generator") if lab == label]
+            nx.draw_networkx_edges(g, position, edgelist=edges, ax=ax, width=1.0,
+                                   edge_color=colours.get(label, "#000000"), label=label)
+        nx.draw_networkx_nodes(g, position, ax=ax, node_size=40 if len(g) > 32 else 160,
+                               node_color="white", edgecolors="black", linewidths=0.6)
+        if len(g) <= 32:
+            nx.draw_networkx_labels(g, position, ax=ax, font_size=6)
+        ax.set_axis_off()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", title="generator")
+        fig.tight_layout()
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _table(graph: AxisGraph, circuits: Mapping[str, Any]) -> str:
+    uses = {g["generator"]: g for g in circuits.get("generators", [])}
+    rows = ["<tr><th>generator</th><th>kind</th><th>ports</th><th>circuits_drawn</th>"
+            "<th>circuits_total</th></tr>"]
+    for label in sorted({lab for _, _, lab in graph.edges}):
+        use = uses.get(label, {})
+        ports = ",".join(str(p) for p in use.get("ports", []))
+        drawn = sum(1 for _, _, lab in graph.edges if lab == label)
+        rows.append(f'<tr><td class="t">{escape(label)}</td><td class="t">{escape(str(use.get("kind", "-")))}'
+                    f'</td><td class="t">{escape(ports)}</td><td>{drawn}</td>'
+                    f'<td>{escape(str(use.get("circuits", "-")))}</td></tr>')
+    return f'<table class="host" data-mesh="{escape(graph.mesh)}" data-axis="{graph.axis}">' + "".join(rows) \
+        + "</table>"
+
+
+def host_graph_section(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> str:
+    """The page's host-graph section: per axis, the drawing and its circuits per generator."""
+    colours = _colours(circuits)
+    parts: list[str] = ["<h2>Host graph per axis</h2>",
+                        "<p>Per mesh axis, the ranks reachable from rank 0 over the circuits of the "
+                        "generators its demands use; one color per generator (the realizer's port order).</p>"]
+    graphs: Sequence[AxisGraph] = axis_graphs(plan, circuits)
+    for graph in graphs:
+        n, m = len(graph.nodes), len(graph.edges)
+        parts.append(f'<div class="axis"><h3>{escape(graph.mesh)}[{graph.axis}]: {n} rank{"s" * (n != 1)}, '
+                     f'{m} circuit{"s" * (m != 1)}</h3>')
+        if not graph.edges:
+            parts.append("<p>No circuits: the axis has one rank or no demands.</p></div>")
+            continue
+        if len(graph.nodes) <= _MAX_DRAWN:
+            parts.append(_draw(graph, colours))
+        else:
+            parts.append(f"<p>{len(graph.nodes)} ranks: too many to draw; the table lists its circuits.</p>")
+        parts.append(_table(graph, circuits) + "</div>")
+    return "".join(parts)

@@ -1,0 +1,147 @@
+"""The report page: summary table, per-axis port-budget bars (SVG), per-demand table."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ..errors import PlanError
+
+__all__ = ["build_report", "port_budget_svg"]
+
+_KIND_COLOURS = {"cube": "#1f77b4", "fold": "#ff7f0e"}
+_STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
+          "table{border-collapse:collapse;margin:1em 0}"
+          "td,th{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
+          "th{background:#eee;white-space:nowrap}td{white-space:nowrap}td.t{text-align:left}"
+          "div.axis{display:flex;flex-wrap:wrap;align-items:flex-start;gap:1em}"
+          "div.axis h3{flex-basis:100%;margin:0.5em 0 0}")
+
+
+def _num(value: Any) -> str:
+    """A number as the page shows it: integers exact, floats to 6 significant digits."""
+    if value is None:
+        return "-"
+    return escape(f"{value:.6g}" if isinstance(value, float) else str(value))
+
+
+def _row(cells: Sequence[str], tag: str = "td") -> str:
+    return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+
+
+def _axis_generators(axis: Mapping[str, Any], generators: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    used: list[str] = []
+    for demand in axis.get("demands", []):
+        for mask in demand.get("uses", []):
+            if mask not in used:
+                if mask not in generators:
+                    raise PlanError(f"plan: demand uses generator {mask!r} not in generators")
+                used.append(mask)
+    return used
+
+
+def port_budget_svg(plan: Mapping[str, Any]) -> str:
+    """Stacked bar per mesh axis: ports per accelerator, one segment per generator (by kind)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    generators = {g["mask"]: g for g in plan["generators"]}
+    labels: list[str] = []
+    stacks: list[list[tuple[str, int, str]]] = []
+    for mesh in plan["meshes"]:
+        for index, axis in enumerate(mesh["axes"]):
+            labels.append(f"{mesh['name']}[{index}]")
+            stacks.append([(m, int(generators[m]["multiplicity"]), str(generators[m]["kind"]))
+                           for m in _axis_generators(axis, generators)])
+    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+        return _draw_budget(plt, plan, labels, stacks)
+
+
+def _draw_budget(plt: Any, plan: Mapping[str, Any], labels: list[str],
+                 stacks: list[list[tuple[str, int, str]]]) -> str:
+    fig, ax = plt.subplots(figsize=(7, 0.6 + 0.5 * max(1, len(labels))))
+    for row, stack in enumerate(stacks):
+        left = 0
+        for _mask, mult, kind in stack:
+            ax.barh(row, mult, left=left, color=_KIND_COLOURS.get(kind, "#7f7f7f"), edgecolor="white")
+            left += mult
+    ax.axvline(int(plan["ports"]), color="black", linestyle="--", label=f"L = {plan['ports']}")
+    for kind, colour in _KIND_COLOURS.items():
+        ax.barh(0, 0, color=colour, label=kind)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel("ports per accelerator")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlim(0, int(plan["ports"]) + 1)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    fig.tight_layout()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _summary(plan: Mapping[str, Any]) -> str:
+    rows = [("instance", escape(str(plan["instance"]))), ("method", escape(str(plan["method"]))),
+            ("status", escape(str(plan["status"]))), ("objective_s", _num(plan.get("objective_s"))),
+            ("bound_s", _num(plan.get("bound_s"))), ("ports_used", _num(plan["ports_used"])),
+            ("ports", _num(plan["ports"])), ("world", _num(plan["world"]))]
+    body = "".join(f'<tr><th>{k}</th><td class="t" id="summary-{k}">{v}</td></tr>' for k, v in rows)
+    return f"<h2>Deployment</h2><table>{body}</table>"
+
+
+def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> str:
+    sims: list[Mapping[str, Any]] = list(simulation["demands"]) if simulation is not None else []
+    head = ["mesh", "axis", "collective", "schedule", "payload_bytes", "phases", "volume_bytes",
+            "multiplicity", "time_s"] + (["simulated_s", "ratio"] if simulation is not None else [])
+    rows = [_row(head, "th")]
+    flat = 0
+    for mesh in plan["meshes"]:
+        for index, axis in enumerate(mesh["axes"]):
+            for demand in axis["demands"]:
+                cells = [escape(str(mesh["name"])), str(index), escape(str(demand["collective"])),
+                         escape(str(demand["schedule"]))]
+                texts = {0, 2, 3}
+                cells += [_num(demand[k]) for k in ("payload_bytes", "phases", "volume_bytes",
+                                                    "multiplicity", "time_s")]
+                if simulation is not None:
+                    if flat >= len(sims) or sims[flat].get("collective") != demand["collective"]:
+                        raise PlanError(f"simulation: demand {flat} does not match the plan's")
+                    sim_s = sims[flat]["simulated_s"]
+                    cells += [_num(sim_s), _num(sim_s / demand["time_s"]) if demand["time_s"] else "-"]
+                rows.append("<tr>" + "".join(f'<td class="t">{c}</td>' if i in texts else f"<td>{c}</td>"
+                                             for i, c in enumerate(cells)) + "</tr>")
+                flat += 1
+    if simulation is not None and flat != len(sims):
+        raise PlanError(f"simulation: {len(sims)} demands, the plan has {flat}")
+    return "<h2>Demands</h2><table>" + "".join(rows) + "</table>"
+
+
+def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None, *,
+                 circuits: Mapping[str, Any] | None = None,
+                 decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
+                 faults: Mapping[str, Any] | None = None) -> str:
+    """The whole page as text (deterministic: same inputs, same bytes).
+
+    ``decode`` is (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    from .graphs import host_graph_section
+    from .sections import decode_section, faults_section
+
+    try:
+        parts = [_summary(plan), "<h2>Port budget per accelerator</h2>", port_budget_svg(plan),
+                 _demands(plan, simulation)]
+        if circuits is not None:
+            parts.append(host_graph_section(plan, circuits))
+        parts.append(decode_section(decode))
+        if faults is not None:
+            parts.append(faults_section(faults))
+    except (KeyError, TypeError) as exc:
+        raise PlanError(f"plan: missing or malformed field {exc}") from None
+    title = escape(str(plan.get("instance", "plan")))
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ocsplan report: {title}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>ocsplan report: {title}</h1>"
+            + "".join(parts) + "</body></html>\n")

@@ -1,0 +1,36 @@
+"""JSON Schemas (draft 2020-12) of the JSON files ocsplan writes, shipped as package data.
+
+``<name>.json`` per format: ``plan-1`` is ``ocsplan.plan/1``, ``circuits-1`` is
+``ocsplan.circuits/1`` and so on. Reading package data is not file I/O of user files: the
+schemas are part of the program, like its catalogue data.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from ..errors import InstanceError
+
+__all__ = ["schema", "schema_names", "schema_text"]
+
+
+def schema_names() -> list[str]:
+    """Every shipped schema's name, sorted."""
+    return sorted(p.name.removesuffix(".json") for p in resources.files(__name__).iterdir()
+                  if p.name.endswith(".json"))
+
+
+def schema_text(name: str) -> str:
+    """The schema file's text; InstanceError naming the known ones if there is no such schema."""
+    names = schema_names()
+    if name not in names:
+        raise InstanceError("schema", "NAME", f"unknown schema {name!r} (known: {', '.join(names)})")
+    return resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8")
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The schema as a JSON object."""
+    value: dict[str, Any] = json.loads(schema_text(name))
+    return value
