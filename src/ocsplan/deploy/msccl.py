@@ -58,6 +58,7 @@ class _Rank:
     by_key: dict[tuple[int, int, int], int] = field(default_factory=dict)
     writer: dict[Cell, StepRef] = field(default_factory=dict)
     readers: dict[Cell, list[StepRef]] = field(default_factory=lambda: defaultdict(list))
+    received: list[StepRef] = field(default_factory=list)  # last receive per tb in the previous phase
 
     def tb(self, send: int, recv: int, chan: int) -> int:
         key = (send, recv, chan)
@@ -100,15 +101,16 @@ def _step(s: int, kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None
     }
 
 
-def _runs(offsets: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    """(send offset, receive offset) pairs grouped into contiguous runs (src, dst, count)."""
-    out: list[tuple[int, int, int]] = []
-    for a, b in sorted(offsets):
-        if out and out[-1][0] + out[-1][2] == a and out[-1][1] + out[-1][2] == b and out[-1][2] < MAX_COUNT - 1:
-            s, d, n = out[-1]
-            out[-1] = (s, d, n + 1)
-        else:
-            out.append((a, b, 1))
+def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
+    """(send cell, receive cell) pairs grouped into runs contiguous in both buffers: (src, dst, count)."""
+    out: list[tuple[Cell, Cell, int]] = []
+    for a, b in sorted(moves):
+        if out:
+            (sa, oa), (sb, ob), n = out[-1]
+            if (sa, sb) == (a[0], b[0]) and oa + n == a[1] and ob + n == b[1] and n < MAX_COUNT - 1:
+                out[-1] = ((sa, oa), (sb, ob), n + 1)
+                continue
+        out.append((a, b, 1))
     return out
 
 
@@ -184,30 +186,34 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
                 moves = _moves(program, layout, t.src, t.dst, item.op, item.segs, item.sources, item.dests)
                 pending.append((t.src, t.dst, 0, moves, item.op == "reduce"))
         writes = []
+        started: set[tuple[int, int]] = set()
         for src, dst, chan, moves, reduce in pending:
-            # sends read the state at the start of the phase
+            # sends read the state at the start of the phase, after the previous phase's receives
             sender = ranks[src]
             tb = sender.tb(dst, -1, chan)
-            for a, b, n in _runs([(m[0][1], m[1][1]) for m in moves if True]):
-                cells = _cells(moves, a, n, 0)
-                ref = sender.add(tb, "s", cells[0], ("o", -1), n, sender.read(cells))
+            for a, b, n in _runs(moves):
+                cells = _span(a, n)
+                barrier = [] if (src, tb) in started else sender.received
+                started.add((src, tb))
+                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells) + barrier)
                 sender.was_read(cells, ref)
-                writes.append((src, dst, chan, a, b, n, moves, reduce))
-        for src, dst, chan, a, b, n, moves, reduce in writes:
+                writes.append((src, dst, chan, b, n, reduce))
+        last: dict[int, dict[int, StepRef]] = defaultdict(dict)
+        for src, dst, chan, b, n, reduce in writes:
             recv = ranks[dst]
             tb = recv.tb(-1, src, chan)
-            cells = _cells(moves, b, n, 1)
+            cells = _span(b, n)
             kind = "rrc" if reduce else "r"
-            srcc = cells[0] if reduce else ("i", -1)
-            ref = recv.add(tb, kind, srcc, cells[0], n, recv.overwrite(cells, cells if reduce else []))
+            ref = recv.add(tb, kind, b if reduce else ("i", -1), b, n, recv.overwrite(cells, cells if reduce else []))
             recv.wrote(cells, ref)
+            last[dst][ref[0]] = ref
+        for x, rank in enumerate(ranks):
+            rank.received = list(last[x].values())
     return _render(program, name, protocol, channels, layout, ranks)
 
 
-def _cells(moves: list[tuple[Cell, Cell]], start: int, n: int, side: int) -> list[Cell]:
-    """The n cells of one side of a run starting at offset ``start`` (buffers from the moves)."""
-    buf = {m[side][1]: m[side][0] for m in moves}
-    return [(buf[start + k], start + k) for k in range(n)]
+def _span(start: Cell, n: int) -> list[Cell]:
+    return [(start[0], start[1] + k) for k in range(n)]
 
 
 def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None:
