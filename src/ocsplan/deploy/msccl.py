@@ -238,7 +238,7 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
     coll = _COLL[program.collective]
     lines = [
         f"<algo name={quoteattr(name)} proto={quoteattr(protocol)} nchannels=\"{channels}\" "
-        f"nchunksperloop=\"{o_chunks if coll != 'allgather' else o_chunks}\" ngpus=\"{layout.size}\" "
+        f"nchunksperloop=\"{o_chunks}\" ngpus=\"{layout.size}\" "
         f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
     ]
     for g, rank in enumerate(ranks):
