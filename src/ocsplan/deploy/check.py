@@ -202,6 +202,11 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
             write(x, st.dstbuf, st.dstoff, read(x, st.srcbuf, st.srcoff, st.cnt, where))
         elif st.kind == "s":
             now = send(x, tb, read(x, st.srcbuf, st.srcoff, st.cnt, where), before, where) - 1
+        elif st.kind == "re":
+            vals = reduce(read(x, st.srcbuf, st.srcoff, st.cnt, where), read(x, st.dstbuf, st.dstoff, st.cnt, where),
+                          where)
+            write(x, st.dstbuf, st.dstoff, vals)
+            now = max(before, *(d for _, d in vals))
         elif st.kind == "r":
             write(x, st.dstbuf, st.dstoff, msg)
             now = max(before, msg[0][1])

@@ -125,6 +125,7 @@ class _Layout:
     collective: str
     size: int
     segments: int
+    raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
 
     @property
     def chunks(self) -> int:
@@ -135,7 +136,7 @@ class _Layout:
         if self.collective == "all-gather":
             return c, n * c, 0
         if self.collective == "all-reduce":
-            return c, c, 0
+            return c, c, n * c if self.raw else 0
         return n * c, n * c, n * n * c
 
     def gather_off(self, seg: int) -> int:
@@ -161,14 +162,18 @@ def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_
             (layout.route_cell(src, o, d, c), layout.route_cell(dst, o, d, c))
             for o in _bits(sources) for d in _bits(dests) for c in _bits(item_segs)
         ]
-    raise MscclError(
-        f"{program.schedule}: MSCCL export does not cover {op!r} items (forwarded unsummed inputs need "
-        "a scratch slot per source and a local reduction)"
-    )
+    if op == "raw":
+        def cell(x: int, r: int, b: int) -> Cell:
+            return ("i", b) if x == r else ("s", r * layout.segments + b)
+
+        return [(cell(src, r, b), cell(dst, r, b)) for r in _bits(sources) for b in _bits(item_segs)]
+    raise MscclError(f"{program.schedule}: MSCCL export does not cover {op!r} items")
 
 
-def program_xml(program: Program, name: str, *, protocol: str = "Simple", channels: int = 1) -> str:
-    """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks)."""
+def program_xml(program: Program, name: str, *, protocol: str = "Simple", channels: int = 1,
+                max_steps: int = MAX_STEPS) -> str:
+    """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks); ``max_steps`` is the
+    executor's build-time MSCCL_MAX_NUM_STEPS."""
     if program.collective not in _COLL:
         raise MscclError(f"{program.schedule}: collective {program.collective!r} has no MSCCL name")
     if protocol not in PROTOCOLS:
@@ -176,7 +181,10 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     if not 1 <= channels <= MAX_CHANNELS:
         raise MscclError(f"{program.schedule}: {channels} channels, the executor allows 1..{MAX_CHANNELS}")
     size = program.size
-    layout = _Layout(program.collective, size, program.segments)
+    ops = {item.op for phase in program.phases for t in phase for item in t.items}
+    if "raw" in ops and ops != {"raw"}:
+        raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
+    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
     for phase in program.phases:
@@ -209,7 +217,24 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             last[dst][ref[0]] = ref
         for x, rank in enumerate(ranks):
             rank.received = list(last[x].values())
-    return _render(program, name, protocol, channels, layout, ranks)
+    if layout.raw:
+        _final_sums(layout, ranks)
+    return _render(program, name, protocol, channels, layout, ranks, max_steps)
+
+
+def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
+    """One-shot all-reduce: every rank adds the inputs it received into its output (``re`` steps)."""
+    segs = layout.segments
+    for x, rank in enumerate(ranks):
+        for b in range(segs):
+            for r in range(layout.size):
+                if r == x:
+                    continue
+                cell = ("s", r * segs + b)
+                if cell not in rank.writer:
+                    raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
+                ref = rank.add(0, "re", cell, ("o", b), 1, rank.read([cell, ("o", b)]))
+                rank.wrote([("o", b)], ref)
 
 
 def _span(start: Cell, n: int) -> list[Cell]:
@@ -233,7 +258,7 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
 
 
 def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
-            ranks: list[_Rank]) -> str:
+            ranks: list[_Rank], max_steps: int) -> str:
     i_chunks, o_chunks, s_chunks = layout.counts()
     coll = _COLL[program.collective]
     lines = [
@@ -242,15 +267,17 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
         f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
     ]
     for g, rank in enumerate(ranks):
-        if len(rank.tbs) > MAX_TBS_PER_CHANNEL * channels:
-            raise MscclError(f"{program.schedule}: rank {g} needs {len(rank.tbs)} threadblocks, "
-                             f"the executor allows {MAX_TBS_PER_CHANNEL} per channel")
+        for role, count in (("send", sum(tb.send != -1 for tb in rank.tbs)),
+                            ("receive", sum(tb.recv != -1 for tb in rank.tbs))):
+            if count > MAX_TBS_PER_CHANNEL:
+                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on one channel, "
+                                 f"the executor allows {MAX_TBS_PER_CHANNEL}")
         _mark_dependences(rank)
         lines.append(f"  <gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
         for b, tb in enumerate(rank.tbs):
-            if len(tb.steps) > MAX_STEPS:
+            if len(tb.steps) > max_steps:
                 raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
-                                 f"the executor allows {MAX_STEPS} (MSCCL_MAX_NUM_STEPS)")
+                                 f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
             lines.append(f"    <tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
             for st in tb.steps:
                 attrs = " ".join(f"{k}=\"{v}\"" for k, v in st.items())
