@@ -1,0 +1,102 @@
+"""Export command: a plan's schedules as MSCCL XML, and the independent check of an export."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..errors import OcsplanError
+from ..files import read_text
+from ..plan import Plan, load_plan
+from ..planning.check import require_valid
+from .app import app, fail, handle_errors, out
+
+if TYPE_CHECKING:
+    from ..deploy import XmlCost
+
+__all__ = ["export_command"]
+
+
+class ExportError(OcsplanError):
+    """An export directory that cannot be written or read."""
+
+
+def _write_directory(target: Path, files: dict[str, str]) -> None:
+    """All files into a temporary directory beside ``target``, then one rename: no partial directory."""
+    if target.exists() and not target.is_dir():
+        raise ExportError(f"{target}: --out exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()):
+        raise ExportError(f"{target}: --out is a non-empty directory")
+    parent = target.absolute().parent
+    if not parent.is_dir():
+        raise ExportError(f"{target}: --out parent {parent} is not a directory")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    try:
+        for name, text in sorted(files.items()):
+            (tmp / name).write_text(text, encoding="utf-8")
+        if target.is_dir():
+            target.rmdir()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _read_directory(directory: Path) -> dict[str, str]:
+    if not directory.is_dir():
+        raise ExportError(f"{directory}: --check needs an export directory")
+    def reader(path: Path) -> str:
+        return read_text(path, lambda message: ExportError(f"{path}: {message}"))
+
+    return {p.name: reader(p) for p in sorted(directory.iterdir()) if p.suffix in (".xml", ".json")}
+
+
+@app.command("export")
+@handle_errors
+def export_command(
+    plan_path: Annotated[Path | None, typer.Argument(metavar="PLAN", help="plan JSON (ocsplan solve --json)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="msccl (collective schedules)")] = "msccl",
+    out_dir: Annotated[Path | None, typer.Option("--out", help="directory to create")] = None,
+    protocol: Annotated[str, typer.Option(help="Simple, LL or LL128")] = "Simple",
+    check: Annotated[Path | None, typer.Option("--check", help="check an export directory instead")] = None,
+    max_steps: Annotated[int, typer.Option("--max-steps", help="steps per threadblock the executor was built "
+                                           "for (MSCCL_MAX_NUM_STEPS, default 64)")] = 64,
+) -> None:
+    """Write MSCCL XML (one file per demand, and index.json) for a plan, or check such a directory."""
+    from ..deploy import CheckError, MscclError
+    from ..deploy.export import check_export, export_msccl
+
+    try:
+        _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl)
+    except CheckError as exc:
+        raise fail(f"check failed: {exc}", 1) from None
+    except (MscclError, ExportError) as exc:
+        raise fail(str(exc), 2) from None
+
+
+def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str, check: Path | None,
+            max_steps: int, check_export: Callable[[dict[str, str], str], dict[str, XmlCost]],
+            export_msccl: Callable[[Plan, str, int], dict[str, str]]) -> None:
+    if check is not None:
+        costs = check_export(_read_directory(check), str(check))
+        for name, cost in sorted(costs.items()):
+            out.print(f"{name}: ok, h={cost.h}, v={float(cost.v):.6g} bytes per link", markup=False)
+        out.print(f"{check}: {len(costs)} schedule(s) checked", markup=False)
+        return
+    if plan_path is None or out_dir is None:
+        raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
+    if fmt != "msccl":
+        raise fail(f"--format {fmt!r}: expected msccl", 2)
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    if max_steps < 1:
+        raise fail(f"--max-steps {max_steps}: must be at least 1", 2)
+    files = export_msccl(plan, protocol, max_steps)
+    _write_directory(out_dir, files)
+    out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json", markup=False)

@@ -1,0 +1,101 @@
+"""A plan's collective schedules as MSCCL files, and the check of such a directory.
+
+:func:`export_msccl` returns the directory's files as text (name -> content; the
+CLI writes them atomically): one XML per demand, ``<mesh>.<axis>.<demand>.xml``,
+and ``index.json`` mapping each group's local ranks to accelerators with the cost
+model's (h, v). :func:`check_export` re-reads such a directory's texts and runs the
+independent checker on every file against the index's graph and closed form.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from typing import Any
+
+from ..cayley import coset_bases, expand
+from ..plan import Plan, demand_topology
+from ..schedules import SCHEDULES, closed_form, verify
+from .check import CheckError, XmlCost, check_xml
+from .msccl import MAX_STEPS, MscclError, program_xml
+
+__all__ = ["INDEX", "INDEX_SCHEMA", "check_export", "export_msccl"]
+
+INDEX = "index.json"
+INDEX_SCHEMA = "ocsplan.export-index/1"
+
+
+def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEPS) -> dict[str, str]:
+    """File name -> text of the MSCCL export of every demand of ``plan``."""
+    if plan.stacked:
+        raise MscclError(f"plan {plan.instance}: stacked (circulant) plans are not exported to MSCCL yet")
+    files: dict[str, str] = {}
+    demands: list[dict[str, Any]] = []
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            for k, d in enumerate(axis.demands):
+                where = f"mesh {mesh.name} axis {i} demand {k} ({d.schedule})"
+                if axis.ring:
+                    raise MscclError(f"{where}: a ring axis leaves the cube; its ring is not exported to MSCCL")
+                topo = demand_topology(d.groups, axis.bits, d.fold)
+                program = SCHEDULES[d.schedule].build(topo, d.payload_bytes)
+                verify(program, topo)
+                name = f"{mesh.name}.{i}.{k}"
+                try:
+                    files[f"{name}.xml"] = program_xml(program, name, protocol=protocol, max_steps=max_steps)
+                except MscclError as exc:
+                    raise MscclError(f"{where}: {exc}") from None
+                form = closed_form(d.schedule, topo)
+                groups = [[base | expand(x, axis.bits) for x in range(topo.size)]
+                          for base in coset_bases(axis.bits, plan.n)]
+                demands.append({
+                    "file": f"{name}.xml", "mesh": mesh.name, "axis": i, "demand": k,
+                    "collective": d.collective, "schedule": d.schedule, "payload_bytes": d.payload_bytes,
+                    "ranks": topo.size, "generators": sorted(topo.gens), "modulus": 0,
+                    "chunk_bytes": str(program.unit), "h": form.h, "v_bytes": str(form.v_factor * d.payload_bytes),
+                    "multiplicity": d.multiplicity, "groups": groups,
+                })
+    index = {"schema": INDEX_SCHEMA, "instance": plan.instance, "world": plan.world, "protocol": protocol,
+             "max_steps": max_steps, "demands": demands}
+    files[INDEX] = json.dumps(index, indent=1) + "\n"
+    return files
+
+
+def check_export(files: dict[str, str], source: str) -> dict[str, XmlCost]:
+    """Check every XML an index lists; file name -> measured (h, v). Raises CheckError."""
+    if INDEX not in files:
+        raise CheckError(f"{source}: no {INDEX}")
+    try:
+        index = json.loads(files[INDEX])
+        if index.get("schema") != INDEX_SCHEMA:
+            raise CheckError(f"{source}/{INDEX}: schema {index.get('schema')!r}, expected {INDEX_SCHEMA}")
+        out: dict[str, XmlCost] = {}
+        for n, d in enumerate(index["demands"]):
+            where = f"{source}/{INDEX}: demands[{n}]"
+            name = d["file"]
+            if name not in files:
+                raise CheckError(f"{where}: file {name} missing")
+            cost = check_xml(files[name], f"{source}/{name}", frozenset(d["generators"]), d["modulus"],
+                             Fraction(d["chunk_bytes"]))
+            if cost.h != d["h"] or cost.v != Fraction(d["v_bytes"]):
+                raise CheckError(f"{source}/{name}: runs h={cost.h}, v={cost.v} bytes; the cost model "
+                                 f"priced h={d['h']}, v={d['v_bytes']}")
+            _check_groups(d, where, index["world"])
+            out[name] = cost
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckError(f"{source}/{INDEX}: malformed ({type(exc).__name__}: {exc})") from None
+    return out
+
+
+def _check_groups(d: dict[str, Any], where: str, world: int) -> None:
+    seen: set[int] = set()
+    for g, group in enumerate(d["groups"]):
+        if len(group) != d["ranks"]:
+            raise CheckError(f"{where}: groups[{g}] has {len(group)} accelerators, not {d['ranks']}")
+        if seen & set(group) or not all(0 <= a < world for a in group):
+            raise CheckError(f"{where}: groups[{g}] repeats an accelerator or leaves the world of {world}")
+        seen |= set(group)
+    if len(seen) != world:
+        raise CheckError(f"{where}: the groups cover {len(seen)} of {world} accelerators")
+
+

@@ -1,0 +1,298 @@
+"""MSCCL-IR XML for an executable schedule (the format msccl-executor-nccl parses).
+
+A :class:`~ocsplan.schedules.Program` is translated phase by phase: every segment a
+transfer carries becomes a send step on the sender's threadblock towards that peer
+and a matching receive step on the receiver's threadblock from that peer, in the
+same order, so each (sender, receiver, channel) connection is one FIFO. A step
+waits on the last write of the cells it reads and, for a receive, on the reads of
+the cells it overwrites within the same phase (extra waits become ``nop`` steps,
+since a step names one dependency). Buffers: all-gather and all-reduce work in the
+output buffer after a local copy of the input; all-to-all forwards through scratch.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from xml.sax.saxutils import quoteattr
+
+from ..errors import OcsplanError
+from ..schedules import Program
+
+__all__ = [
+    "MAX_CHANNELS",
+    "MAX_STEPS",
+    "MAX_TBS_PER_CHANNEL",
+    "MscclError",
+    "program_xml",
+]
+
+MAX_CHANNELS = 32  # MAXCHANNELS in msccl-executor-nccl src/include/device.h
+MAX_TBS_PER_CHANNEL = 32  # MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL (msccl_struct.h)
+MAX_STEPS = 64  # MSCCL_MAX_NUM_STEPS default (makefiles/common.mk)
+MAX_COUNT = 72  # MSCCL_MAX_COUNT: a step's cnt must stay below it
+
+_COLL = {"all-gather": "allgather", "all-reduce": "allreduce", "all-to-all": "alltoall"}
+PROTOCOLS = ("Simple", "LL", "LL128")
+
+
+class MscclError(OcsplanError):
+    """A schedule the MSCCL format (or its executor's limits) cannot express."""
+
+
+Cell = tuple[str, int]  # (buffer, chunk offset)
+StepRef = tuple[int, int]  # (threadblock id, step index)
+
+
+@dataclass
+class _Tb:
+    send: int
+    recv: int
+    chan: int
+    steps: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass
+class _Rank:
+    tbs: list[_Tb] = field(default_factory=list)
+    by_key: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    writer: dict[Cell, StepRef] = field(default_factory=dict)
+    readers: dict[Cell, list[StepRef]] = field(default_factory=lambda: defaultdict(list))
+    received: list[StepRef] = field(default_factory=list)  # last receive per tb in the previous phase
+
+    def tb(self, send: int, recv: int, chan: int) -> int:
+        key = (send, recv, chan)
+        if key not in self.by_key:
+            self.by_key[key] = len(self.tbs)
+            self.tbs.append(_Tb(send, recv, chan))
+        return self.by_key[key]
+
+    def add(self, tb: int, kind: str, src: Cell, dst: Cell, cnt: int, deps: list[StepRef]) -> StepRef:
+        steps = self.tbs[tb].steps
+        wait = sorted({d for d in deps if d[0] != tb})  # same-tb order is implicit
+        for extra in wait[:-1]:
+            steps.append(_step(len(steps), "nop", ("i", -1), ("o", -1), 0, extra))
+        steps.append(_step(len(steps), kind, src, dst, cnt, wait[-1] if wait else None))
+        return (tb, len(steps) - 1)
+
+    def read(self, cells: list[Cell]) -> list[StepRef]:
+        return [self.writer[c] for c in cells if c in self.writer]
+
+    def overwrite(self, cells: list[Cell], reads: list[Cell]) -> list[StepRef]:
+        deps = self.read(reads) + self.read(cells)
+        for c in cells:
+            deps.extend(self.readers.get(c, []))
+        return deps
+
+    def wrote(self, cells: list[Cell], ref: StepRef) -> None:
+        for c in cells:
+            self.writer[c] = ref
+            self.readers[c] = []
+
+    def was_read(self, cells: list[Cell], ref: StepRef) -> None:
+        for c in cells:
+            self.readers[c].append(ref)
+
+
+def _step(s: int, kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None) -> dict[str, object]:
+    return {
+        "s": s, "type": kind, "srcbuf": src[0], "srcoff": src[1], "dstbuf": dst[0], "dstoff": dst[1],
+        "cnt": cnt, "depid": dep[0] if dep else -1, "deps": dep[1] if dep else -1, "hasdep": 0,
+    }
+
+
+def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
+    """(send cell, receive cell) pairs grouped into runs contiguous in both buffers: (src, dst, count)."""
+    out: list[tuple[Cell, Cell, int]] = []
+    for a, b in sorted(moves):
+        if out:
+            (sa, oa), (sb, ob), n = out[-1]
+            if (sa, sb) == (a[0], b[0]) and oa + n == a[1] and ob + n == b[1] and n < MAX_COUNT - 1:
+                out[-1] = ((sa, oa), (sb, ob), n + 1)
+                continue
+        out.append((a, b, 1))
+    return out
+
+
+def _bits(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each collective keeps its chunks (buffer name, offset) on a rank."""
+
+    collective: str
+    size: int
+    segments: int
+    raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
+
+    @property
+    def chunks(self) -> int:
+        return self.segments // self.size if self.collective == "all-gather" else self.segments
+
+    def counts(self) -> tuple[int, int, int]:
+        n, c = self.size, self.chunks
+        if self.collective == "all-gather":
+            return c, n * c, 0
+        if self.collective == "all-reduce":
+            return c, c, n * c if self.raw else 0
+        return n * c, n * c, n * n * c
+
+    def gather_off(self, seg: int) -> int:
+        return (seg % self.size) * self.chunks + seg // self.size
+
+    def route_cell(self, rank: int, origin: int, dest: int, chunk: int) -> Cell:
+        c = self.chunks
+        if rank == origin:
+            return ("i", dest * c + chunk)
+        if rank == dest:
+            return ("o", origin * c + chunk)
+        return ("s", (origin * self.size + dest) * c + chunk)
+
+
+def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_segs: int,
+           sources: int, dests: int) -> list[tuple[Cell, Cell]]:
+    if op == "gather":
+        return [(("o", layout.gather_off(b)), ("o", layout.gather_off(b))) for b in _bits(item_segs)]
+    if op in ("reduce", "store"):
+        return [(("o", b), ("o", b)) for b in _bits(item_segs)]
+    if op == "route":
+        return [
+            (layout.route_cell(src, o, d, c), layout.route_cell(dst, o, d, c))
+            for o in _bits(sources) for d in _bits(dests) for c in _bits(item_segs)
+        ]
+    if op == "raw":
+        def cell(x: int, r: int, b: int) -> Cell:
+            return ("i", b) if x == r else ("s", r * layout.segments + b)
+
+        return [(cell(src, r, b), cell(dst, r, b)) for r in _bits(sources) for b in _bits(item_segs)]
+    raise MscclError(f"{program.schedule}: MSCCL export does not cover {op!r} items")
+
+
+def program_xml(program: Program, name: str, *, protocol: str = "Simple", channels: int = 1,
+                max_steps: int = MAX_STEPS) -> str:
+    """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks); ``max_steps`` is the
+    executor's build-time MSCCL_MAX_NUM_STEPS."""
+    if program.collective not in _COLL:
+        raise MscclError(f"{program.schedule}: collective {program.collective!r} has no MSCCL name")
+    if protocol not in PROTOCOLS:
+        raise MscclError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise MscclError(f"{program.schedule}: {channels} channels, the executor allows 1..{MAX_CHANNELS}")
+    size = program.size
+    ops = {item.op for phase in program.phases for t in phase for item in t.items}
+    if "raw" in ops and ops != {"raw"}:
+        raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
+    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
+    ranks = [_Rank() for _ in range(size)]
+    _local_copies(program, layout, ranks)
+    for phase in program.phases:
+        pending: list[tuple[int, int, int, list[tuple[Cell, Cell]], bool]] = []
+        for t in phase:
+            for item in t.items:
+                moves = _moves(program, layout, t.src, t.dst, item.op, item.segs, item.sources, item.dests)
+                pending.append((t.src, t.dst, 0, moves, item.op == "reduce"))
+        writes = []
+        started: set[tuple[int, int]] = set()
+        for src, dst, chan, moves, reduce in pending:
+            # sends read the state at the start of the phase, after the previous phase's receives
+            sender = ranks[src]
+            tb = sender.tb(dst, -1, chan)
+            for a, b, n in _runs(moves):
+                cells = _span(a, n)
+                barrier = [] if (src, tb) in started else sender.received
+                started.add((src, tb))
+                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells) + barrier)
+                sender.was_read(cells, ref)
+                writes.append((src, dst, chan, b, n, reduce))
+        last: dict[int, dict[int, StepRef]] = defaultdict(dict)
+        for src, dst, chan, b, n, reduce in writes:
+            recv = ranks[dst]
+            tb = recv.tb(-1, src, chan)
+            cells = _span(b, n)
+            kind = "rrc" if reduce else "r"
+            ref = recv.add(tb, kind, b if reduce else ("i", -1), b, n, recv.overwrite(cells, cells if reduce else []))
+            recv.wrote(cells, ref)
+            last[dst][ref[0]] = ref
+        for x, rank in enumerate(ranks):
+            rank.received = list(last[x].values())
+    if layout.raw:
+        _final_sums(layout, ranks)
+    return _render(program, name, protocol, channels, layout, ranks, max_steps)
+
+
+def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
+    """One-shot all-reduce: every rank adds the inputs it received into its output (``re`` steps)."""
+    segs = layout.segments
+    for x, rank in enumerate(ranks):
+        for b in range(segs):
+            for r in range(layout.size):
+                if r == x:
+                    continue
+                cell = ("s", r * segs + b)
+                if cell not in rank.writer:
+                    raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
+                ref = rank.add(0, "re", cell, ("o", b), 1, rank.read([cell, ("o", b)]))
+                rank.wrote([("o", b)], ref)
+
+
+def _span(start: Cell, n: int) -> list[Cell]:
+    return [(start[0], start[1] + k) for k in range(n)]
+
+
+def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None:
+    """Out-of-place start: own inputs copied where the schedule reads or the result lives."""
+    n, c = layout.size, layout.chunks
+    for x, rank in enumerate(ranks):
+        if program.collective == "all-to-all":
+            pairs = [(("i", x * c + k), ("o", x * c + k)) for k in range(c)]
+        elif program.collective == "all-gather":
+            pairs = [(("i", k), ("o", layout.gather_off(k * n + x))) for k in range(c)]
+        else:
+            pairs = [(("i", k), ("o", k)) for k in range(c)]
+        tb = rank.tb(-1, -1, 0)
+        for src, dst in pairs:
+            ref = rank.add(tb, "cpy", src, dst, 1, [])
+            rank.wrote([dst], ref)
+
+
+def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
+            ranks: list[_Rank], max_steps: int) -> str:
+    i_chunks, o_chunks, s_chunks = layout.counts()
+    coll = _COLL[program.collective]
+    lines = [
+        f"<algo name={quoteattr(name)} proto={quoteattr(protocol)} nchannels=\"{channels}\" "
+        f"nchunksperloop=\"{o_chunks}\" ngpus=\"{layout.size}\" "
+        f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
+    ]
+    for g, rank in enumerate(ranks):
+        for role, count in (("send", sum(tb.send != -1 for tb in rank.tbs)),
+                            ("receive", sum(tb.recv != -1 for tb in rank.tbs))):
+            if count > MAX_TBS_PER_CHANNEL:
+                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on one channel, "
+                                 f"the executor allows {MAX_TBS_PER_CHANNEL}")
+        _mark_dependences(rank)
+        lines.append(f"  <gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
+        for b, tb in enumerate(rank.tbs):
+            if len(tb.steps) > max_steps:
+                raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
+                                 f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
+            lines.append(f"    <tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
+            for st in tb.steps:
+                attrs = " ".join(f"{k}=\"{v}\"" for k, v in st.items())
+                lines.append(f"      <step {attrs}/>")
+            lines.append("    </tb>")
+        lines.append("  </gpu>")
+    lines.append("</algo>")
+    return "\n".join(lines) + "\n"
+
+
+def _mark_dependences(rank: _Rank) -> None:
+    """hasdep=1 on every step another step waits for (the executor signals only those)."""
+    for tb in rank.tbs:
+        for st in tb.steps:
+            dep = (st["depid"], st["deps"])
+            if dep[0] != -1:
+                assert isinstance(dep[0], int) and isinstance(dep[1], int)
+                rank.tbs[dep[0]].steps[dep[1]]["hasdep"] = 1

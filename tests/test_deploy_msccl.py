@@ -1,0 +1,75 @@
+"""MSCCL export: every exportable schedule on cubes and folds runs correctly under the
+independent checker and has the closed form's phases h and bytes per link v."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ocsplan.cayley import Topology
+from ocsplan.deploy import MscclError, check_xml, program_xml
+from ocsplan.schedules import SCHEDULES, closed_form
+
+PAYLOAD = 1 << 20
+
+TOPOLOGIES = [
+    Topology(3, frozenset({1, 2, 4})),
+    Topology(4, frozenset({1, 2, 4, 8})),
+    Topology(4, frozenset({1, 2, 4, 8, 3, 12})),  # folded pairs
+    Topology(5, frozenset({1, 2, 4, 8, 16})),
+]
+
+
+def _cases() -> list[tuple[str, Topology]]:
+    return [
+        (name, topo)
+        for topo in TOPOLOGIES
+        for name, s in SCHEDULES.items()
+        if s.valid(topo) and (topo.bits <= 4 or not name.endswith("-parallel"))
+    ]
+
+
+@pytest.mark.parametrize(("name", "topo"), _cases(), ids=lambda c: c if isinstance(c, str) else c.name)
+def test_export_runs_and_costs_the_closed_form(name: str, topo: Topology) -> None:
+    program = SCHEDULES[name].build(topo, PAYLOAD)
+    try:
+        text = program_xml(program, name)
+    except MscclError as exc:  # only the executor's limits may refuse an expressible schedule
+        assert "the executor allows" in str(exc)
+        return
+    cost = check_xml(text, name, topo.gens, 0, program.unit)
+    form = closed_form(name, topo)
+    assert cost.h == form.h
+    assert cost.v == form.v_factor * PAYLOAD
+
+
+def test_executor_step_limit_refused_in_one_line() -> None:
+    topo = Topology(6, frozenset(1 << i for i in range(6)))  # one-shot floods 63 inputs per neighbour
+    with pytest.raises(MscclError, match=r"one-shot.*MSCCL_MAX_NUM_STEPS") as info:
+        program_xml(SCHEDULES["one-shot"].build(topo, PAYLOAD), "x")
+    assert "\n" not in str(info.value)
+
+
+def test_header_has_the_attributes_the_executor_parses() -> None:
+    topo = TOPOLOGIES[0]
+    root = ET.fromstring(program_xml(SCHEDULES["rs-ag"].build(topo, PAYLOAD), "x", protocol="LL128"))
+    for key in ("name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace",
+                "minBytes", "maxBytes"):
+        assert key in root.attrib
+    assert root.get("coll") == "allreduce" and root.get("proto") == "LL128" and root.get("ngpus") == "8"
+    gpus = root.findall("gpu")
+    assert len(gpus) == 8
+    for gpu in gpus:
+        assert {"id", "i_chunks", "o_chunks", "s_chunks"} <= set(gpu.attrib)
+        for tb in gpu.findall("tb"):
+            assert {"id", "send", "recv", "chan"} <= set(tb.attrib)
+            for st in tb.findall("step"):
+                assert {"s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps",
+                        "hasdep"} <= set(st.attrib)
+                assert st.get("type") in {"s", "r", "rrc", "cpy", "nop"}
+
+
+def test_unknown_protocol_refused() -> None:
+    with pytest.raises(MscclError, match="protocol"):
+        program_xml(SCHEDULES["ring"].build(TOPOLOGIES[0], PAYLOAD), "x", protocol="fast")
