@@ -16,7 +16,7 @@ from ..limits import MAX_JOBS, MAX_PAYLOAD, MAX_SEED
 from ..plan import Plan, dumps_plan
 from ..planning.covering import COVERING_MAX_BITS
 from ..planning.frontier import frontier_rows
-from ..planning.registry import PLANNERS
+from ..planning.registry import EXACT_METHODS, PLANNERS, method_info
 from ..planning.registry import solve as run_planner
 from ..realization.fabrics import load_fabric
 from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
@@ -64,15 +64,15 @@ def solve(
         help="also try irregular (covering-code) folds; --no-irregular keeps to the paper's block folds")] = True,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
-    from ..studies.results import EXACT_METHODS
     from .realize import realize_plan, report_realization
 
     if method not in PLANNERS:
         raise InstanceError("--method", "", f"unknown method {method!r} (known: {', '.join(PLANNERS)})")
-    exact = method in EXACT_METHODS
-    refuse_unused("--time-limit", time_limit is not None and not exact and method != "heuristic",
+    takes = method_info(method).options
+    refuse_unused("--time-limit", time_limit is not None and "time_limit" not in takes,
                   f"with --method {method} (exact methods and the heuristic only)")
-    refuse_unused("--workers", workers is not None and not exact, f"with --method {method} (exact methods only)")
+    refuse_unused("--workers", workers is not None and "workers" not in takes,
+                  f"with --method {method} (exact methods only)")
     refuse_unused("--circuits", circuits_out is not None and realize_fabric is None, "without --realize")
     refuse_unused("--placement", placement is not None and realize_fabric is None, "without --realize")
     check_time_limit(time_limit)
@@ -90,11 +90,12 @@ def solve(
         options["export"] = _export_target(export, method)
     if seed is not None:
         check_count(seed, "--seed", 0, MAX_SEED)
-        if method != "stacked":
+        if "seed" not in takes:
             raise InstanceError("--seed", "", f"only --method stacked samples, not {method!r}")
         options["seed"] = seed
     if not irregular:
-        refuse_unused("--no-irregular", method == "stacked", "with --method stacked (circulant axes have no folds)")
+        refuse_unused("--no-irregular", "irregular" not in takes,
+                      f"with --method {method} (circulant axes have no folds)")
         options["irregular"] = False
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
@@ -263,9 +264,7 @@ def circulant(
 
 def _export_target(path: Path, method: str) -> Path:
     from ..planning.exact.export import EXPORT_FORMATS
-    from ..studies.results import EXACT_METHODS
-
-    if method not in EXACT_METHODS:
+    if "export" not in method_info(method).options:
         raise InstanceError("--export", "", f"needs an exact method (cpsat, milp), not {method!r}")
     if not str(path).lower().endswith(EXPORT_FORMATS):
         known = ", ".join(EXPORT_FORMATS)
@@ -305,7 +304,6 @@ def compare(
     from ..executor import Executor
     from ..files import write_atomic
     from ..studies.results import (
-        EXACT_METHODS,
         demand_rows,
         dumps_demand_rows,
         instance_digest,

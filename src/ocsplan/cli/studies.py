@@ -69,7 +69,8 @@ def study(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..executor import Executor
-    from ..studies.results import EXACT_METHODS, read_study
+    from ..planning.registry import EXACT_METHODS
+    from ..studies.results import read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OcsplanError
 from ..instance import Instance, require_shared_host
 from ..plan import Plan
 
-__all__ = ["PLANNERS", "SHAPE_FREE", "solve"]
+__all__ = ["EXACT_METHODS", "METHODS", "PLANNERS", "SHAPE_FREE", "MethodInfo", "method_info", "solve"]
 
 Planner = Callable[..., Plan]
 
@@ -35,8 +36,6 @@ def _milp(instance: Instance, **options: Any) -> Plan:
     return plan_milp(instance, **options)
 
 
-# the exact planners take the options time_limit, workers and export; the heuristic time_limit;
-# all three take irregular
 PLANNERS: dict[str, Planner] = {
     "heuristic": _heuristic,
     "cpsat": _cpsat,
@@ -52,8 +51,30 @@ def _stacked(instance: Instance, **options: Any) -> Plan:
 
 PLANNERS["stacked"] = _stacked
 
-# planners that take any world and axis sizes (the others need powers of two)
-SHAPE_FREE = frozenset({"stacked"})
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a planner is: exact (proves a bound, reports a gap), shape-free, and the options it takes."""
+
+    exact: bool = False
+    shape_free: bool = False  # any world and axis sizes (the others need powers of two)
+    options: frozenset[str] = frozenset()
+
+
+_EXACT_OPTIONS = frozenset({"time_limit", "workers", "export", "irregular"})
+METHODS: dict[str, MethodInfo] = {
+    "heuristic": MethodInfo(options=frozenset({"time_limit", "irregular"})),
+    "cpsat": MethodInfo(exact=True, options=_EXACT_OPTIONS),
+    "milp": MethodInfo(exact=True, options=_EXACT_OPTIONS),
+    "stacked": MethodInfo(shape_free=True, options=frozenset({"seed"})),
+}
+EXACT_METHODS = frozenset(name for name, info in METHODS.items() if info.exact)
+SHAPE_FREE = frozenset(name for name, info in METHODS.items() if info.shape_free)
+
+
+def method_info(method: str) -> MethodInfo:
+    """The traits of ``method``; a planner registered without traits (a test's) is a plain heuristic."""
+    return METHODS.get(method, MethodInfo())
 
 
 def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan:

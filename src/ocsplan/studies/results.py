@@ -18,6 +18,7 @@ from ..errors import InstanceError
 from ..files import code_fingerprint, read_text, write_atomic
 from ..instance import Instance, dumps_instance
 from ..plan import Plan
+from ..planning.registry import EXACT_METHODS
 
 __all__ = [
     "CSV_COLUMNS",
@@ -37,8 +38,6 @@ __all__ = [
     "write_results",
 ]
 
-
-EXACT_METHODS = frozenset({"cpsat", "milp"})
 
 
 # relative tolerance under which two objectives count as equal
