@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from ..plan import Plan
+from ..plan import SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
 from ..units import format_bytes, format_time
 
 if TYPE_CHECKING:
@@ -15,15 +16,47 @@ if TYPE_CHECKING:
 __all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
 
 
+def _stacked_caption(plan: Plan) -> str:
+    per_axis = ", ".join(
+        f"{axis.circulant.ports}" + (f" ({axis.circulant.multiplicity}x)" if axis.circulant.multiplicity > 1 else "")
+        for mesh in plan.meshes for axis in mesh.axes if axis.circulant is not None
+    )
+    return (f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
+            f"{plan.ports}; stacked-link: {per_axis} ports per axis; solved in {plan.solve_seconds:.3g} s")
+
+
+def _shared_host_caption(plan: Plan) -> str:
+    folds = sum(1 for g in plan.generators if g.kind == "fold")
+    cubes = sum(1 for g in plan.generators if g.kind == "cube")
+    rings = sum(1 for g in plan.generators if g.kind == "ring")
+    return (
+        f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
+        f"{plan.ports}; {cubes} cube + {folds} fold generators"
+        + (f" + {rings} ring" if rings else "")
+        + (f"; bound {format_time(plan.bound_s)}" if plan.bound_s is not None else "")
+        + (f" (gap {plan.gap:.3%})" if plan.gap is not None else "")
+        + f"; solved in {plan.solve_seconds:.3g} s"
+    )
+
+
+# per plan kind: how an axis's ranks are named (label bits, or Z_N for a circulant) and the table's caption
+_AXIS_NAMES: dict[str, Callable[[AxisPlan], str]] = {
+    SHARED_HOST: lambda axis: ",".join(map(str, axis.bits)),
+    STACKED: lambda axis: f"Z{axis.size}",
+}
+_CAPTIONS: dict[str, Callable[[Plan], str]] = {SHARED_HOST: _shared_host_caption, STACKED: _stacked_caption}
+
+
 def plan_table(plan: Plan) -> Table:
     status = "" if plan.status == plan.method else f" ({plan.status})"
     table = Table(title=f"{plan.instance}: {plan.method}{status}", title_justify="left")
     for col in ("mesh", "axis", "bits", "topology", "deg", "collective", "payload", "w",
                 "schedule", "h", "p", "T"):
         table.add_column(col, justify="right" if col in ("axis", "deg", "w", "h", "p", "T") else "left")
+    kind = plan_kind(plan)
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
-            bits = ",".join(map(str, axis.bits)) if not plan.stacked else f"Z{axis.size}"
+            bits = _AXIS_NAMES[kind](axis)
             if not axis.demands:
                 table.add_row(mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", "",
                               style="dim")
@@ -33,30 +66,7 @@ def plan_table(plan: Plan) -> Table:
                     format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
                     str(d.multiplicity), format_time(d.time_s),
                 )
-    if plan.stacked:
-        table.caption = (
-            f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
-            f"{plan.ports}; stacked-link: "
-            + ", ".join(
-                f"{axis.circulant.ports}" + (f" ({axis.circulant.multiplicity}x)" if axis.circulant.multiplicity > 1
-                                             else "")
-                for mesh in plan.meshes for axis in mesh.axes if axis.circulant is not None
-            )
-            + f" ports per axis; solved in {plan.solve_seconds:.3g} s"
-        )
-        table.caption_justify = "left"
-        return table
-    folds = sum(1 for g in plan.generators if g.kind == "fold")
-    cubes = sum(1 for g in plan.generators if g.kind == "cube")
-    rings = sum(1 for g in plan.generators if g.kind == "ring")
-    table.caption = (
-        f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
-        f"{plan.ports}; {cubes} cube + {folds} fold generators"
-        + (f" + {rings} ring" if rings else "")
-        + (f"; bound {format_time(plan.bound_s)}" if plan.bound_s is not None else "")
-        + (f" (gap {plan.gap:.3%})" if plan.gap is not None else "")
-        + f"; solved in {plan.solve_seconds:.3g} s"
-    )
+    table.caption = _CAPTIONS[kind](plan)
     table.caption_justify = "left"
     return table
 
