@@ -121,7 +121,7 @@ def shape_options(collective: str, requested: str, shape: Shape) -> tuple[Choice
         return ()
     out: list[Choice] = []
     if is_irregular(shape):
-        # the table's one-shot costs (tests/test_covering.py checks them against the
+        # the table's one-shot costs (tests/test_planning_covering.py checks them against the
         # closed forms, which take up to 0.3 s per set to derive)
         # tree-gather runs on the one-shot-dvo trees: its volume is the table's / 2^m
         entry = _covering_entry(shape)

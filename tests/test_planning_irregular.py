@@ -228,7 +228,7 @@ def test_the_extended_space_is_never_worse() -> None:
 
 
 def test_hand_sized_extended_model() -> None:
-    # n = 4, L = 8, 1 KiB: as tests/test_exact_model.py's hand model, plus FQ4 (1 fold
+    # n = 4, L = 8, 1 KiB: as tests/test_planning_exact_model.py's hand model, plus FQ4 (1 fold
     # <= 4 spare ports): one shape variable more; its one-shot-dvo (h 2, v 3 sigma) beats
     # one-shot (h 2, v 7 sigma) and is kept at p = 1 only (1 + (8 - 4 - 1) // 5 = 1), so
     # no irregular level variable; one needs_shape row more.

@@ -130,7 +130,7 @@ def test_megatron_plan_is_valid() -> None:
                 assert d.time_s == pytest.approx(t, rel=1e-12)
                 total += d.weight * t
     assert plan.objective_s == pytest.approx(total, rel=1e-12)
-    # the optimum both exact backends prove (CP-SAT and HiGHS, tests/test_exact_backends.py)
+    # the optimum both exact backends prove (CP-SAT and HiGHS, tests/test_planning_exact_backends.py)
     assert plan.objective_s == pytest.approx(512.0899333e-6, rel=1e-8)
     assert plan.ports_used == sum(g.ports for g in plan.generators)  # every circuit takes a port
 

@@ -33,7 +33,7 @@ def test_counts_of_a_hand_sized_model() -> None:
     # masks of weight 2 or 3: 6 + 4 = 10. Multiplicity bounds (cpsat.md 4b):
     # cube 1 + (8-4)//4 = 2; (2,1,1): 1 + (8-4-1)//5 = 1; (2,2): 1 + 2//6 = 1;
     # (3,1): 1 + 0//8 = 1. So only the unit masks get a level 2.
-    # Block folds only (the paper's space): tests/test_irregular.py counts the extended model.
+    # Block folds only (the paper's space): tests/test_planning_irregular.py counts the extended model.
     inst = tiny("hand", 4, 8, [((16,), [[("all-reduce", 1024, 1.0, "auto")]])])
     cand = enumerate_candidates(inst, irregular=False)
     (axis,) = cand.axes
