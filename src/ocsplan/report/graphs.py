@@ -8,13 +8,13 @@ order of the circuits file's generator list (the realizer's port order: color = 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from .svg import figure_svg
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
 
@@ -104,12 +104,7 @@ def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
             nx.draw_networkx_labels(g, position, ax=ax, font_size=6)
         ax.set_axis_off()
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", title="generator")
-        fig.tight_layout()
-        buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-        plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+        return figure_svg(fig)
 
 
 def _table(graph: AxisGraph, circuits: Mapping[str, Any]) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from .svg import figure_svg
 
 __all__ = ["build_report", "port_budget_svg"]
 
@@ -77,12 +77,7 @@ def _draw_budget(plt: Any, plan: Mapping[str, Any], labels: list[str],
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlim(0, int(plan["ports"]) + 1)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return figure_svg(fig)
 
 
 def _summary(plan: Mapping[str, Any]) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from .svg import figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
 
@@ -58,12 +58,7 @@ def _split_svg(labels: Sequence[str], splits: Sequence[Mapping[str, float]]) -> 
         ax.set_xlabel("decode step time (us)")
         ax.ticklabel_format(axis="x", style="plain", useOffset=False)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-        fig.tight_layout()
-        buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-        plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+        return figure_svg(fig)
 
 
 def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
