@@ -104,7 +104,7 @@ LLAMA4_WRAPPED: dict[str, Any] = {
                     "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
                     "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 128,
                     "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "vocab_size": 202048,
-                    "tie_word_embeddings": False},
+                    "tie_word_embeddings": False, "attention_chunk_size": 8192},
     "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408},
 }
 
@@ -181,12 +181,39 @@ def test_mla_flash_decode_reads_the_replicated_latent() -> None:
          "layer index"),
         ({"kv_lora_rank": 0, "qk_rope_head_dim": 64, "qk_nope_head_dim": 8, "v_head_dim": 8}, "kv_lora_rank",
          "positive"),
+        ({"layer_types": ["chunked_attention", "full_attention"]}, "attention_chunk_size", "missing"),
+        ({"attention_chunk_size": 16, "no_rope_layers": [1, 1, 0]}, "no_rope_layers", "4 entries"),
+        ({"attention_chunk_size": 16, "no_rope_layers": [1, 2, 1, 0]}, "no_rope_layers", "0 (NoPE) or 1"),
+        ({"attention_chunk_size": 0}, "attention_chunk_size", "positive"),
     ],
 )
 def test_half_present_features(changes: dict[str, Any], field: str, text: str) -> None:
     with pytest.raises(InstanceError) as info:
         parse_model(BASE | changes, "cfg.json")
     assert info.value.field == field and text in info.value.detail
+
+
+@pytest.mark.parametrize(("context", "tokens"), [(4096, 48 * 4096), (5_000_000, 12 * 5_000_000 + 36 * 8192)])
+def test_llama_4_chunked_layers_keep_one_chunk(context: int, tokens: int) -> None:
+    """Layers 4, 8, ..., 48 (NoPE) attend to the whole context, the other 36 within 8192-token chunks."""
+    m = load_model("llama-4-maverick")
+    assert (m.full_layers, m.chunked_layers, m.chunk) == (12, 36, 8192)
+    assert m.layer_types[3] == m.layer_types[47] == "full" and m.layer_types[0] == "chunked"
+    per_layer = 8 * 128 * 2  # K and V of 8 KV heads of 128
+    assert m.kv_elements_per_user(context) == per_layer * tokens
+    assert m.kv_elements_per_token == per_layer * 12
+    c = compute_time(m, load_accelerator("rx00"), 512, Split(64, 8, 8, 64), 1, context)
+    chunked = {k.name: k for k in c.kernels}.get("flash-decode (chunked)")
+    if context > 8192:
+        assert chunked is not None and chunked.count == 36
+        assert chunked.bytes == (8192 / 64) * 1 * 2 * 128 * 0.5  # one KV head per TPA rank, KVP shard of a chunk
+
+
+@pytest.mark.parametrize(("flags", "full"), [([1, 1, 1, 0], (3,)), ([0, 1, 0, 1], (0, 2))])
+def test_no_rope_layers_name_the_global_layers(flags: list[int], full: tuple[int, ...]) -> None:
+    m = parse_model(BASE | {"attention_chunk_size": 16, "no_rope_layers": flags}, "cfg.json")
+    assert tuple(i for i, kind in enumerate(m.layer_types) if kind == "full") == full
+    assert m.kv_elements_per_user(100) == m.kv_per_layer * (len(full) * 100 + (4 - len(full)) * 16)
 
 
 def test_every_blocker_in_one_line() -> None:

@@ -170,6 +170,9 @@ def _extras(m: Any) -> str:
     if m.mla is not None:
         parts.append(f"MLA latent {m.mla.kv_lora_rank} + rope {m.mla.qk_rope_head_dim} per token and layer "
                      f"(replicated over TPA)")
+    if m.chunked_layers:
+        parts.append(f"{m.chunked_layers} chunked-attention layers of {m.chunk} tokens (priced at a full chunk, "
+                     f"not in the per-token KV)")
     if m.shared_width:
         parts.append(f"shared experts of width {m.shared_width} in {m.moe_layers} MoE layers")
     if m.dense_layers:

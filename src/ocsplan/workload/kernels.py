@@ -106,7 +106,8 @@ def compute_time(model: Model, acc: Accelerator, world: int, split: Split, batch
     add("qkv" if mla is None else "mla projections", "attention", L, 2 * B * qkv, qkv, w)
     local_q = model.heads / split.tpa
     local_kv = model.kv_heads / split.tpa
-    for kind, count in (("full", model.full_layers), ("sliding", model.sliding_layers)):
+    for kind, count in (("full", model.full_layers), ("sliding", model.sliding_layers),
+                        ("chunked", model.chunked_layers)):
         tokens = model.context_of(kind, context) / split.kvp
         if mla is None:
             kv = users * tokens * local_kv * 2 * d

@@ -57,7 +57,7 @@ _LIMIT = 1 << 40  # any other integer field
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 _TOPK = ("num_experts_per_tok", "experts_per_token")
 _WIDTH = ("moe_intermediate_size", "intermediate_size")
-_LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding"}
+_LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Model:
     experts: int  # E (1: dense FFN)
     top_k: int  # k
     width: int  # I, width of one expert (or of the dense FFN)
-    layer_types: tuple[str, ...]  # "full" or "sliding", one per layer
+    layer_types: tuple[str, ...]  # "full", "sliding" or "chunked", one per layer
     window: int = 0  # W of the sliding layers
     moe: bool = True
     tied: bool = False
@@ -86,6 +86,7 @@ class Model:
     dense_width: int = 0  # width of those dense FFN layers
     mtp_layers: int = 0  # num_nextn_predict_layers (MTP modules, counted apart)
     ignored: tuple[str, ...] = ()  # config parts read past (vision tower ...)
+    chunk: int = 0  # tokens per attention chunk of the chunked layers (Llama 4's attention_chunk_size)
 
     @property
     def full_layers(self) -> int:
@@ -94,6 +95,10 @@ class Model:
     @property
     def sliding_layers(self) -> int:
         return self.layer_types.count("sliding")
+
+    @property
+    def chunked_layers(self) -> int:
+        return self.layer_types.count("chunked")
 
     @property
     def moe_layers(self) -> int:
@@ -172,13 +177,20 @@ class Model:
         return self.kv_per_layer * self.full_layers
 
     def kv_elements_per_user(self, context: int) -> int:
-        """K and V elements of one user at ``context`` tokens (sliding layers keep W)."""
-        per_layer = self.kv_per_layer
-        return per_layer * (self.full_layers * context + self.sliding_layers * min(self.window, context))
+        """K and V elements of one user at ``context`` tokens (sliding layers keep W, chunked ones a chunk)."""
+        return self.kv_per_layer * sum(self.context_of(kind, context) * self.layer_types.count(kind)
+                                       for kind in ("full", "sliding", "chunked"))
 
     def context_of(self, kind: str, context: int) -> int:
-        """Tokens a layer of ``kind`` attends to."""
-        return context if kind == "full" else min(self.window, context)
+        """Tokens a layer of ``kind`` attends to (and keeps in its KV cache).
+
+        A chunked layer (Llama 4) attends within the current chunk of ``chunk`` tokens: from 1 to
+        ``chunk`` tokens as decoding moves through a chunk. It is priced at a full chunk, the worst
+        position, which is also the cache a deployment must hold per user.
+        """
+        if kind == "full":
+            return context
+        return min(self.window if kind == "sliding" else self.chunk, context)
 
 
 class _Fields:
@@ -230,6 +242,19 @@ def _blockers(data: Mapping[str, Any]) -> list[str]:
             "encoder_layers" if data.get("encoder_layers") else "num_encoder_layers")
         found.append(f"{key} (encoder-decoder model)")
     return found
+
+
+def _chunked_layer_types(f: _Fields, layers: int) -> tuple[str, ...]:
+    """Llama 4: the RoPE layers attend in chunks, the NoPE ones (every ``no_rope_layer_interval``-th,
+    default 4, or the 0 entries of ``no_rope_layers``) to the whole context."""
+    flags = f.data.get("no_rope_layers")
+    if flags is not None:
+        if not isinstance(flags, list) or len(flags) < layers or any(type(x) is not int or x not in (0, 1)
+                                                                     for x in flags):
+            raise f.fail("no_rope_layers", f"expected a list of {layers} entries 0 (NoPE) or 1 (RoPE)")
+        return tuple("chunked" if flags[i] else "full" for i in range(layers))
+    interval = f.integer("no_rope_layer_interval", default=4, limit=MAX_MODEL_LAYERS)
+    return tuple("full" if (i + 1) % interval == 0 else "chunked" for i in range(layers))
 
 
 def _dense_layer_list(f: _Fields, layers: int) -> tuple[int, ...]:
@@ -360,9 +385,14 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
                                                    f"(use {', '.join(_LAYER_TYPES)})")
             cycle.append(kind)
         types = tuple(cycle[i % len(cycle)] for i in range(layers))
+    if raw_types is None and data.get("attention_chunk_size") is not None:
+        types = _chunked_layer_types(f, layers)
     window = 0
     if "sliding" in types:
         window = f.integer("sliding_window")
+    chunk = 0
+    if "chunked" in types:
+        chunk = f.integer("attention_chunk_size")
     tied = data.get("tie_word_embeddings", False)
     if not isinstance(tied, bool):
         raise f.fail("tie_word_embeddings", f"expected true or false, got {tied!r}")
@@ -375,7 +405,7 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
         name=str(label) if label else Path(source).stem,
         layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
         vocab=vocab, experts=experts, top_k=top_k, width=width, layer_types=types,
-        window=window, moe=moe, tied=tied,
+        window=window, chunk=chunk, moe=moe, tied=tied,
         description=str(description) if isinstance(description, str) else "", source=source,
         mla=mla, shared_width=shared_width, dense_layers=dense, dense_width=dense_width,
         mtp_layers=mtp, ignored=ignored,
