@@ -128,5 +128,5 @@ def test_unknown_model_and_syntax(tmp_path: Path) -> None:
         load_model(bad)
     big = tmp_path / "big.json"
     big.write_text(" " * ((1 << 20) + 1))
-    with pytest.raises(InstanceError, match="exceeds the limit"):
+    with pytest.raises(InstanceError, match="larger than the limit of 1 MiB"):
         load_model(big)

@@ -36,10 +36,15 @@ __all__ = [
 ]
 
 
-def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+
+
+def read_text(path: str | Path, error: Callable[[str], OcsplanError], limit: int = MAX_FILE_BYTES) -> str:
     """The file's UTF-8 text; ``error(message)`` builds the exception on failure.
 
-    Files above :data:`~ocsplan.limits.MAX_FILE_BYTES` are refused unread."""
+    Files above ``limit`` bytes (:data:`~ocsplan.limits.MAX_FILE_BYTES` unless a reader sets a smaller
+    one) are refused unread."""
     try:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once (and is refused below)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -49,16 +54,16 @@ def read_text(path: str | Path, error: Callable[[str], OcsplanError]) -> str:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise error(f"not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > MAX_FILE_BYTES:
-            raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+        if info.st_size > limit:
+            raise error(f"larger than the limit of {_size(limit)}")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise error(f"cannot read file: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
-        raise error(f"larger than the limit of {MAX_FILE_BYTES >> 20} MiB")
+    if len(data) > limit:
+        raise error(f"larger than the limit of {_size(limit)}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_LINK_BPS",
     "MAX_MESHES",
     "MAX_MODEL_EXPERTS",
+    "MAX_MODEL_FILE_BYTES",
     "MAX_MODEL_HIDDEN",
     "MAX_MODEL_LAYERS",
     "MAX_MODEL_VOCAB",
@@ -58,6 +59,7 @@ MAX_COUNT = 10**6  # ``generate --count``
 MAX_TIME_LIMIT_S = 1e7  # ``--time-limit`` (about 116 days)
 MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
 MAX_FILE_BYTES = 256 << 20  # size of any input file
+MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)
 

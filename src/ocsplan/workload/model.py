@@ -24,7 +24,7 @@ shared expert of ``intermediate_size``); dense FFN layers among MoE ones
 ``num_nextn_predict_layers`` MTP modules (counted apart). Architectures that
 cannot be modelled (linear-attention or state-space layers, encoder-decoder)
 are refused in one line listing every blocker. Other keys are ignored; counts
-are bounded by :mod:`ocsplan.limits` (MAX_MODEL_*); files by 1 MiB.
+are bounded by :mod:`ocsplan.limits` (MAX_MODEL_*); files by MAX_MODEL_FILE_BYTES (1 MiB).
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..files import read_text, toml_data
-from ..limits import MAX_MODEL_EXPERTS, MAX_MODEL_HIDDEN, MAX_MODEL_LAYERS, MAX_MODEL_VOCAB
+from ..limits import MAX_MODEL_EXPERTS, MAX_MODEL_FILE_BYTES, MAX_MODEL_HIDDEN, MAX_MODEL_LAYERS, MAX_MODEL_VOCAB
 from .latent import Mla
 
 __all__ = [
-    "MAX_FILE_BYTES",
     "MAX_LAYERS",
     "Model",
     "catalogue",
@@ -50,7 +49,6 @@ __all__ = [
     "parse_model",
 ]
 
-MAX_FILE_BYTES = 1 << 20
 MAX_LAYERS = MAX_MODEL_LAYERS
 _LIMIT = 1 << 40  # any other integer field
 
@@ -434,13 +432,7 @@ def catalogue() -> list[str]:
 
 
 def _read_limited(path: Path, source: str) -> str:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InstanceError(source, "", f"cannot read file: {exc.strerror or exc}") from None
-    if size > MAX_FILE_BYTES:
-        raise InstanceError(source, "", f"file of {size} bytes exceeds the limit of {MAX_FILE_BYTES}")
-    return read_text(path, lambda msg: InstanceError(source, "", msg))
+    return read_text(path, lambda msg: InstanceError(source, "", msg), limit=MAX_MODEL_FILE_BYTES)
 
 
 def read_document(path: Path, source: str) -> dict[str, Any]:
