@@ -18,7 +18,7 @@ from itertools import combinations
 from ..cayley import bits_of, compress, coset_bases, expand, mask_of
 from ..errors import InstanceError, RealizationError
 from ..plan import Plan, demand_topology
-from ..schedules import SCHEDULES
+from ..schedules import SCHEDULES, link_pattern
 from ..schedules.allreduce import gray_cycle
 from .circuits import Circuits, GeneratorUse, Placement, PlanRef, Route, generator_label
 from .coloring import edge_coloring, is_bipartite
@@ -144,15 +144,8 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
             glob = [expand(local, axis.bits) for local in range(axis.size)]
             bases = coset_bases(axis.bits, n)
             for k, d in enumerate(axis.demands):
-                program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
-                sends: list[dict[int, list[int]]] = []
-                for phase in program.phases:
-                    by_src: dict[int, list[int]] = {}
-                    for t in phase:
-                        dsts = by_src.setdefault(t.src, [])
-                        if t.dst not in dsts:
-                            dsts.append(t.dst)
-                    sends.append(by_src)
+                sends = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
+                                     d.payload_bytes)
                 table: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [[() for _ in sends] for _ in range(world)]
                 for base in bases:
                     for ph, by_src in enumerate(sends):

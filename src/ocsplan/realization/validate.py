@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..cayley import compress, expand, mask_of
 from ..circulant import Circulant
 from ..plan import Plan, demand_topology
-from ..schedules import SCHEDULES
+from ..schedules import SCHEDULES, link_pattern
 from ..schedules.circulant import circulant_program
 from .circuits import (
     CIRCULANT,
@@ -459,8 +459,9 @@ class _Checker:
                 bases = [x for x in range(self.world) if not x & block]
                 for k, d in enumerate(axis.demands):
                     name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
-                    program = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
-                    expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
+                    pattern = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
+                                           d.payload_bytes)
+                    expect = [{(src, dst) for src, dsts in phase.items() for dst in dsts} for phase in pattern]
                     sent = set().union(*expect)
                     self._coverage(name, axis.ring, axis.bits, glob, bases, sent, pairs, d.multiplicity, port_of)
                     route = routes.get((mesh.name, a, k))

@@ -13,6 +13,7 @@ from .base import (
     Schedule,
     Transfer,
     closed_form,
+    link_pattern,
     schedules_for,
 )
 from .verify import IdealCost, ScheduleError, ideal_cost, ideal_time, verify
@@ -31,6 +32,7 @@ __all__ = [
     "closed_form",
     "ideal_cost",
     "ideal_time",
+    "link_pattern",
     "schedules_for",
     "verify",
 ]

@@ -21,6 +21,7 @@ from .base import (
     partial_sums,
     radix,
     register,
+    rotated_masks,
     rotations,
     suffix_sums,
     translate,
@@ -310,6 +311,7 @@ register(Schedule(
     uses=lambda t: _tiling_gens(_cf_layers(t)),
     build=_cf_build,
     layers=lambda t: tuple(_cf_layers(t)),
+    masks=lambda t: rotated_masks(_cf_layers(t), False),
 ))
 
 
@@ -346,6 +348,7 @@ register(Schedule(
     uses=lambda t: _tiling_gens(_cf_layers(t)),
     build=_cfp_build,
     layers=lambda t: tuple(_cf_layers(t)),
+    masks=lambda t: rotated_masks(_cf_layers(t), True),
 ))
 
 

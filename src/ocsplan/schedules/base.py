@@ -26,9 +26,11 @@ __all__ = [
     "Schedule",
     "Transfer",
     "closed_form",
+    "link_pattern",
     "make_program",
     "register",
     "register_pair",
+    "rotated_masks",
     "schedules_for",
 ]
 
@@ -162,6 +164,9 @@ class Schedule:
     uses: Callable[[Topology], frozenset[int]] = lambda t: t.gens  # every generator of the axis
     layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None] = lambda t: None  # not layered
     cube_only: bool = False  # runs on the unit masks whatever the folds
+    # per phase, the generators every rank x sends on (to x ^ s), in the program's order: the link
+    # pattern without building the program (None: build it); tests hold it to the program
+    masks: Callable[[Topology], tuple[tuple[int, ...], ...]] | None = None
 
 
 SCHEDULES: dict[str, Schedule] = {}
@@ -213,6 +218,9 @@ def _register_variant(
     def layers_of(topo: Topology) -> tuple[tuple[int, ...], ...]:
         return tuple(layers(topo, parallel))
 
+    def masks(topo: Topology) -> tuple[tuple[int, ...], ...]:
+        return rotated_masks(layers(topo, parallel), parallel)
+
     register(Schedule(
         name=name,
         collective=collective,
@@ -222,7 +230,32 @@ def _register_variant(
         uses=uses,
         build=program,
         layers=layers_of,
+        masks=masks,
     ))
+
+
+def rotated_masks(layers: Sequence[tuple[int, ...]], parallel: bool) -> tuple[tuple[int, ...], ...]:
+    """Per phase, the generators a layered schedule sends on: layer t, or with ``parallel`` the layer
+    each chunk's rotated order reaches at phase t, chunk by chunk (the order the builds append them)."""
+    orders = rotations(len(layers)) if parallel else [list(range(len(layers)))]
+    phases = (tuple(dict.fromkeys(g for order in orders for g in layers[order[t]])) for t in range(len(layers)))
+    return tuple(p for p in phases if p)
+
+
+def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict[int, tuple[int, ...]], ...]:
+    """Per phase, each sending rank's peers in the order its program sends to them (the routing tables'
+    order): from the schedule's ``masks`` when it declares them (no program built), else from the program."""
+    if schedule.masks is not None:
+        return tuple({x: tuple(x ^ g for g in phase) for x in range(topo.size)} for phase in schedule.masks(topo))
+    out = []
+    for phase in schedule.build(topo, payload).phases:
+        by_src: dict[int, list[int]] = {}
+        for t in phase:
+            dsts = by_src.setdefault(t.src, [])
+            if t.dst not in dsts:
+                dsts.append(t.dst)
+        out.append({src: tuple(d) for src, d in by_src.items()})
+    return tuple(out)
 
 
 def schedules_for(collective: str) -> list[Schedule]:
