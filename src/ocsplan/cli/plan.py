@@ -300,6 +300,9 @@ def compare(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.compare/1) to PATH, or - for stdout")
+    ] = None,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
@@ -307,6 +310,7 @@ def compare(
     from ..studies.results import (
         EXACT_METHODS,
         demand_rows,
+        dumps_compare_json,
         dumps_demand_rows,
         instance_digest,
         table_rows,
@@ -325,7 +329,8 @@ def compare(
     refuse_unused("--workers", workers is not None and not exact, "without an exact method")
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
-    check_outputs((csv_out, "--csv"), (demands_out, "--demands"))
+    check_outputs((csv_out, "--csv"), (demands_out, "--demands"), (json_out, "--json"))
+    console = err if json_out == "-" else out
     loaded = [(str(p), load_instance(p)) for p in instances]
     results: list[Any] = []
     per_demand: list[dict[str, Any]] = []
@@ -348,13 +353,14 @@ def compare(
             results.extend(mine)
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
-        out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
+        console.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
     if csv_out is not None:
         write_results(results, csv_out)
     if demands_out is not None:
         write_atomic(demands_out, dumps_demand_rows(per_demand))
         wins = [row["better"] for row in per_demand]
         counts = ", ".join(f"{m} {wins.count(m)}" for m in chosen) + f", tie {wins.count('tie')}"
-        out.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
+        console.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
+    emit_json(dumps_compare_json(results, per_demand if demands_out is not None else None), json_out)
     if flagged:
         err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)

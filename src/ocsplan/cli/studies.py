@@ -9,7 +9,18 @@ import typer
 
 from ..errors import InstanceError
 from ..limits import MAX_COUNT, MAX_JOBS, MAX_SEED
-from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
+from .app import (
+    app,
+    check_count,
+    check_outputs,
+    check_suffix,
+    check_time_limit,
+    emit_json,
+    err,
+    handle_errors,
+    out,
+    refuse_unused,
+)
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -64,12 +75,15 @@ def study(
         Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
     ] = None,
     fresh: Annotated[bool, typer.Option(help="ignore cached rows in the CSV")] = False,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.study/1) to PATH, or - for stdout")
+    ] = None,
 ) -> None:
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..executor import Executor
-    from ..studies.results import EXACT_METHODS, read_study
+    from ..studies.results import EXACT_METHODS, dumps_study_json, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 
@@ -79,7 +93,7 @@ def study(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
     check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
-    check_outputs((out_csv, "--out"), (plot, "--plot"))
+    check_outputs((out_csv, "--out"), (plot, "--plot"), (json_out, "--json"))
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")
@@ -110,7 +124,8 @@ def study(
     cached = state.get("cached", 0)
     err.print(f"{len(results)} rows ({cached} cached, {len(results) - cached} solved) in {out_csv}",
               markup=False)
-    out.print(summary_table(summarize(results), len(files)))
+    (err if json_out == "-" else out).print(summary_table(summarize(results), len(files)))
+    emit_json(dumps_study_json(results, len(files)), json_out)
     if plot is not None and results:
         plot_gaps(results, plot)
     if interrupted:

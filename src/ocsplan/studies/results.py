@@ -7,6 +7,8 @@ import csv
 import fcntl
 import hashlib
 import io
+import json
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,8 +28,10 @@ __all__ = [
     "Result",
     "code_fingerprint",
     "demand_rows",
+    "dumps_compare_json",
     "dumps_demand_rows",
     "dumps_results",
+    "dumps_study_json",
     "instance_digest",
     "read_results",
     "read_study",
@@ -340,3 +344,34 @@ def dumps_demand_rows(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         writer.writerow({c: _fmt(row.get(c)) for c in columns})
     return buf.getvalue()
+
+
+# -- machine-readable rows (study --json, compare --json) -----------------------------------
+
+
+def _json_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """:func:`table_rows` with the CSV's columns in its order; absent values (and a
+    non-finite number, which JSON cannot carry) are ``null``."""
+    return [{k: _finite(row[k]) for k in CSV_COLUMNS} for row in table_rows(results)]
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _dumps(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, indent=1, allow_nan=False) + "\n"
+
+
+def dumps_study_json(results: Sequence[Result], instances: int) -> str:
+    """``ocsplan.study/1`` JSON: the study's rows (the CSV's columns, numbers as numbers)."""
+    return _dumps({"schema": "ocsplan.study/1", "instances": instances, "rows": _json_rows(results)})
+
+
+def dumps_compare_json(results: Sequence[Result], demands: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """``ocsplan.compare/1`` JSON: one row per (instance, method) as in ``compare --csv``, and,
+    when the per-demand comparison ran (``--demands``), its rows under ``demands``."""
+    value: dict[str, Any] = {"schema": "ocsplan.compare/1", "rows": _json_rows(results)}
+    if demands is not None:
+        value["demands"] = [{k: _finite(v) for k, v in row.items()} for row in demands]
+    return _dumps(value)
