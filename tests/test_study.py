@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -228,3 +231,40 @@ def test_plot_is_written(tmp_path: Path) -> None:
     means = sorted(float(y) for line in ax.lines for y in line.get_ydata())
     assert means == pytest.approx([0.0, 10.0])
     assert ax.get_ylabel() == "gap to proven optimum (%)"
+
+
+_PROBE = """import sys
+from filelock import FileLock, Timeout
+try:
+    FileLock(sys.argv[1]).acquire(timeout=0)
+except Timeout:
+    print("held")
+else:
+    print("free")
+"""
+
+
+def _probe(lock: Path) -> str:
+    return subprocess.run([sys.executable, "-c", _PROBE, str(lock)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_study_lock_excludes_another_process(tmp_path: Path) -> None:
+    """While one study holds the CSV's lock another process cannot take it; after, it can.
+    The lock is a hidden file beside the CSV (filelock), the only thing the lock leaves."""
+    target = tmp_path / "s.csv"
+    lock = study_results.lock_path(target)
+    assert lock == tmp_path / ".s.csv.lock"
+    with study_results.study_lock(target):
+        held = _probe(lock)
+    assert (held, _probe(lock)) == ("held", "free")
+    assert [p.name for p in tmp_path.iterdir()] == [".s.csv.lock"]
+
+
+def test_results_module_does_not_need_fcntl() -> None:
+    """No module-level fcntl (absent on Windows): the study modules import without it."""
+    code = ("import sys; sys.modules['fcntl'] = None\n"
+            "import ocsplan.studies.results, ocsplan.studies.runner, ocsplan.files; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert done.stdout.strip() == "ok", done.stderr

@@ -4,17 +4,17 @@ and a fingerprint of the planner code, so a rerun solves only what changed."""
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
 import io
 import json
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from ..errors import InstanceError
 from ..files import code_fingerprint, read_text, write_atomic
@@ -33,6 +33,7 @@ __all__ = [
     "dumps_results",
     "dumps_study_json",
     "instance_digest",
+    "lock_path",
     "read_results",
     "read_study",
     "study_lock",
@@ -126,20 +127,29 @@ def write_results(results: Sequence[Result], path: str | Path) -> None:
     write_atomic(path, dumps_results(results))
 
 
+def lock_path(path: str | Path) -> Path:
+    """The lock file of a study CSV: ``.NAME.lock`` beside it (the CSV itself is replaced on
+    every write, so the lock lives in a file that stays put)."""
+    target = Path(path)
+    return target.with_name(f".{target.name}.lock")
+
+
 @contextmanager
 def study_lock(path: str | Path) -> Iterator[None]:
-    """Exclusive lock of the CSV's directory (two studies on one ``--out`` take turns;
-    the CSV itself is replaced on every write, so its directory is what stays put)."""
-    directory = Path(path).parent if str(Path(path).parent) else Path(".")
+    """Exclusive lock of the study CSV at ``path``: two studies on one ``--out`` take turns.
+
+    :class:`filelock.FileLock` (``flock`` on POSIX, ``msvcrt.locking`` on Windows) on
+    :func:`lock_path`; the operating system releases it when the process ends, so a killed
+    study leaves no stale lock, only the empty lock file."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        lock = FileLock(lock_path(path))
+        lock.acquire()
     except OSError as exc:
         raise InstanceError(str(path), "", f"cannot lock: {exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        lock.release()
 
 
 def update_results(results: Sequence[Result], path: str | Path) -> None:
