@@ -268,3 +268,34 @@ def test_results_module_does_not_need_fcntl() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_gap_plot_clamps_at_zero_with_a_note() -> None:
+    """Instance b: the heuristic's 0.9 s beats cpsat's 'optimal' 1.0 s by 10 % (by hand): its gap
+    is drawn at 0, the axis starts at 0, a note counts the point, and the optimum's row is
+    flagged. Instance a (1.1 s against 1.0 s) is a plain 10 % gap and needs no note."""
+    results = [
+        _result("a", "heuristic", "heuristic", 1.1),
+        _result("a", "cpsat", "optimal", 1.0, 1.0),
+        _result("b", "heuristic", "heuristic", 0.9),
+        _result("b", "cpsat", "optimal", 1.0, 1.0),
+    ]
+    rows = study_results.table_rows(results)
+    assert [(r["gap"], r["below_optimum"]) for r in rows] == [
+        (pytest.approx(0.1), False), (0.0, False), (0.0, True), (0.0, False)]
+    assert rows[3]["flag"] == "claims optimal but heuristic is better"
+    fig = summary.gap_figure(results)
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    assert ax.get_ylim()[0] == 0.0
+    heuristic = next(c for c in ax.collections if c.get_label() == "heuristic")
+    assert sorted(float(y) for _, y in heuristic.get_offsets()) == pytest.approx([0.0, 10.0])
+    assert [t.get_text() for t in fig.texts] == [
+        "note: 1 point(s) below a proven optimum drawn at 0 "
+        "(the optimum's row is flagged in the CSV: claims optimal but ... is better)"]
+    labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_xticklabels() if t.get_text()]
+    assert labels and all(label.replace(".", "", 1).isdigit() for label in labels), labels  # plain numbers
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(legend) == len(ax.collections) + len(ax.lines) == 4
+    assert set(legend) == {"heuristic", "cpsat", "heuristic (mean per n)", "cpsat (mean per n)"}
+    assert not summary.gap_figure(results[:2]).texts  # no clamp, no note

@@ -275,8 +275,9 @@ def _better(row: Result, peers: Sequence[Result]) -> str:
 
 
 def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag, better
-    (the method with the smallest objective on the instance)."""
+    """CSV rows: results plus L, gap (to the proven optimum, at least 0), bound_gap, flag,
+    better (the method with the smallest objective on the instance), and below_optimum
+    (not a column: the objective beat the proven optimum, so the gap 0 is a clamp)."""
     by_instance: dict[str, list[Result]] = {}
     for r in results:
         by_instance.setdefault(r.digest, []).append(r)
@@ -286,7 +287,8 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
         optimum = _optimum(peers)
         bound = _best_bound(peers)
         obj = r.objective_s
-        gap = None if obj is None or optimum is None or optimum <= 0 else max(0.0, (obj - optimum) / optimum)
+        raw = None if obj is None or optimum is None or optimum <= 0 else (obj - optimum) / optimum
+        gap = None if raw is None else max(0.0, raw)
         bound_gap = None if obj is None or bound is None or bound <= 0 else max(0.0, (obj - bound) / bound)
         rows.append(
             {
@@ -311,6 +313,10 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "code": r.code,
                 "path": r.path,
                 "error": r.error,
+                # below a proven optimum by more than TOLERANCE (a solver's own optimality
+                # tolerance, e.g. HiGHS's relative MIP gap): the gap is clamped to 0 and the
+                # optimum's row is flagged; not a CSV column
+                "below_optimum": raw is not None and raw < -TOLERANCE,
             }
         )
     return rows
