@@ -299,3 +299,20 @@ def test_gap_plot_clamps_at_zero_with_a_note() -> None:
     assert len(legend) == len(ax.collections) + len(ax.lines) == 4
     assert set(legend) == {"heuristic", "cpsat", "heuristic (mean per n)", "cpsat (mean per n)"}
     assert not summary.gap_figure(results[:2]).texts  # no clamp, no note
+
+
+def test_instance_digest_ignores_formatting_not_content() -> None:
+    """The cache key is the instance's data: the hand-formatted file and the tomli-w text of it
+    hash alike; one payload byte more does not."""
+    from dataclasses import replace
+
+    from ocsplan.instance import load_instance, loads_instance
+
+    inst = load_instance(Path(__file__).parents[1] / "instances" / "paper-multimesh-n256.toml")
+    again = loads_instance(dumps_instance(inst), "elsewhere.toml")
+    assert study_results.instance_digest(again) == study_results.instance_digest(inst)
+    axis = inst.meshes[0].axes[0]
+    bigger = replace(axis, demands=(replace(axis.demands[0], payload=axis.demands[0].payload + 1),))
+    changed = replace(inst, meshes=(replace(inst.meshes[0], axes=(bigger, *inst.meshes[0].axes[1:])),
+                                    *inst.meshes[1:]))
+    assert study_results.instance_digest(changed) != study_results.instance_digest(inst)

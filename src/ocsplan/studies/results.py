@@ -18,7 +18,7 @@ from filelock import FileLock
 
 from ..errors import InstanceError
 from ..files import code_fingerprint, read_text, write_atomic
-from ..instance import Instance, dumps_instance
+from ..instance import Instance, instance_document
 from ..plan import Plan
 
 __all__ = [
@@ -99,8 +99,10 @@ CSV_COLUMNS = (
 
 
 def instance_digest(instance: Instance) -> str:
-    """Content hash of an instance (its canonical TOML, so formatting does not count)."""
-    return hashlib.sha256(dumps_instance(instance).encode()).hexdigest()[:16]
+    """Content hash of an instance: of its data as canonical JSON, so neither the input file's
+    formatting nor the TOML writer's (tomli-w's version) counts."""
+    text = json.dumps(instance_document(instance), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _fmt(value: Any) -> str:
