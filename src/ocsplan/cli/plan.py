@@ -33,6 +33,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
+from .console import Bar
 from .render import compare_table, plan_table
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
@@ -303,6 +304,7 @@ def compare(
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.compare/1) to PATH, or - for stdout")
     ] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
@@ -335,22 +337,24 @@ def compare(
     results: list[Any] = []
     per_demand: list[dict[str, Any]] = []
     flagged = 0
-    if demands_out is None:
-        results = solve_all(loaded, chosen, executor, time_limit, workers)
-    for index, (path, inst) in enumerate(loaded):
+    bar = Bar(err, "compare", len(loaded) * len(chosen), quiet=quiet)
+    with bar:
         if demands_out is None:
-            mine = results[index * len(chosen):(index + 1) * len(chosen)]
+            results = solve_all(loaded, chosen, executor, time_limit, workers,
+                                on_result=lambda r: bar.advance(description=f"{r.instance} {r.method}"))
         else:
-            plans: dict[str, Plan] = {}
-            mine = []
-            for m in chosen:
+            for path, inst in loaded:
+                plans: dict[str, Plan] = {}
+                for m in chosen:
 
-                def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
-                    into[method] = plan
+                    def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
+                        into[method] = plan
 
-                mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
-            per_demand.extend(demand_rows(inst, plans))
-            results.extend(mine)
+                    results.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
+                    bar.advance(description=f"{inst.name} {m}")
+                per_demand.extend(demand_rows(inst, plans))
+    for index, (_, inst) in enumerate(loaded):
+        mine = results[index * len(chosen):(index + 1) * len(chosen)]
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
         console.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))

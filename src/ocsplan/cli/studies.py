@@ -21,6 +21,7 @@ from .app import (
     out,
     refuse_unused,
 )
+from .console import Bar
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -78,10 +79,9 @@ def study(
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.study/1) to PATH, or - for stdout")
     ] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..executor import Executor
     from ..studies.results import EXACT_METHODS, dumps_study_json, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
@@ -102,20 +102,17 @@ def study(
         err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
                   markup=False)
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, transient=False,
-    )
     state: dict[str, Any] = {}
+    bar = Bar(err, "study", quiet=quiet)
 
     def on_start(total: int, cached: int) -> None:
-        state["task"] = progress.add_task(f"study ({cached} cached)", total=total)
+        bar.update(0, total, f"study ({cached} cached)")
 
     def on_result(result: Any, cached: bool) -> None:
         state["cached"] = state.get("cached", 0) + cached
-        progress.update(state["task"], advance=1, description=f"{result.instance} {result.method}")
+        bar.advance(description=f"{result.instance} {result.method}")
 
-    with progress:
+    with bar:
         results, interrupted = run_study(
             files, chosen, out_csv, time_limit=time_limit, executor=executor,
             workers=workers if workers is not None else default_workers(executor.parallel), fresh=fresh,
