@@ -43,6 +43,40 @@ def test_named_instances_load_and_round_trip(name: str) -> None:
     assert again == inst
 
 
+AWKWARD = ['say "hi"', "two\nlines", "back\\slash", "tab\there", "quote ' and \"\"\"", "ünïcode"]
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_names_with_quotes_and_newlines_round_trip(text: str) -> None:
+    """Instance, description and mesh names with quotes, newlines or backslashes (the TOML is
+    written by tomli-w) read back to the same instance."""
+    from dataclasses import replace
+
+    inst = loads_instance(GOOD, "t.toml")
+    odd = replace(inst, name=text, description=f"about {text}",
+                  meshes=(replace(inst.meshes[0], name=f"mesh {text}"),))
+    again = loads_instance(dumps_instance(odd), "t.toml")
+    assert (again.name, again.description, again.meshes[0].name) == (text, f"about {text}", f"mesh {text}")
+    assert again == odd
+
+
+def test_dumps_instance_is_the_documented_data() -> None:
+    """What the writer puts in the file, read back with tomllib, by hand from GOOD: the whole
+    weight 1.0 as the integer 1, the idle default schedule left out, bruck kept."""
+    import tomllib
+
+    data = tomllib.loads(dumps_instance(loads_instance(GOOD, "t.toml")))
+    assert data == {
+        "name": "t",
+        "fabric": {"world": 16, "ports": 6, "latency": "0.52us", "link": "400Gb/s"},
+        "mesh": [{"name": "m", "shape": [4, 4], "axes": [
+            {"demands": [{"collective": "all-reduce", "payload": 4096, "weight": 1}]},
+            {"demands": [{"collective": "all-gather", "payload": 1024, "weight": 3},
+                         {"collective": "all-to-all", "payload": 66, "weight": 1, "schedule": "bruck"}]},
+        ]}],
+    }
+
+
 def test_several_demands_per_axis() -> None:
     inst = loads_instance(GOOD, "t.toml")
     axis = inst.meshes[0].axes[1]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -228,3 +231,88 @@ def test_plot_is_written(tmp_path: Path) -> None:
     means = sorted(float(y) for line in ax.lines for y in line.get_ydata())
     assert means == pytest.approx([0.0, 10.0])
     assert ax.get_ylabel() == "gap to proven optimum (%)"
+
+
+_PROBE = """import sys
+from filelock import FileLock, Timeout
+try:
+    FileLock(sys.argv[1]).acquire(timeout=0)
+except Timeout:
+    print("held")
+else:
+    print("free")
+"""
+
+
+def _probe(lock: Path) -> str:
+    return subprocess.run([sys.executable, "-c", _PROBE, str(lock)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_study_lock_excludes_another_process(tmp_path: Path) -> None:
+    """While one study holds the CSV's lock another process cannot take it; after, it can.
+    The lock is a hidden file beside the CSV (filelock), the only thing the lock leaves."""
+    target = tmp_path / "s.csv"
+    lock = study_results.lock_path(target)
+    assert lock == tmp_path / ".s.csv.lock"
+    with study_results.study_lock(target):
+        held = _probe(lock)
+    assert (held, _probe(lock)) == ("held", "free")
+    assert [p.name for p in tmp_path.iterdir()] == [".s.csv.lock"]
+
+
+def test_results_module_does_not_need_fcntl() -> None:
+    """No module-level fcntl (absent on Windows): the study modules import without it."""
+    code = ("import sys; sys.modules['fcntl'] = None\n"
+            "import ocsplan.studies.results, ocsplan.studies.runner, ocsplan.files; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_gap_plot_clamps_at_zero_with_a_note() -> None:
+    """Instance b: the heuristic's 0.9 s beats cpsat's 'optimal' 1.0 s by 10 % (by hand): its gap
+    is drawn at 0, the axis starts at 0, a note counts the point, and the optimum's row is
+    flagged. Instance a (1.1 s against 1.0 s) is a plain 10 % gap and needs no note."""
+    results = [
+        _result("a", "heuristic", "heuristic", 1.1),
+        _result("a", "cpsat", "optimal", 1.0, 1.0),
+        _result("b", "heuristic", "heuristic", 0.9),
+        _result("b", "cpsat", "optimal", 1.0, 1.0),
+    ]
+    rows = study_results.table_rows(results)
+    assert [(r["gap"], r["below_optimum"]) for r in rows] == [
+        (pytest.approx(0.1), False), (0.0, False), (0.0, True), (0.0, False)]
+    assert rows[3]["flag"] == "claims optimal but heuristic is better"
+    fig = summary.gap_figure(results)
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    assert ax.get_ylim()[0] == 0.0
+    heuristic = next(c for c in ax.collections if c.get_label() == "heuristic")
+    assert sorted(float(y) for _, y in heuristic.get_offsets()) == pytest.approx([0.0, 10.0])
+    assert [t.get_text() for t in fig.texts] == [
+        "note: 1 point(s) below a proven optimum drawn at 0 "
+        "(the optimum's row is flagged in the CSV: claims optimal but ... is better)"]
+    labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_xticklabels() if t.get_text()]
+    assert labels and all(label.replace(".", "", 1).isdigit() for label in labels), labels  # plain numbers
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(legend) == len(ax.collections) + len(ax.lines) == 4
+    assert set(legend) == {"heuristic", "cpsat", "heuristic (mean per n)", "cpsat (mean per n)"}
+    assert not summary.gap_figure(results[:2]).texts  # no clamp, no note
+
+
+def test_instance_digest_ignores_formatting_not_content() -> None:
+    """The cache key is the instance's data: the hand-formatted file and the tomli-w text of it
+    hash alike; one payload byte more does not."""
+    from dataclasses import replace
+
+    from ocsplan.instance import load_instance, loads_instance
+
+    inst = load_instance(Path(__file__).parents[1] / "instances" / "paper-multimesh-n256.toml")
+    again = loads_instance(dumps_instance(inst), "elsewhere.toml")
+    assert study_results.instance_digest(again) == study_results.instance_digest(inst)
+    axis = inst.meshes[0].axes[0]
+    bigger = replace(axis, demands=(replace(axis.demands[0], payload=axis.demands[0].payload + 1),))
+    changed = replace(inst, meshes=(replace(inst.meshes[0], axes=(bigger, *inst.meshes[0].axes[1:])),
+                                    *inst.meshes[1:]))
+    assert study_results.instance_digest(changed) != study_results.instance_digest(inst)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
-from ocsplan.instance import load_instance
+from ocsplan.instance import load_instance, loads_instance
 from ocsplan.workload import (
     COMM,
     Split,
@@ -79,4 +81,18 @@ def test_single_rank_axes_carry_no_demand() -> None:
     calls = {(r.region, r.axis): r.calls for r in rows}
     assert calls[("ffn", "EP")] == 0 and calls[("attention", "KVP")] == 96
     text = instance_toml(m, 512, Split(512, 1, 1, 512), 1, ports=36, latency=0.52e-6, link=50e9)
-    assert "shape = [512, 1]" in text
+    assert tomllib.loads(text)["mesh"][1]["shape"] == [512, 1]  # attention: KVP 512 x TPA 1
+
+
+@pytest.mark.parametrize("name", ['model "x"', "two\nlines", "back\\slash"])
+def test_emitted_instance_round_trips_any_model_name(name: str) -> None:
+    """workload --emit writes its TOML with tomli-w: a model name with quotes or a newline
+    lands in the instance name and description unchanged."""
+    from dataclasses import replace
+
+    m = replace(load_model("megatron-5t"), name=name)
+    text = instance_toml(m, 512, Split(4, 128, 64, 8), 1, ports=36, latency=0.52e-6, link=50e9)
+    inst = loads_instance(text, "emitted.toml")
+    assert inst.name == f"{name}-n512-b1-4-128-64-8"
+    assert inst.description.startswith(f"{name} decode, Helix (KVP, TPA, EP, TPE) = (4, 128, 64, 8)")
+    assert [mesh.name for mesh in inst.meshes] == ["world", "attention", "ffn"]

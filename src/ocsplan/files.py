@@ -226,7 +226,6 @@ def _write_in_place(target: Path, write: Callable[[Path], object]) -> None:
     """An output that is a character device or a FIFO (``/dev/null``, ``/dev/stdout``, a pipe)
     is written in place, never replaced: ``write`` fills a temporary file elsewhere, whose bytes
     then go to the device. A FIFO nobody reads, ENOSPC (``/dev/full``) or EPIPE is one line."""
-    import fcntl
     import tempfile
 
     refused = _refused_special(target)
@@ -242,7 +241,7 @@ def _write_in_place(target: Path, write: Callable[[Path], object]) -> None:
         reason = "a FIFO nobody reads" if exc.errno == errno.ENXIO else exc.strerror or str(exc)
         raise InstanceError(str(target), "", f"cannot write: {reason}") from None
     try:
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        os.set_blocking(fd, True)  # opened non-blocking only so that a FIFO nobody reads fails at once
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]

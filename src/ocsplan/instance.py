@@ -7,7 +7,7 @@ line and exit with status 2.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "Instance",
     "Mesh",
     "dumps_instance",
+    "instance_document",
     "load_instance",
     "loads_instance",
     "parse_instance",
@@ -379,16 +380,9 @@ def load_instance(path: str | Path) -> Instance:
     return parse_instance(read_toml(path), str(path))
 
 
-def _toml_value(value: object) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, Sequence):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return repr(value)
+def _number(value: float) -> int | float:
+    """A whole float as an integer (``weight = 128``, not ``128.0``); other numbers as they are."""
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
 
 
 def _format_time(seconds: float) -> str:
@@ -399,38 +393,37 @@ def _format_rate(bps: float) -> str:
     return f"{bps * 8 / 1e9:.12g}Gb/s"
 
 
-def dumps_instance(instance: Instance) -> str:
-    """TOML text that :func:`loads_instance` reads back to an equal instance."""
+def instance_document(instance: Instance) -> dict[str, Any]:
+    """The instance as the data of its TOML file (what :func:`dumps_instance` writes and
+    :func:`parse_instance` reads): times and rates as unit strings, an idle axis as
+    ``{collective = "none"}``."""
     fab = instance.budget
-    lines = [f"name = {_toml_value(instance.name)}"]
+    doc: dict[str, Any] = {"name": instance.name}
     if instance.description:
-        lines.append(f"description = {_toml_value(instance.description)}")
-    lines += [
-        "",
-        "[fabric]",
-        f"world = {fab.world}",
-        f"ports = {fab.ports}",
-        f"latency = {_toml_value(_format_time(fab.latency))}",
-        f"link = {_toml_value(_format_rate(fab.link))}",
-    ]
+        doc["description"] = instance.description
+    doc["fabric"] = {"world": fab.world, "ports": fab.ports, "latency": _format_time(fab.latency),
+                     "link": _format_rate(fab.link)}
+    meshes = []
     for mesh in instance.meshes:
-        lines += ["", "[[mesh]]", f"name = {_toml_value(mesh.name)}"]
-        lines.append(f"shape = {_toml_value(list(mesh.shape))}")
-        lines.append("axes = [")
+        axes: list[dict[str, Any]] = []
         for axis in mesh.axes:
             if not axis.demands:
-                lines.append('  { collective = "none" },')
+                axes.append({"collective": "none"})
                 continue
-            items = []
+            demands = []
             for d in axis.demands:
-                fields = [
-                    f"collective = {_toml_value(d.collective)}",
-                    f"payload = {d.payload}",
-                    f"weight = {_toml_value(d.weight)}",
-                ]
+                item: dict[str, Any] = {"collective": d.collective, "payload": d.payload, "weight": _number(d.weight)}
                 if d.schedule != "auto":
-                    fields.append(f"schedule = {_toml_value(d.schedule)}")
-                items.append("{ " + ", ".join(fields) + " }")
-            lines.append("  { demands = [" + ", ".join(items) + "] },")
-        lines.append("]")
-    return "\n".join(lines) + "\n"
+                    item["schedule"] = d.schedule
+                demands.append(item)
+            axes.append({"demands": demands})
+        meshes.append({"name": mesh.name, "shape": list(mesh.shape), "axes": axes})
+    doc["mesh"] = meshes
+    return doc
+
+
+def dumps_instance(instance: Instance) -> str:
+    """TOML text (written by tomli-w) that :func:`loads_instance` reads back to an equal instance."""
+    import tomli_w
+
+    return tomli_w.dumps(instance_document(instance))

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
-from rich.console import Console
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 from typer.exceptions import Abort
@@ -22,6 +21,7 @@ from typer.exceptions import Abort
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from ..files import check_output, write_atomic
 from ..limits import MAX_TIME_LIMIT_S
+from .console import StreamConsole
 
 __all__ = [
     "app",
@@ -77,11 +77,11 @@ app = typer.Typer(
 )
 
 
-# Wide enough for the plan table when piped; a terminal keeps its own width.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+# A terminal keeps its own width; piped, COLUMNS or 200 (wide enough for the plan table); no trailing spaces.
+out = StreamConsole()
 
 
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
+err = StreamConsole(stderr=True)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

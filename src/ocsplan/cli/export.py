@@ -13,9 +13,10 @@ import typer
 
 from ..errors import OcsplanError
 from ..files import read_text
-from ..plan import Plan, load_plan
+from ..plan import load_plan
 from ..planning.check import require_valid
-from .app import app, fail, handle_errors, out
+from .app import app, err, fail, handle_errors, out
+from .console import Bar
 
 if TYPE_CHECKING:
     from ..deploy import XmlCost
@@ -67,13 +68,14 @@ def export_command(
     check: Annotated[Path | None, typer.Option("--check", help="check an export directory instead")] = None,
     max_steps: Annotated[int, typer.Option("--max-steps", help="steps per threadblock the executor was built "
                                            "for (MSCCL_MAX_NUM_STEPS, default 64)")] = 64,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Write MSCCL XML (one file per demand, and index.json) for a plan, or check such a directory."""
     from ..deploy import CheckError, MscclError
     from ..deploy.export import check_export, export_msccl
 
     try:
-        _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl)
+        _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl, quiet)
     except CheckError as exc:
         raise fail(f"check failed: {exc}", 1) from None
     except (MscclError, ExportError) as exc:
@@ -82,7 +84,7 @@ def export_command(
 
 def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str, check: Path | None,
             max_steps: int, check_export: Callable[[dict[str, str], str], dict[str, XmlCost]],
-            export_msccl: Callable[[Plan, str, int], dict[str, str]]) -> None:
+            export_msccl: Callable[..., dict[str, str]], quiet: bool = False) -> None:
     if check is not None:
         costs = check_export(_read_directory(check), str(check))
         for name, cost in sorted(costs.items()):
@@ -97,6 +99,7 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
     require_valid(plan, str(plan_path))
     if max_steps < 1:
         raise fail(f"--max-steps {max_steps}: must be at least 1", 2)
-    files = export_msccl(plan, protocol, max_steps)
+    with Bar(err, "export (msccl)", quiet=quiet) as bar:
+        files = export_msccl(plan, protocol, max_steps, progress=bar.update)
     _write_directory(out_dir, files)
     out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json", markup=False)

@@ -33,6 +33,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
+from .console import Bar
 from .render import compare_table, plan_table
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
@@ -299,12 +300,17 @@ def compare(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.compare/1) to PATH, or - for stdout")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
     from ..files import write_atomic
     from ..studies.results import (
         demand_rows,
+        dumps_compare_json,
         dumps_demand_rows,
         instance_digest,
         table_rows,
@@ -323,36 +329,40 @@ def compare(
     refuse_unused("--workers", workers is not None and not exact, "without an exact method")
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
-    check_outputs((csv_out, "--csv"), (demands_out, "--demands"))
+    check_outputs((csv_out, "--csv"), (demands_out, "--demands"), (json_out, "--json"))
+    console = err if json_out == "-" else out
     loaded = [(str(p), load_instance(p)) for p in instances]
     results: list[Any] = []
     per_demand: list[dict[str, Any]] = []
     flagged = 0
-    if demands_out is None:
-        results = solve_all(loaded, chosen, executor, time_limit, workers)
-    for index, (path, inst) in enumerate(loaded):
+    bar = Bar(err, "compare", len(loaded) * len(chosen), quiet=quiet)
+    with bar:
         if demands_out is None:
-            mine = results[index * len(chosen):(index + 1) * len(chosen)]
+            results = solve_all(loaded, chosen, executor, time_limit, workers,
+                                on_result=lambda r: bar.advance(description=f"{r.instance} {r.method}"))
         else:
-            plans: dict[str, Plan] = {}
-            mine = []
-            for m in chosen:
+            for path, inst in loaded:
+                plans: dict[str, Plan] = {}
+                for m in chosen:
 
-                def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
-                    into[method] = plan
+                    def keep(plan: Plan, method: str = m, into: dict[str, Plan] = plans) -> None:
+                        into[method] = plan
 
-                mine.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
-            per_demand.extend(demand_rows(inst, plans))
-            results.extend(mine)
+                    results.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
+                    bar.advance(description=f"{inst.name} {m}")
+                per_demand.extend(demand_rows(inst, plans))
+    for index, (_, inst) in enumerate(loaded):
+        mine = results[index * len(chosen):(index + 1) * len(chosen)]
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
-        out.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
+        console.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
     if csv_out is not None:
         write_results(results, csv_out)
     if demands_out is not None:
         write_atomic(demands_out, dumps_demand_rows(per_demand))
         wins = [row["better"] for row in per_demand]
         counts = ", ".join(f"{m} {wins.count(m)}" for m in chosen) + f", tie {wins.count('tie')}"
-        out.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
+        console.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
+    emit_json(dumps_compare_json(results, per_demand if demands_out is not None else None), json_out)
     if flagged:
         err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)

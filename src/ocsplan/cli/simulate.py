@@ -26,6 +26,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
+from .console import Bar
 
 __all__ = ["simulate", "sweep"]
 
@@ -159,6 +160,7 @@ def sweep(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..executor import Executor
@@ -179,9 +181,11 @@ def sweep(
     spec = load_fabric(fabric)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
-    rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
-                     schedules, only=_select(plan, demand), placement=placement,
-                     executor=executor if executor.parallel > 1 or scheduler is not None else None)
+    with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
+        rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
+                         schedules, only=_select(plan, demand), placement=placement,
+                         executor=executor if executor.parallel > 1 or scheduler is not None else None,
+                         on_row=lambda row: bar.advance(description=f"{row.demand} {row.schedule}"))
     write_csv(rows, csv_out)
     if png is not None:
         write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")

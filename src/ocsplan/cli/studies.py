@@ -9,7 +9,19 @@ import typer
 
 from ..errors import InstanceError
 from ..limits import MAX_COUNT, MAX_JOBS, MAX_SEED
-from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
+from .app import (
+    app,
+    check_count,
+    check_outputs,
+    check_suffix,
+    check_time_limit,
+    emit_json,
+    err,
+    handle_errors,
+    out,
+    refuse_unused,
+)
+from .console import Bar
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -64,13 +76,15 @@ def study(
         Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
     ] = None,
     fresh: Annotated[bool, typer.Option(help="ignore cached rows in the CSV")] = False,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.study/1) to PATH, or - for stdout")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..executor import Executor
     from ..planning.registry import EXACT_METHODS
-    from ..studies.results import read_study
+    from ..studies.results import dumps_study_json, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 
@@ -80,7 +94,7 @@ def study(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
     check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
-    check_outputs((out_csv, "--out"), (plot, "--plot"))
+    check_outputs((out_csv, "--out"), (plot, "--plot"), (json_out, "--json"))
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")
@@ -89,20 +103,17 @@ def study(
         err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
                   markup=False)
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, transient=False,
-    )
     state: dict[str, Any] = {}
+    bar = Bar(err, "study", quiet=quiet)
 
     def on_start(total: int, cached: int) -> None:
-        state["task"] = progress.add_task(f"study ({cached} cached)", total=total)
+        bar.update(0, total, f"study ({cached} cached)")
 
     def on_result(result: Any, cached: bool) -> None:
         state["cached"] = state.get("cached", 0) + cached
-        progress.update(state["task"], advance=1, description=f"{result.instance} {result.method}")
+        bar.advance(description=f"{result.instance} {result.method}")
 
-    with progress:
+    with bar:
         results, interrupted = run_study(
             files, chosen, out_csv, time_limit=time_limit, executor=executor,
             workers=workers if workers is not None else default_workers(executor.parallel), fresh=fresh,
@@ -111,7 +122,8 @@ def study(
     cached = state.get("cached", 0)
     err.print(f"{len(results)} rows ({cached} cached, {len(results) - cached} solved) in {out_csv}",
               markup=False)
-    out.print(summary_table(summarize(results), len(files)))
+    (err if json_out == "-" else out).print(summary_table(summarize(results), len(files)))
+    emit_json(dumps_study_json(results, len(files)), json_out)
     if plot is not None and results:
         plot_gaps(results, plot)
     if interrupted:

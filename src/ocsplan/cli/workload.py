@@ -38,6 +38,7 @@ from .app import (
     out,
     parse_option,
 )
+from .console import Bar
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -230,6 +231,7 @@ def decode(
     json_out: Annotated[str | None, typer.Option("--json", help="write the step JSON to PATH, or - for stdout")] = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (shown with --network simlette on a terminal)")] = False,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -242,15 +244,19 @@ def decode(
     k, a = _verify(tokens_per_step, accept_rate)
     spec = load_fabric(fabric)
     console = err if json_out == "-" else out
+    bar = Bar(err, f"decode ({network})", 1, quiet=quiet or network != "simlette")
     if split == "auto":
-        step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
-                                 tokens_per_step=k, accept_rate=a)
+        with bar:
+            step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
+                                     tokens_per_step=k, accept_rate=a, progress=bar.update)
         console.print(f"split auto: {len(ranked)} feasible splits timed analytically, best {step.split}",
                       markup=False)
     else:
         s: Split = check_split(m, world, parse_split(split))
-        step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
-                           tokens_per_step=k, accept_rate=a)
+        with bar:
+            step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
+                               tokens_per_step=k, accept_rate=a)
+            bar.update(1)
     table, summary = _step_tables(step)
     console.print(table)
     console.print(summary, markup=False)
@@ -327,6 +333,7 @@ def pareto(
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, write_png
@@ -348,8 +355,9 @@ def pareto(
     check_suffix(png, "--png", (".png",))
     check_outputs((csv_out, "--csv"), (png, "--png"))
     executor = Executor(jobs=jobs, scheduler=scheduler).check()
-    cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, executor=executor,
-                         cache=cache)
+    with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
+        cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
+                             executor=executor, cache=cache, progress=bar.update)
     table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
         table.add_column(col, justify="left" if col in ("fabric", "split") else "right")

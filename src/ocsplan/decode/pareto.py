@@ -68,7 +68,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics.
 
     The (fabric, batch, split) points run on ``executor`` (local processes or a Dask
-    cluster; default: in this process); a point that fails twice stops the sweep."""
+    cluster; default: in this process); a point that fails twice stops the sweep.
+    ``progress(done, total)`` after each point (and, with simlette, each cell)."""
     check_world(world)
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
@@ -77,6 +78,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                          for spec in fabrics for b in batches for s in splits]
     found: dict[int, list[Step | None]] = {}
     failed: list[str] = []
+    # progress units: every point, then (simlette) every cell's re-simulated finalists
+    total = len(tasks) + (len(ctx) * len(batches) * len(fabrics) if network == "simlette" else 0)
 
     def done(index: int, result: list[Step | None] | Failure) -> None:
         if isinstance(result, Failure):
@@ -84,14 +87,14 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
         else:
             found[index] = result
         if progress is not None:
-            progress(len(found) + len(failed), len(tasks))
+            progress(len(found) + len(failed), total)
 
     (executor or Executor()).run(_task, tasks, done)
     if failed:
         raise OcsplanError(f"pareto: {len(failed)} point(s) failed, first: {failed[0]}")
     results = [found[i] for i in range(len(tasks))]
     table = {(t[2].name, t[5], t[4]): r for t, r in zip(tasks, results, strict=True)}
-    cells = []
+    cells: list[Cell] = []
     for c_index, context in enumerate(ctx):
         for b in batches:
             for spec in fabrics:
@@ -105,6 +108,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                                              precision=precision, check_memory=False, cache=plans)
                                  for st in finalists]
                     best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
+                if network == "simlette" and progress is not None:
+                    progress(len(tasks) + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(feasible),
                                   len(steps) - len(feasible)))
     return cells

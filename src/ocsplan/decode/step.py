@@ -72,28 +72,32 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
 
 def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int, context: int, *,
               network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
-              progress: Callable[[Split], None] | None = None,
+              progress: Callable[[int, int], None] | None = None,
               cache: PlanCache | None = None, tokens_per_step: int = 1,
               accept_rate: float = 1.0) -> tuple[Step, list[Step]]:
     """The split with the most tokens/s/user, and every feasible split's analytical step.
 
     With ``network="simlette"`` every split whose analytical interactivity is
     within ``within`` of the best is re-simulated and the best simulated one
-    wins (App. B.6). InfeasibleError when no split fits in HBM.
+    wins (App. B.6). InfeasibleError when no split fits in HBM. ``progress(done,
+    total)`` after each step timed (the total grows by the finalists once known).
     """
     check_world(world)
     plans = cache if cache is not None else PlanCache()
     steps: list[Step] = []
     needed = []
+    fitting = []
     for split in valid_splits(model, world):
         mem = memory_per_rank(model, acc, world, split, batch, context, precision)
         if not mem.fits:
             needed.append(mem.total)
-            continue
-        if progress is not None:
-            progress(split)
+        else:
+            fitting.append(split)
+    for split in fitting:
         steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=plans,
                                  tokens_per_step=tokens_per_step, accept_rate=accept_rate))
+        if progress is not None:
+            progress(len(steps), len(fitting))
     if not steps:
         if not needed:
             raise InfeasibleError(f"{model.name}: no valid Helix split on {world} accelerators")
@@ -104,8 +108,12 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
     best = ranked[0]
     if network == "simlette":
         finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
-        simulated = [decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
-                                 precision=precision, cache=plans, tokens_per_step=tokens_per_step,
-                                 accept_rate=accept_rate) for s in finalists]
+        simulated = []
+        for s in finalists:
+            simulated.append(decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
+                                         precision=precision, cache=plans, tokens_per_step=tokens_per_step,
+                                         accept_rate=accept_rate))
+            if progress is not None:
+                progress(len(steps) + len(simulated), len(steps) + len(finalists))
         best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
     return best, ranked

@@ -10,6 +10,7 @@ independent checker on every file against the index's graph and closed form.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -25,12 +26,15 @@ INDEX = "index.json"
 INDEX_SCHEMA = "ocsplan.export-index/1"
 
 
-def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEPS) -> dict[str, str]:
-    """File name -> text of the MSCCL export of every demand of ``plan``."""
+def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEPS,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, str]:
+    """File name -> text of the MSCCL export of every demand of ``plan``; ``progress(done,
+    total)`` after each demand."""
     if plan.stacked:
         raise MscclError(f"plan {plan.instance}: stacked (circulant) plans are not exported to MSCCL yet")
     files: dict[str, str] = {}
     demands: list[dict[str, Any]] = []
+    total = sum(len(axis.demands) for mesh in plan.meshes for axis in mesh.axes)
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
             for k, d in enumerate(axis.demands):
@@ -55,6 +59,8 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
                     "chunk_bytes": str(program.unit), "h": form.h, "v_bytes": str(form.v_factor * d.payload_bytes),
                     "multiplicity": d.multiplicity, "groups": groups,
                 })
+                if progress is not None:
+                    progress(len(demands), total)
     index = {"schema": INDEX_SCHEMA, "instance": plan.instance, "world": plan.world, "protocol": protocol,
              "max_steps": max_steps, "demands": demands}
     files[INDEX] = json.dumps(index, indent=1) + "\n"

@@ -4,19 +4,21 @@ and a fingerprint of the planner code, so a rerun solves only what changed."""
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
 import io
-import os
+import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from ..errors import InstanceError
 from ..files import code_fingerprint, read_text, write_atomic
-from ..instance import Instance, dumps_instance
+from ..instance import Instance, instance_document
 from ..plan import Plan
 from ..planning.registry import EXACT_METHODS
 
@@ -27,9 +29,12 @@ __all__ = [
     "Result",
     "code_fingerprint",
     "demand_rows",
+    "dumps_compare_json",
     "dumps_demand_rows",
     "dumps_results",
+    "dumps_study_json",
     "instance_digest",
+    "lock_path",
     "read_results",
     "read_study",
     "study_lock",
@@ -93,8 +98,10 @@ CSV_COLUMNS = (
 
 
 def instance_digest(instance: Instance) -> str:
-    """Content hash of an instance (its canonical TOML, so formatting does not count)."""
-    return hashlib.sha256(dumps_instance(instance).encode()).hexdigest()[:16]
+    """Content hash of an instance: of its data as canonical JSON, so neither the input file's
+    formatting nor the TOML writer's (tomli-w's version) counts."""
+    text = json.dumps(instance_document(instance), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _fmt(value: Any) -> str:
@@ -121,20 +128,29 @@ def write_results(results: Sequence[Result], path: str | Path) -> None:
     write_atomic(path, dumps_results(results))
 
 
+def lock_path(path: str | Path) -> Path:
+    """The lock file of a study CSV: ``.NAME.lock`` beside it (the CSV itself is replaced on
+    every write, so the lock lives in a file that stays put)."""
+    target = Path(path)
+    return target.with_name(f".{target.name}.lock")
+
+
 @contextmanager
 def study_lock(path: str | Path) -> Iterator[None]:
-    """Exclusive lock of the CSV's directory (two studies on one ``--out`` take turns;
-    the CSV itself is replaced on every write, so its directory is what stays put)."""
-    directory = Path(path).parent if str(Path(path).parent) else Path(".")
+    """Exclusive lock of the study CSV at ``path``: two studies on one ``--out`` take turns.
+
+    :class:`filelock.FileLock` (``flock`` on POSIX, ``msvcrt.locking`` on Windows) on
+    :func:`lock_path`; the operating system releases it when the process ends, so a killed
+    study leaves no stale lock, only the empty lock file."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        lock = FileLock(lock_path(path))
+        lock.acquire()
     except OSError as exc:
         raise InstanceError(str(path), "", f"cannot lock: {exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        lock.release()
 
 
 def update_results(results: Sequence[Result], path: str | Path) -> None:
@@ -260,8 +276,9 @@ def _better(row: Result, peers: Sequence[Result]) -> str:
 
 
 def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """CSV rows: results plus L, gap (to the proven optimum), bound_gap, flag, better
-    (the method with the smallest objective on the instance)."""
+    """CSV rows: results plus L, gap (to the proven optimum, at least 0), bound_gap, flag,
+    better (the method with the smallest objective on the instance), and below_optimum
+    (not a column: the objective beat the proven optimum, so the gap 0 is a clamp)."""
     by_instance: dict[str, list[Result]] = {}
     for r in results:
         by_instance.setdefault(r.digest, []).append(r)
@@ -271,7 +288,8 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
         optimum = _optimum(peers)
         bound = _best_bound(peers)
         obj = r.objective_s
-        gap = None if obj is None or optimum is None or optimum <= 0 else max(0.0, (obj - optimum) / optimum)
+        raw = None if obj is None or optimum is None or optimum <= 0 else (obj - optimum) / optimum
+        gap = None if raw is None else max(0.0, raw)
         bound_gap = None if obj is None or bound is None or bound <= 0 else max(0.0, (obj - bound) / bound)
         rows.append(
             {
@@ -296,6 +314,10 @@ def table_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "code": r.code,
                 "path": r.path,
                 "error": r.error,
+                # below a proven optimum by more than TOLERANCE (a solver's own optimality
+                # tolerance, e.g. HiGHS's relative MIP gap): the gap is clamped to 0 and the
+                # optimum's row is flagged; not a CSV column
+                "below_optimum": raw is not None and raw < -TOLERANCE,
             }
         )
     return rows
@@ -339,3 +361,34 @@ def dumps_demand_rows(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         writer.writerow({c: _fmt(row.get(c)) for c in columns})
     return buf.getvalue()
+
+
+# -- machine-readable rows (study --json, compare --json) -----------------------------------
+
+
+def _json_rows(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """:func:`table_rows` with the CSV's columns in its order; absent values (and a
+    non-finite number, which JSON cannot carry) are ``null``."""
+    return [{k: _finite(row[k]) for k in CSV_COLUMNS} for row in table_rows(results)]
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _dumps(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, indent=1, allow_nan=False) + "\n"
+
+
+def dumps_study_json(results: Sequence[Result], instances: int) -> str:
+    """``ocsplan.study/1`` JSON: the study's rows (the CSV's columns, numbers as numbers)."""
+    return _dumps({"schema": "ocsplan.study/1", "instances": instances, "rows": _json_rows(results)})
+
+
+def dumps_compare_json(results: Sequence[Result], demands: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """``ocsplan.compare/1`` JSON: one row per (instance, method) as in ``compare --csv``, and,
+    when the per-demand comparison ran (``--demands``), its rows under ``demands``."""
+    value: dict[str, Any] = {"schema": "ocsplan.compare/1", "rows": _json_rows(results)}
+    if demands is not None:
+        value["demands"] = [{k: _finite(v) for k, v in row.items()} for row in demands]
+    return _dumps(value)

@@ -138,13 +138,17 @@ def solve_all(
     executor: Executor,
     time_limit: float | None = None,
     workers: int | None = None,
+    on_result: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Every method on every (path, instance) on ``executor``: rows in instance x method order."""
+    """Every method on every (path, instance) on ``executor``: rows in instance x method order;
+    ``on_result`` sees each row as it finishes (progress)."""
     tasks = [_Task(inst, path, m, time_limit, workers) for path, inst in instances for m in methods]
     rows: list[Result | None] = [None] * len(tasks)
 
     def record(index: int, outcome: Result | Failure) -> None:
-        rows[index] = _failed(tasks[index], outcome) if isinstance(outcome, Failure) else outcome
+        rows[index] = row = _failed(tasks[index], outcome) if isinstance(outcome, Failure) else outcome
+        if on_result is not None:
+            on_result(row)
 
     executor.run(_run_task, tasks, record)
     return [row for row in rows if row is not None]

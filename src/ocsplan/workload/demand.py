@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InstanceError
 from ..instance import Instance, loads_instance
@@ -125,17 +126,20 @@ def demand_rows(model: Model, world: int, split: Split, batch: int,
 def _size(nbytes: int) -> str:
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale and nbytes % scale == 0:
-            return f'"{nbytes // scale}{unit}"'
-    return f'"{nbytes}B"'
+            return f"{nbytes // scale}{unit}"
+    return f"{nbytes}B"
 
 
-def _demand(row: DemandRow) -> str:
+_IDLE: dict[str, Any] = {"collective": "none"}
+
+
+def _demand(row: DemandRow) -> dict[str, Any]:
     if row.calls == 0:
-        return '{ collective = "none" }'
-    return f'{{ collective = "{row.collective}", payload = {_size(row.payload)}, weight = {row.calls} }}'
+        return dict(_IDLE)
+    return {"collective": row.collective, "payload": _size(row.payload), "weight": row.calls}
 
 
-def _axis(by_axis: dict[tuple[str, str], DemandRow], axis: str) -> str:
+def _axis(by_axis: dict[tuple[str, str], DemandRow], axis: str) -> dict[str, Any]:
     """One FFN axis: its MoE demand, with the dense layers' demand beside it when there are any."""
     moe = by_axis[("ffn", axis)]
     dense = by_axis.get(("ffn-dense", axis))
@@ -143,58 +147,44 @@ def _axis(by_axis: dict[tuple[str, str], DemandRow], axis: str) -> str:
         return _demand(moe)
     found = [d for d in (moe, dense) if d.calls]
     if not found:
-        return '{ collective = "none" }'
-    return "{ demands = [" + ", ".join(_demand(d) for d in found) + "] }"
+        return dict(_IDLE)
+    return {"demands": [_demand(d) for d in found]}
+
+
+_HEADER = """\
+# Decode instance written by `ocsplan workload --emit` (Helix split KVP, TPA, EP, TPE).
+# Meshes: world = Region 2 and the LM head, one axis over all accelerators;
+# attention = Region 1, axes KVP (partial outputs + LSE) and TPA; ffn = Region 3 (FFN/MoE), axes TPE and EP.
+"""
 
 
 def instance_toml(model: Model, world: int, split: Split, batch: int, *, ports: int, latency: float,
                   link: float, precision: Precision = COMM["fp4"], context: int | None = None,
                   name: str = "") -> str:
-    """Instance TOML (meshes as in ``instances/megatron-5t-n512-b1.toml``) for ``ocsplan solve``."""
+    """Instance TOML (meshes as in ``instances/megatron-5t-n512-b1.toml``) for ``ocsplan solve``,
+    written by tomli-w (any model name round-trips) under a comment naming the meshes."""
+    import tomli_w
+
     rows = demand_rows(model, world, split, batch, precision)
     by_axis = {(r.region, r.axis): r for r in rows}
     label = name or f"{model.name}-n{world}-b{batch}-{split.kvp}-{split.tpa}-{split.ep}-{split.tpe}"
     ctx = f", context {context}" if context is not None else ""
     world_ar, lm_ag = by_axis[("attention", "world")], by_axis[("lm-head", "world")]
     world_demands = [d for d in (world_ar, lm_ag) if d.calls]
-    lines = [
-        f'name = "{label}"',
-        f'description = "{model.name} decode, Helix (KVP, TPA, EP, TPE) = ({split.kvp}, {split.tpa}, '
-        f'{split.ep}, {split.tpe}), batch {batch}{ctx}, {precision.name} communication"',
-        "",
-        "[fabric]",
-        f"world = {world}",
-        f"ports = {ports}",
-        f'latency = "{latency * 1e6:.12g}us"',
-        f'link = "{link * 8 / 1e9:.12g}Gb/s"',
-        "",
-        "# Region 2 and the LM head: one-dimensional mesh over all accelerators.",
-        "[[mesh]]",
-        'name = "world"',
-        f"shape = [{world}]",
-        "axes = [",
-        "  { demands = [" + ", ".join(_demand(d) for d in world_demands) + "] },",
-        "]",
-        "",
-        "# Region 1 (attention): KVP x TPA.",
-        "[[mesh]]",
-        'name = "attention"',
-        f"shape = [{split.kvp}, {split.tpa}]",
-        "axes = [",
-        f"  {_demand(by_axis[('attention', 'KVP')])},   # KVP partial outputs + LSE",
-        f"  {_demand(by_axis[('attention', 'TPA')])},   # TPA",
-        "]",
-        "",
-        "# Region 3 (FFN/MoE): TPE x EP.",
-        "[[mesh]]",
-        'name = "ffn"',
-        f"shape = [{split.tpe}, {split.ep}]",
-        "axes = [",
-        f"  {_axis(by_axis, 'TPE')},   # TPE",
-        f"  {_axis(by_axis, 'EP')},   # EP",
-        "]",
-    ]
-    return "\n".join(lines) + "\n"
+    doc = {
+        "name": label,
+        "description": f"{model.name} decode, Helix (KVP, TPA, EP, TPE) = ({split.kvp}, {split.tpa}, "
+                       f"{split.ep}, {split.tpe}), batch {batch}{ctx}, {precision.name} communication",
+        "fabric": {"world": world, "ports": ports, "latency": f"{latency * 1e6:.12g}us",
+                   "link": f"{link * 8 / 1e9:.12g}Gb/s"},
+        "mesh": [
+            {"name": "world", "shape": [world], "axes": [{"demands": [_demand(d) for d in world_demands]}]},
+            {"name": "attention", "shape": [split.kvp, split.tpa],
+             "axes": [_demand(by_axis[("attention", "KVP")]), _demand(by_axis[("attention", "TPA")])]},
+            {"name": "ffn", "shape": [split.tpe, split.ep], "axes": [_axis(by_axis, "TPE"), _axis(by_axis, "EP")]},
+        ],
+    }
+    return _HEADER + "\n" + tomli_w.dumps(doc)
 
 
 def instance_for(model: Model, world: int, split: Split, batch: int, *, ports: int, latency: float,
