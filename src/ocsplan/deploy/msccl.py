@@ -58,7 +58,9 @@ class _Rank:
     by_key: dict[tuple[int, int, int], int] = field(default_factory=dict)
     writer: dict[Cell, StepRef] = field(default_factory=dict)
     readers: dict[Cell, list[StepRef]] = field(default_factory=lambda: defaultdict(list))
-    received: list[StepRef] = field(default_factory=list)  # last receive per tb in the previous phase
+    join: StepRef | None = None  # the phase barrier on threadblock 0 (see barrier)
+    covered: dict[int, int] = field(default_factory=dict)  # per tb, the last step the join waited for
+    joined: set[int] = field(default_factory=set)  # tbs whose steps already follow the join
 
     def tb(self, send: int, recv: int, chan: int) -> int:
         key = (send, recv, chan)
@@ -69,11 +71,34 @@ class _Rank:
 
     def add(self, tb: int, kind: str, src: Cell, dst: Cell, cnt: int, deps: list[StepRef]) -> StepRef:
         steps = self.tbs[tb].steps
-        wait = sorted({d for d in deps if d[0] != tb})  # same-tb order is implicit
+        latest: dict[int, int] = {}  # a wait on (b, j) covers b's earlier steps: keep the last per tb
+        for b, j in deps:
+            if b != tb and j > self.covered.get(b, -1) and latest.get(b, -1) < j:  # same-tb order is implicit
+                latest[b] = j
+        if self.join is not None and tb not in self.joined:
+            self.joined.add(tb)
+            if tb != self.join[0]:
+                latest[self.join[0]] = max(latest.get(self.join[0], -1), self.join[1])
+        wait = sorted(latest.items())
         for extra in wait[:-1]:
             steps.append(_step(len(steps), "nop", ("i", -1), ("o", -1), 0, extra))
         steps.append(_step(len(steps), kind, src, dst, cnt, wait[-1] if wait else None))
         return (tb, len(steps) - 1)
+
+    def barrier(self) -> None:
+        """Threadblock 0 waits for every other threadblock's last step (nops, then a ``cpy`` of 0
+        chunks, the one kind of step the executor signals after); every later step of a
+        threadblock comes after that join, so the next phase starts after this one ends and
+        the waits it covers need not be stated again."""
+        deps = [(b, len(t.steps) - 1) for b, t in enumerate(self.tbs) if b and t.steps
+                and len(t.steps) - 1 > self.covered.get(b, -1)]
+        if not deps:
+            return
+        self.join = None
+        self.covered = {}
+        self.join = self.add(0, "cpy", ("i", 0), ("o", 0), 0, deps)
+        self.covered = {b: len(t.steps) - 1 for b, t in enumerate(self.tbs)}
+        self.joined = {0}
 
     def read(self, cells: list[Cell]) -> list[StepRef]:
         return [self.writer[c] for c in cells if c in self.writer]
@@ -187,26 +212,25 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
-    for phase in program.phases:
+    for t, phase in enumerate(program.phases):
+        if t:
+            for rank in ranks:
+                rank.barrier()
         pending: list[tuple[int, int, int, list[tuple[Cell, Cell]], bool]] = []
-        for t in phase:
-            for item in t.items:
-                moves = _moves(program, layout, t.src, t.dst, item.op, item.segs, item.sources, item.dests)
-                pending.append((t.src, t.dst, 0, moves, item.op == "reduce"))
+        for tr in phase:
+            for item in tr.items:
+                moves = _moves(program, layout, tr.src, tr.dst, item.op, item.segs, item.sources, item.dests)
+                pending.append((tr.src, tr.dst, 0, moves, item.op == "reduce"))
         writes = []
-        started: set[tuple[int, int]] = set()
         for src, dst, chan, moves, reduce in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
             sender = ranks[src]
             tb = sender.tb(dst, -1, chan)
             for a, b, n in _runs(moves):
                 cells = _span(a, n)
-                barrier = [] if (src, tb) in started else sender.received
-                started.add((src, tb))
-                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells) + barrier)
+                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells))
                 sender.was_read(cells, ref)
                 writes.append((src, dst, chan, b, n, reduce))
-        last: dict[int, dict[int, StepRef]] = defaultdict(dict)
         for src, dst, chan, b, n, reduce in writes:
             recv = ranks[dst]
             tb = recv.tb(-1, src, chan)
@@ -214,9 +238,6 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             kind = "rrc" if reduce else "r"
             ref = recv.add(tb, kind, b if reduce else ("i", -1), b, n, recv.overwrite(cells, cells if reduce else []))
             recv.wrote(cells, ref)
-            last[dst][ref[0]] = ref
-        for x, rank in enumerate(ranks):
-            rank.received = list(last[x].values())
     if layout.raw:
         _final_sums(layout, ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
