@@ -12,7 +12,7 @@ output buffer after a local copy of the input; all-to-all forwards through scrat
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
@@ -42,6 +42,7 @@ class MscclError(OcsplanError):
 
 Cell = tuple[str, int]  # (buffer, chunk offset)
 StepRef = tuple[int, int]  # (threadblock id, step index)
+_StepRow = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
 
 
 @dataclass
@@ -49,7 +50,7 @@ class _Tb:
     send: int
     recv: int
     chan: int
-    steps: list[dict[str, object]] = field(default_factory=list)
+    steps: list[_StepRow] = field(default_factory=list)
 
 
 @dataclass
@@ -81,8 +82,8 @@ class _Rank:
                 latest[self.join[0]] = max(latest.get(self.join[0], -1), self.join[1])
         wait = sorted(latest.items())
         for extra in wait[:-1]:
-            steps.append(_step(len(steps), "nop", ("i", -1), ("o", -1), 0, extra))
-        steps.append(_step(len(steps), kind, src, dst, cnt, wait[-1] if wait else None))
+            steps.append(_step("nop", ("i", -1), ("o", -1), 0, extra))
+        steps.append(_step(kind, src, dst, cnt, wait[-1] if wait else None))
         return (tb, len(steps) - 1)
 
     def barrier(self) -> None:
@@ -119,11 +120,8 @@ class _Rank:
             self.readers[c].append(ref)
 
 
-def _step(s: int, kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None) -> dict[str, object]:
-    return {
-        "s": s, "type": kind, "srcbuf": src[0], "srcoff": src[1], "dstbuf": dst[0], "dstoff": dst[1],
-        "cnt": cnt, "depid": dep[0] if dep else -1, "deps": dep[1] if dep else -1, "hasdep": 0,
-    }
+def _step(kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None) -> _StepRow:
+    return (kind, src[0], src[1], dst[0], dst[1], cnt, dep[0] if dep else -1, dep[1] if dep else -1)
 
 
 def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
@@ -278,9 +276,18 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
             rank.wrote([dst], ref)
 
 
+_LINE = ('<step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
+         'deps="%d" hasdep="%d"/>')
+INT16 = 32767  # srcOffset, dstOffset and dependentStep are int16_t in the executor (msccl_struct.h)
+INT8 = 127  # dependentBid is int8_t: a threadblock waited for needs an id below 128
+
+
 def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
             ranks: list[_Rank], max_steps: int) -> str:
     i_chunks, o_chunks, s_chunks = layout.counts()
+    if max(i_chunks, o_chunks, s_chunks) > INT16 + 1:
+        raise MscclError(f"{program.schedule}: {max(i_chunks, o_chunks, s_chunks)} chunks in a buffer, the "
+                         f"executor's int16 offsets allow {INT16 + 1}")
     coll = _COLL[program.collective]
     lines = [
         f"<algo name={quoteattr(name)} proto={quoteattr(protocol)} nchannels=\"{channels}\" "
@@ -288,32 +295,35 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
         f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
     ]
     for g, rank in enumerate(ranks):
-        for role, count in (("send", sum(tb.send != -1 for tb in rank.tbs)),
-                            ("receive", sum(tb.recv != -1 for tb in rank.tbs))):
+        peers = Counter((role, tb.chan) for tb in rank.tbs for role, peer in (("send", tb.send),
+                                                                              ("receive", tb.recv)) if peer != -1)
+        for (role, chan), count in sorted(peers.items()):
             if count > MAX_TBS_PER_CHANNEL:
-                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on one channel, "
+                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on channel {chan}, "
                                  f"the executor allows {MAX_TBS_PER_CHANNEL}")
-        _mark_dependences(rank)
-        lines.append(f"  <gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
+        marked = _dependences(program.schedule, g, rank)
+        lines.append(f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
         for b, tb in enumerate(rank.tbs):
             if len(tb.steps) > max_steps:
                 raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
                                  f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
-            lines.append(f"    <tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
-            for st in tb.steps:
-                attrs = " ".join(f"{k}=\"{v}\"" for k, v in st.items())
-                lines.append(f"      <step {attrs}/>")
-            lines.append("    </tb>")
-        lines.append("  </gpu>")
+            lines.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
+            mine = marked.get(b, ())
+            lines.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
+            lines.append("</tb>")
+        lines.append("</gpu>")
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
 
 
-def _mark_dependences(rank: _Rank) -> None:
-    """hasdep=1 on every step another step waits for (the executor signals only those)."""
-    for tb in rank.tbs:
+def _dependences(schedule: str, g: int, rank: _Rank) -> dict[int, set[int]]:
+    """Per threadblock the steps another step waits for (hasdep=1: the executor signals only those)."""
+    marked: dict[int, set[int]] = defaultdict(set)
+    for b, tb in enumerate(rank.tbs):
         for st in tb.steps:
-            dep = (st["depid"], st["deps"])
-            if dep[0] != -1:
-                assert isinstance(dep[0], int) and isinstance(dep[1], int)
-                rank.tbs[dep[0]].steps[dep[1]]["hasdep"] = 1
+            if st[6] != -1:
+                if st[6] > INT8:
+                    raise MscclError(f"{schedule}: rank {g} threadblock {b} waits for threadblock {st[6]}, "
+                                     f"the executor's int8 dependentBid allows ids up to {INT8}")
+                marked[st[6]].add(st[7])
+    return marked
