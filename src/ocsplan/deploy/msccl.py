@@ -29,7 +29,10 @@ __all__ = [
 
 MAX_CHANNELS = 32  # MAXCHANNELS in msccl-executor-nccl src/include/device.h
 MAX_TBS_PER_CHANNEL = 32  # MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL (msccl_struct.h)
-MAX_STEPS = 64  # MSCCL_MAX_NUM_STEPS default (makefiles/common.mk)
+# MSCCL_MAX_NUM_STEPS is a build-time make variable of msccl-executor-nccl (makefiles/common.mk, default 64;
+# `make MSCCL_MAX_NUM_STEPS=N`); its hard ceiling is int16 dependentStep (32767). The export's default assumes
+# an executor built with 128: the megatron plan's layered-parallel all-gather needs 87 steps per threadblock.
+MAX_STEPS = 128
 MAX_COUNT = 72  # MSCCL_MAX_COUNT: a step's cnt must stay below it
 
 _COLL = {"all-gather": "allgather", "all-reduce": "allreduce", "all-to-all": "alltoall"}
