@@ -54,8 +54,9 @@ def wrong_offset(root: ET.Element) -> None:
 
 
 def missing_dependency(root: ET.Element) -> None:
-    """Drop the waits of the threadblock that forwards data it receives elsewhere
-    (its first such send may wait through a nop or an earlier step, so all go)."""
+    """Drop the waits of the threadblock that forwards data it receives elsewhere: its first
+    send of a phase waits on a receive or on the phase join (a ``cpy`` of 0 chunks that waits
+    for the previous phase); through a nop or an earlier step, so all waits go."""
     for gpu in root.findall("gpu"):
         tbs = gpu.findall("tb")
         for tb in tbs:
@@ -64,7 +65,7 @@ def missing_dependency(root: ET.Element) -> None:
                 if st.get("type") != "s" or st.get("depid") == "-1":
                     continue
                 dep = tbs[int(st.get("depid", "0"))].findall("step")[int(st.get("deps", "0"))]
-                if dep.get("type") in ("r", "rrc"):
+                if dep.get("type") in ("r", "rrc") or (dep.get("type"), dep.get("cnt")) == ("cpy", "0"):
                     for other in steps:
                         other.set("depid", "-1")
                         other.set("deps", "-1")

@@ -67,7 +67,7 @@ def export_command(
     protocol: Annotated[str, typer.Option(help="Simple, LL or LL128")] = "Simple",
     check: Annotated[Path | None, typer.Option("--check", help="check an export directory instead")] = None,
     max_steps: Annotated[int, typer.Option("--max-steps", help="steps per threadblock the executor was built "
-                                           "for (MSCCL_MAX_NUM_STEPS, default 64)")] = 64,
+                                           "with (make MSCCL_MAX_NUM_STEPS=N; its own default is 64)")] = 128,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Write MSCCL XML (one file per demand, and index.json) for a plan, or check such a directory."""

@@ -34,16 +34,8 @@ class XmlCost:
     v: Fraction
 
 
-@dataclass
-class _Step:
-    kind: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
-    depid: int
-    deps: int
+_Step = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
+_STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps")
 
 
 @dataclass
@@ -78,15 +70,19 @@ def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
         tbs = []
         for b, tb in enumerate(gpu.findall("tb")):
             where = f"{source}: gpu {g} tb {b}"
-            steps = []
-            for k, st in enumerate(tb.findall("step")):
-                w = f"{where} step {k}"
-                if _int(st, "s", w) != k:
-                    raise CheckError(f"{w}: s={st.get('s')}")
-                steps.append(_Step(
-                    st.get("type", ""), st.get("srcbuf", ""), _int(st, "srcoff", w), st.get("dstbuf", ""),
-                    _int(st, "dstoff", w), _int(st, "cnt", w), _int(st, "depid", w), _int(st, "deps", w),
-                ))
+            steps: list[_Step] = []
+            for k, st in enumerate(tb.iterfind("step")):
+                a = st.attrib
+                try:
+                    step = (a.get("type", ""), a.get("srcbuf", ""), int(a["srcoff"]), a.get("dstbuf", ""),
+                            int(a["dstoff"]), int(a["cnt"]), int(a["depid"]), int(a["deps"]))
+                    if int(a["s"]) != k:
+                        raise CheckError(f"{where} step {k}: s={a['s']}")
+                except (KeyError, ValueError):
+                    for key in _STEP_INTS:
+                        _int(st, key, f"{where} step {k}")
+                    raise
+                steps.append(step)
             tbs.append(_Tb(_int(tb, "send", where), _int(tb, "recv", where), _int(tb, "chan", where), steps))
         gpus.append(tbs)
     if len(gpus) != _int(root, "ngpus", source):
@@ -148,9 +144,10 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
                 if peer != -1 and peer not in allowed:
                     raise CheckError(f"{source}: gpu {x} tb {b}: peer {peer} is not a neighbour in the axis graph")
     cells = [_initial(coll, n, x, i_chunks) for x in range(n)]
-    fifo: dict[tuple[int, int, int], deque[list[Value]]] = defaultdict(deque)
+    fifo: dict[tuple[int, int, int], deque[tuple[list[frozenset[Atom]], int]]] = defaultdict(deque)
     pc = [[0] * len(tbs) for tbs in gpus]
     times = [[[0] * len(tb.steps) for tb in tbs] for tbs in gpus]  # message depth each step ran at
+    # a message: the chunks' atoms and the depth at which it arrives
     load: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
 
     def read(x: int, buf: str, off: int, cnt: int, where: str) -> list[Value]:
@@ -173,66 +170,73 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
             out.append((sa | sb, max(da, db)))
         return out
 
+    receiving = frozenset(("r", "rrc", "rcs", "rrs", "rrcs"))
+
     def run(x: int, b: int) -> bool:
         tb = gpus[x][b]
-        st = tb.steps[pc[x][b]]
-        where = f"{source}: gpu {x} tb {b} step {pc[x][b]} ({st.kind})"
-        if st.depid != -1:
-            if not 0 <= st.depid < len(gpus[x]):
-                raise CheckError(f"{where}: depid {st.depid} names no threadblock")
-            if pc[x][st.depid] <= st.deps:
+        k = pc[x][b]
+        kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps = tb.steps[k]
+        tx = times[x]
+        if depid != -1:
+            if not 0 <= depid < len(tx):
+                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): depid {depid} names no threadblock")
+            if pc[x][depid] <= deps:
                 return False
-        before = times[x][b][pc[x][b] - 1] if pc[x][b] else 0
-        if st.depid != -1:
-            before = max(before, times[x][st.depid][st.deps])
-        receives = st.kind in ("r", "rrc", "rcs", "rrs", "rrcs")
-        if receives:
+        before = tx[b][k - 1] if k else 0
+        if depid != -1 and tx[depid][deps] > before:
+            before = tx[depid][deps]
+        if kind in receiving:
+            if tb.recv == -1:
+                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives on a threadblock "
+                                 "without a recv peer")
             q = fifo[(tb.recv, x, tb.chan)]
-            if tb.recv == -1 or not q:
-                if tb.recv == -1:
-                    raise CheckError(f"{where}: receives on a threadblock without a recv peer")
+            if not q:
                 return False
-            msg = q.popleft()
-            if len(msg) != st.cnt:
-                raise CheckError(f"{where}: receives {st.cnt} chunks, the message has {len(msg)}")
+            msg, depth = q.popleft()
+            if len(msg) != cnt:
+                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives {cnt} chunks, "
+                                 f"the message has {len(msg)}")
+        where = f"{source}: gpu {x} tb {b} step {k} ({kind})" if kind != "nop" else ""
         now = before
-        if st.kind == "nop":
+        if kind == "nop":
             pass
-        elif st.kind == "cpy":
-            write(x, st.dstbuf, st.dstoff, read(x, st.srcbuf, st.srcoff, st.cnt, where))
-        elif st.kind == "s":
-            now = send(x, tb, read(x, st.srcbuf, st.srcoff, st.cnt, where), before, where) - 1
-        elif st.kind == "re":
-            vals = reduce(read(x, st.srcbuf, st.srcoff, st.cnt, where), read(x, st.dstbuf, st.dstoff, st.cnt, where),
-                          where)
-            write(x, st.dstbuf, st.dstoff, vals)
+        elif kind == "cpy":
+            write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
+        elif kind == "s":
+            if tb.send == -1:
+                raise CheckError(f"{where}: sends on a threadblock without a send peer")
+            vals = read(x, srcbuf, srcoff, cnt, where)
+            depth = before
+            for _, d in vals:
+                if d > depth:
+                    depth = d
+            depth += 1
+            fifo[(x, tb.send, tb.chan)].append(([a for a, _ in vals], depth))
+            load[depth][(x, tb.send)] += cnt
+            now = depth - 1
+        elif kind == "re":
+            vals = reduce(read(x, srcbuf, srcoff, cnt, where), read(x, dstbuf, dstoff, cnt, where), where)
+            write(x, dstbuf, dstoff, vals)
             now = max(before, *(d for _, d in vals))
-        elif st.kind == "r":
-            write(x, st.dstbuf, st.dstoff, msg)
-            now = max(before, msg[0][1])
-        elif st.kind == "rrc":
-            write(x, st.dstbuf, st.dstoff, reduce(read(x, st.srcbuf, st.srcoff, st.cnt, where), msg, where))
-            now = max(before, msg[0][1])
+        elif kind == "r":
+            write(x, dstbuf, dstoff, [(a, depth) for a in msg])
+            now = max(before, depth)
+        elif kind == "rrc":
+            write(x, dstbuf, dstoff, reduce(read(x, srcbuf, srcoff, cnt, where), [(a, depth) for a in msg], where))
+            now = max(before, depth)
         else:
-            raise CheckError(f"{where}: step type {st.kind!r} not checked")
-        times[x][b][pc[x][b]] = now
-        pc[x][b] += 1
+            raise CheckError(f"{where}: step type {kind!r} not checked")
+        tx[b][k] = now
+        pc[x][b] = k + 1
         return True
-
-    def send(x: int, tb: _Tb, vals: list[Value], before: int, where: str) -> int:
-        if tb.send == -1:
-            raise CheckError(f"{where}: sends on a threadblock without a send peer")
-        depth = 1 + max(before, *(d for _, d in vals))
-        fifo[(x, tb.send, tb.chan)].append([(s, depth) for s, _ in vals])
-        load[depth][(x, tb.send)] += len(vals)
-        return depth
 
     progress = True
     while progress:
         progress = False
         for x, tbs in enumerate(gpus):
             for b in range(len(tbs))[::order]:
-                while pc[x][b] < len(tbs[b].steps) and run(x, b):
+                steps = len(tbs[b].steps)
+                while pc[x][b] < steps and run(x, b):
                     progress = True
     for x, tbs in enumerate(gpus):
         for b, tb in enumerate(tbs):

@@ -12,7 +12,7 @@ output buffer after a local copy of the input; all-to-all forwards through scrat
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
@@ -29,7 +29,10 @@ __all__ = [
 
 MAX_CHANNELS = 32  # MAXCHANNELS in msccl-executor-nccl src/include/device.h
 MAX_TBS_PER_CHANNEL = 32  # MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL (msccl_struct.h)
-MAX_STEPS = 64  # MSCCL_MAX_NUM_STEPS default (makefiles/common.mk)
+# MSCCL_MAX_NUM_STEPS is a build-time make variable of msccl-executor-nccl (makefiles/common.mk, default 64;
+# `make MSCCL_MAX_NUM_STEPS=N`); its hard ceiling is int16 dependentStep (32767). The export's default assumes
+# an executor built with 128: the megatron plan's layered-parallel all-gather needs 87 steps per threadblock.
+MAX_STEPS = 128
 MAX_COUNT = 72  # MSCCL_MAX_COUNT: a step's cnt must stay below it
 
 _COLL = {"all-gather": "allgather", "all-reduce": "allreduce", "all-to-all": "alltoall"}
@@ -42,6 +45,7 @@ class MscclError(OcsplanError):
 
 Cell = tuple[str, int]  # (buffer, chunk offset)
 StepRef = tuple[int, int]  # (threadblock id, step index)
+_StepRow = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
 
 
 @dataclass
@@ -49,7 +53,7 @@ class _Tb:
     send: int
     recv: int
     chan: int
-    steps: list[dict[str, object]] = field(default_factory=list)
+    steps: list[_StepRow] = field(default_factory=list)
 
 
 @dataclass
@@ -58,7 +62,9 @@ class _Rank:
     by_key: dict[tuple[int, int, int], int] = field(default_factory=dict)
     writer: dict[Cell, StepRef] = field(default_factory=dict)
     readers: dict[Cell, list[StepRef]] = field(default_factory=lambda: defaultdict(list))
-    received: list[StepRef] = field(default_factory=list)  # last receive per tb in the previous phase
+    join: StepRef | None = None  # the phase barrier on threadblock 0 (see barrier)
+    covered: dict[int, int] = field(default_factory=dict)  # per tb, the last step the join waited for
+    joined: set[int] = field(default_factory=set)  # tbs whose steps already follow the join
 
     def tb(self, send: int, recv: int, chan: int) -> int:
         key = (send, recv, chan)
@@ -69,11 +75,34 @@ class _Rank:
 
     def add(self, tb: int, kind: str, src: Cell, dst: Cell, cnt: int, deps: list[StepRef]) -> StepRef:
         steps = self.tbs[tb].steps
-        wait = sorted({d for d in deps if d[0] != tb})  # same-tb order is implicit
+        latest: dict[int, int] = {}  # a wait on (b, j) covers b's earlier steps: keep the last per tb
+        for b, j in deps:
+            if b != tb and j > self.covered.get(b, -1) and latest.get(b, -1) < j:  # same-tb order is implicit
+                latest[b] = j
+        if self.join is not None and tb not in self.joined:
+            self.joined.add(tb)
+            if tb != self.join[0]:
+                latest[self.join[0]] = max(latest.get(self.join[0], -1), self.join[1])
+        wait = sorted(latest.items())
         for extra in wait[:-1]:
-            steps.append(_step(len(steps), "nop", ("i", -1), ("o", -1), 0, extra))
-        steps.append(_step(len(steps), kind, src, dst, cnt, wait[-1] if wait else None))
+            steps.append(_step("nop", ("i", -1), ("o", -1), 0, extra))
+        steps.append(_step(kind, src, dst, cnt, wait[-1] if wait else None))
         return (tb, len(steps) - 1)
+
+    def barrier(self) -> None:
+        """Threadblock 0 waits for every other threadblock's last step (nops, then a ``cpy`` of 0
+        chunks, the one kind of step the executor signals after); every later step of a
+        threadblock comes after that join, so the next phase starts after this one ends and
+        the waits it covers need not be stated again."""
+        deps = [(b, len(t.steps) - 1) for b, t in enumerate(self.tbs) if b and t.steps
+                and len(t.steps) - 1 > self.covered.get(b, -1)]
+        if not deps:
+            return
+        self.join = None
+        self.covered = {}
+        self.join = self.add(0, "cpy", ("i", 0), ("o", 0), 0, deps)
+        self.covered = {b: len(t.steps) - 1 for b, t in enumerate(self.tbs)}
+        self.joined = {0}
 
     def read(self, cells: list[Cell]) -> list[StepRef]:
         return [self.writer[c] for c in cells if c in self.writer]
@@ -94,11 +123,8 @@ class _Rank:
             self.readers[c].append(ref)
 
 
-def _step(s: int, kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None) -> dict[str, object]:
-    return {
-        "s": s, "type": kind, "srcbuf": src[0], "srcoff": src[1], "dstbuf": dst[0], "dstoff": dst[1],
-        "cnt": cnt, "depid": dep[0] if dep else -1, "deps": dep[1] if dep else -1, "hasdep": 0,
-    }
+def _step(kind: str, src: Cell, dst: Cell, cnt: int, dep: StepRef | None) -> _StepRow:
+    return (kind, src[0], src[1], dst[0], dst[1], cnt, dep[0] if dep else -1, dep[1] if dep else -1)
 
 
 def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
@@ -187,26 +213,25 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
-    for phase in program.phases:
+    for t, phase in enumerate(program.phases):
+        if t:
+            for rank in ranks:
+                rank.barrier()
         pending: list[tuple[int, int, int, list[tuple[Cell, Cell]], bool]] = []
-        for t in phase:
-            for item in t.items:
-                moves = _moves(program, layout, t.src, t.dst, item.op, item.segs, item.sources, item.dests)
-                pending.append((t.src, t.dst, 0, moves, item.op == "reduce"))
+        for tr in phase:
+            for item in tr.items:
+                moves = _moves(program, layout, tr.src, tr.dst, item.op, item.segs, item.sources, item.dests)
+                pending.append((tr.src, tr.dst, 0, moves, item.op == "reduce"))
         writes = []
-        started: set[tuple[int, int]] = set()
         for src, dst, chan, moves, reduce in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
             sender = ranks[src]
             tb = sender.tb(dst, -1, chan)
             for a, b, n in _runs(moves):
                 cells = _span(a, n)
-                barrier = [] if (src, tb) in started else sender.received
-                started.add((src, tb))
-                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells) + barrier)
+                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells))
                 sender.was_read(cells, ref)
                 writes.append((src, dst, chan, b, n, reduce))
-        last: dict[int, dict[int, StepRef]] = defaultdict(dict)
         for src, dst, chan, b, n, reduce in writes:
             recv = ranks[dst]
             tb = recv.tb(-1, src, chan)
@@ -214,9 +239,6 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             kind = "rrc" if reduce else "r"
             ref = recv.add(tb, kind, b if reduce else ("i", -1), b, n, recv.overwrite(cells, cells if reduce else []))
             recv.wrote(cells, ref)
-            last[dst][ref[0]] = ref
-        for x, rank in enumerate(ranks):
-            rank.received = list(last[x].values())
     if layout.raw:
         _final_sums(layout, ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
@@ -257,9 +279,18 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
             rank.wrote([dst], ref)
 
 
+_LINE = ('<step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
+         'deps="%d" hasdep="%d"/>')
+INT16 = 32767  # srcOffset, dstOffset and dependentStep are int16_t in the executor (msccl_struct.h)
+INT8 = 127  # dependentBid is int8_t: a threadblock waited for needs an id below 128
+
+
 def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
             ranks: list[_Rank], max_steps: int) -> str:
     i_chunks, o_chunks, s_chunks = layout.counts()
+    if max(i_chunks, o_chunks, s_chunks) > INT16 + 1:
+        raise MscclError(f"{program.schedule}: {max(i_chunks, o_chunks, s_chunks)} chunks in a buffer, the "
+                         f"executor's int16 offsets allow {INT16 + 1}")
     coll = _COLL[program.collective]
     lines = [
         f"<algo name={quoteattr(name)} proto={quoteattr(protocol)} nchannels=\"{channels}\" "
@@ -267,32 +298,35 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
         f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
     ]
     for g, rank in enumerate(ranks):
-        for role, count in (("send", sum(tb.send != -1 for tb in rank.tbs)),
-                            ("receive", sum(tb.recv != -1 for tb in rank.tbs))):
+        peers = Counter((role, tb.chan) for tb in rank.tbs for role, peer in (("send", tb.send),
+                                                                              ("receive", tb.recv)) if peer != -1)
+        for (role, chan), count in sorted(peers.items()):
             if count > MAX_TBS_PER_CHANNEL:
-                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on one channel, "
+                raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on channel {chan}, "
                                  f"the executor allows {MAX_TBS_PER_CHANNEL}")
-        _mark_dependences(rank)
-        lines.append(f"  <gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
+        marked = _dependences(program.schedule, g, rank)
+        lines.append(f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
         for b, tb in enumerate(rank.tbs):
             if len(tb.steps) > max_steps:
                 raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
                                  f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
-            lines.append(f"    <tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
-            for st in tb.steps:
-                attrs = " ".join(f"{k}=\"{v}\"" for k, v in st.items())
-                lines.append(f"      <step {attrs}/>")
-            lines.append("    </tb>")
-        lines.append("  </gpu>")
+            lines.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
+            mine = marked.get(b, ())
+            lines.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
+            lines.append("</tb>")
+        lines.append("</gpu>")
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
 
 
-def _mark_dependences(rank: _Rank) -> None:
-    """hasdep=1 on every step another step waits for (the executor signals only those)."""
-    for tb in rank.tbs:
+def _dependences(schedule: str, g: int, rank: _Rank) -> dict[int, set[int]]:
+    """Per threadblock the steps another step waits for (hasdep=1: the executor signals only those)."""
+    marked: dict[int, set[int]] = defaultdict(set)
+    for b, tb in enumerate(rank.tbs):
         for st in tb.steps:
-            dep = (st["depid"], st["deps"])
-            if dep[0] != -1:
-                assert isinstance(dep[0], int) and isinstance(dep[1], int)
-                rank.tbs[dep[0]].steps[dep[1]]["hasdep"] = 1
+            if st[6] != -1:
+                if st[6] > INT8:
+                    raise MscclError(f"{schedule}: rank {g} threadblock {b} waits for threadblock {st[6]}, "
+                                     f"the executor's int8 dependentBid allows ids up to {INT8}")
+                marked[st[6]].add(st[7])
+    return marked
