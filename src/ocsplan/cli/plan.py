@@ -33,6 +33,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .render import compare_table, plan_table
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
@@ -300,6 +301,7 @@ def compare(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
@@ -318,7 +320,7 @@ def compare(
         raise InstanceError("--demands", "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
 
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     chosen = parse_methods(methods)
     exact = any(m in EXACT_METHODS for m in chosen)
     refuse_unused("--time-limit", time_limit is not None and not exact, "without an exact method")

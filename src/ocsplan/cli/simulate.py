@@ -26,6 +26,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 
 __all__ = ["simulate", "sweep"]
 
@@ -159,6 +160,7 @@ def sweep(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..executor import Executor
@@ -178,7 +180,7 @@ def sweep(
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
                      schedules, only=_select(plan, demand), placement=placement,
                      executor=executor if executor.parallel > 1 or scheduler is not None else None)

@@ -10,6 +10,7 @@ import typer
 from ..errors import InstanceError
 from ..limits import MAX_COUNT, MAX_JOBS, MAX_SEED
 from .app import app, check_count, check_outputs, check_suffix, check_time_limit, err, handle_errors, out, refuse_unused
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -59,6 +60,7 @@ def study(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     workers: Annotated[int | None, typer.Option(help="solver threads per job")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
@@ -87,7 +89,7 @@ def study(
     if dropped:
         err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
                   markup=False)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     progress = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, transient=False,

@@ -38,6 +38,7 @@ from .app import (
     out,
     parse_option,
 )
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -334,6 +335,7 @@ def pareto(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
@@ -358,7 +360,7 @@ def pareto(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     check_suffix(png, "--png", (".png",))
     check_outputs((csv_out, "--csv"), (png, "--png"))
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network, executor=executor,
                          cache=cache)
     table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
