@@ -7,12 +7,14 @@ import csv
 import io
 import os
 import signal
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from ocsplan.executor import Executor, Failure
+from ocsplan.errors import InstanceError, OcsplanError
+from ocsplan.executor import Executor, Failure, check_address
 from ocsplan.studies import read_results, run_study
 from ocsplan.studies.families import generate, write_family
 
@@ -58,6 +60,44 @@ def test_bad_jobs_and_scheduler_name_the_option() -> None:
         Executor(jobs=0).check()
     with pytest.raises(Exception, match="--scheduler"):
         Executor(scheduler=" ").check()
+
+
+@pytest.mark.parametrize("address", ["local", "tcp://127.0.0.1:8786", "127.0.0.1:8786", "tls://node-3.lan:1",
+                                     "tcp://[::1]:8786"])
+def test_well_formed_scheduler_addresses(address: str) -> None:
+    assert check_address(address) == address
+
+
+@pytest.mark.parametrize(("address", "reason"), [
+    ("tcp://", "malformed"), ("foo bar", "malformed"), ("tcp://127.0.0.1", "malformed"),
+    ("tcp://127.0.0.1:abc", "malformed"), ("tcp://127.0.0.1:0", "port must be between 1 and 65535"),
+    ("127.0.0.1:99999", "port must be between 1 and 65535"), ("http://127.0.0.1:8786", "unknown protocol 'http'"),
+    ("x" * 300 + ":1", "malformed"),
+])
+def test_malformed_scheduler_addresses_are_bad_input(address: str, reason: str) -> None:
+    with pytest.raises(InstanceError, match=reason) as info:
+        Executor(scheduler=address).check()
+    assert info.value.source == "--scheduler"
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan"), float("inf"), 1e9])
+def test_connect_timeout_is_bounded(timeout: float) -> None:
+    with pytest.raises(InstanceError, match="--connect-timeout"):
+        Executor(connect_timeout=timeout).check()
+
+
+def _closed_port() -> int:
+    """A loopback port nobody listens on: bound by us, then released."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_unreachable_scheduler_is_one_error_before_any_work() -> None:
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    with pytest.raises(OcsplanError, match=f"--scheduler {address}: cannot connect within --connect-timeout 2 s"):
+        Executor(scheduler=address, connect_timeout=2.0).check()
 
 
 # --- studies through the executor -------------------------------------------------------------

@@ -19,8 +19,11 @@ times, 0 on ``local``) and then reports it; we submit it once more.
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
+import re
 import signal
+import socket
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -31,8 +34,46 @@ from typing import Any, Generic, TypeVar
 
 from .errors import InstanceError, OcsplanError
 from .files import code_fingerprint
+from .limits import MAX_CONNECT_TIMEOUT_S
 
-__all__ = ["Executor", "Failure", "describe_error"]
+__all__ = ["CONNECT_TIMEOUT_S", "Executor", "Failure", "check_address", "describe_error"]
+
+CONNECT_TIMEOUT_S = 10.0  # default --connect-timeout: how long a Dask scheduler may take to answer
+# a scheduler address: [tcp:// | tls://] host : port, host a name, an IPv4 or a bracketed IPv6 address
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})")
+_SCHEMES = ("tcp", "tls")
+
+
+def check_address(scheduler: str) -> str:
+    """``scheduler`` as ``local`` or a well-formed ``[tcp|tls]://HOST:PORT``; InstanceError
+    (exit 2) otherwise, before Dask is imported (Dask's own parser fails in odd ways)."""
+    if scheduler == "local":
+        return scheduler
+    match = _ADDRESS.fullmatch(scheduler)
+    if match is None or len(scheduler) > 255:
+        raise InstanceError("--scheduler", "", f"malformed address {scheduler[:60]!r} (use tcp://HOST:PORT or local)")
+    scheme = match["scheme"]
+    if scheme is not None and scheme not in _SCHEMES:
+        raise InstanceError("--scheduler", "", f"unknown protocol {scheme[:20]!r} (use {' or '.join(_SCHEMES)})")
+    port = int(match["port"])
+    if not 1 <= port <= 65535:
+        raise InstanceError("--scheduler", "", f"port must be between 1 and 65535, got {port}")
+    return scheduler
+
+
+def _probe(scheduler: str, timeout: float) -> None:
+    """A TCP connection to the scheduler's port within ``timeout`` (before any work starts,
+    so an unreachable cluster is one line and no progress bar or output file)."""
+    match = _ADDRESS.fullmatch(scheduler)
+    assert match is not None  # check_address ran
+    host = match["host"].strip("[]")
+    try:
+        with socket.create_connection((host, int(match["port"])), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise OcsplanError(f"--scheduler {scheduler}: cannot connect within --connect-timeout {timeout:g} s"
+                           f" ({reason})") from None
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -78,18 +119,26 @@ class Executor:
 
     ``scheduler`` is a scheduler address (``tcp://host:8786``) or ``local``;
     with ``local``, ``jobs`` is the number of worker processes started.
-    ``retries``: further attempts of a task after a failure.
+    ``retries``: further attempts of a task after a failure. ``connect_timeout``:
+    seconds a scheduler (and its first worker) may take to answer before the run
+    stops with one line.
     """
 
     jobs: int = 1
     scheduler: str | None = None
     retries: int = 1
+    connect_timeout: float = CONNECT_TIMEOUT_S
 
     def check(self) -> Executor:
         if self.jobs < 1:
             raise InstanceError("--jobs", "", f"must be >= 1, got {self.jobs}")
         if self.scheduler is not None and not self.scheduler.strip():
             raise InstanceError("--scheduler", "", "empty address (use tcp://HOST:PORT or local)")
+        if not (math.isfinite(self.connect_timeout) and 0 < self.connect_timeout <= MAX_CONNECT_TIMEOUT_S):
+            raise InstanceError("--connect-timeout", "", f"must be a number of seconds in"
+                                f" (0, {MAX_CONNECT_TIMEOUT_S:g}], got {self.connect_timeout}")
+        if self.scheduler is not None and check_address(self.scheduler) != "local":
+            _probe(self.scheduler, self.connect_timeout)
         return self
 
     @property
@@ -116,7 +165,7 @@ class Executor:
             return
         attempts: _Attempts[R] = _Attempts(len(tasks), self.retries, done)
         if self.scheduler is not None:
-            _run_dask(fn, tasks, attempts, self.scheduler, self.jobs)
+            _run_dask(fn, tasks, attempts, self.scheduler, self.jobs, self.connect_timeout)
         elif self.jobs == 1:
             _run_serial(fn, tasks, attempts)
         else:
@@ -209,7 +258,7 @@ def _run_processes(fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts
 
 
 def _run_dask(
-    fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts[R], scheduler: str, jobs: int
+    fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts[R], scheduler: str, jobs: int, timeout: float
 ) -> None:
     try:
         import dask
@@ -226,11 +275,12 @@ def _run_dask(
             )
     try:
         try:
-            client = Client(cluster if cluster is not None else scheduler, timeout=30)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise OcsplanError(f"--scheduler {scheduler}: cannot connect ({describe_error(exc)})") from None
+            client = Client(cluster if cluster is not None else scheduler, timeout=f"{timeout}s")
+        except (OSError, TimeoutError, ValueError, MemoryError, OverflowError) as exc:
+            raise OcsplanError(f"--scheduler {scheduler}: cannot connect within --connect-timeout {timeout:g} s"
+                               f" ({describe_error(exc)[:120]})") from None
         try:
-            _check_workers(client, scheduler)
+            _check_workers(client, scheduler, max(timeout, 60.0) if cluster is not None else timeout)
             batch = uuid.uuid4().hex[:8]
             futures: dict[Any, int] = {}
 
@@ -262,13 +312,13 @@ def _fingerprint() -> str:
     return code_fingerprint()
 
 
-def _check_workers(client: Any, scheduler: str) -> None:
+def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
     """Every worker must run this ocsplan code (else its rows would not be comparable)."""
     mine = _fingerprint()
     try:
-        client.wait_for_workers(1, timeout=60)
+        client.wait_for_workers(1, timeout=timeout)
     except TimeoutError:
-        raise OcsplanError(f"--scheduler {scheduler}: no workers connected within 60 s") from None
+        raise OcsplanError(f"--scheduler {scheduler}: no workers connected within {timeout:g} s") from None
     theirs: dict[str, str] = client.run(_fingerprint)
     other = sorted(w for w, fp in theirs.items() if fp != mine)
     if other:

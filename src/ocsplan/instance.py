@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError
+from .fields import unknown_keys
 from .files import read_toml, toml_data
 from .limits import (
     MAX_AXES,
@@ -151,10 +152,8 @@ class _Reader:
         return value
 
     def keys(self, table: Mapping[str, Any], allowed: set[str], field: str) -> None:
-        for key in table:
-            if key not in allowed:
-                where = f"{field}.{key}" if field else key
-                raise self.fail(where, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+        """Refuse an unknown key, naming the nearest allowed one."""
+        unknown_keys(table, allowed, self.fail, field)
 
     def integer(self, value: object, field: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):

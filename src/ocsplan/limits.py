@@ -17,6 +17,7 @@ from .errors import OcsplanError
 
 __all__ = [
     "MAX_AXES",
+    "MAX_CONNECT_TIMEOUT_S",
     "MAX_COUNT",
     "MAX_DEMANDS",
     "MAX_DEPTH",
@@ -62,6 +63,7 @@ MAX_FILE_BYTES = 256 << 20  # size of any input file
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)
+MAX_CONNECT_TIMEOUT_S = 3600.0  # every --connect-timeout (seconds a Dask scheduler may take to answer)
 
 MAX_MODEL_LAYERS = 4096  # num_hidden_layers of a model file (the largest published is under 200)
 MAX_MODEL_EXPERTS = 1 << 16  # routed (or shared) experts of a model (the largest published: 384)

@@ -197,6 +197,32 @@ def build(directory: Path) -> dict[str, str]:
     if not model_fifo.exists():
         os.mkfifo(model_fifo)
     files["model_fifo"] = str(model_fifo)
+
+    # round 3 (issue 24) 3: unknown keys in the project's own formats, each one letter off a known key
+    put("inst-payloads.toml", sub('payload = "4KiB"', 'payloads = "4KiB"'))
+    put("inst-port.toml", sub("ports = 8", "port = 8"))
+    put("inst-meshes.toml", sub("[[mesh]]", "[[meshes]]"))
+    put("inst-shapes.toml", sub("shape = [8, 8]", "shapes = [8, 8]"))
+    plan_variant("plan-portz.json", lambda p: p.update(portz=8))
+    plan_variant("plan-payload-byte.json",
+                 lambda p: p["meshes"][0]["axes"][0]["demands"][0].update(payload_byte=4096))
+    plan_variant("plan-gen-multiplicty.json", lambda p: p["generators"][0].update(multiplicty=1))
+    plan_variant("plan-topolgy.json", lambda p: p["meshes"][0]["axes"][1].update(topolgy="cube"))
+    circuits_variant("circ-notez.json", lambda c: c.update(notez=[]))
+    circuits_variant("circ-domian.json", lambda c: c["fabric"]["wiring"].update(domian=1))
+    circuits_variant("circ-route-bitz.json", lambda c: c["routes"][0].update(bitz=[]))
+    circuits_variant("circ-installed-levelz.json", lambda c: c["counts"]["installed"].update(levelz=[]))
+    put("fab-acelerators.toml", fabric_text.replace("accelerators = 1024", "acelerators = 1024"))
+    put("fab-radixx.toml", fabric_text.replace("radix = 1024", "radixx = 1024"))
+    put("fab-latency-cabel.toml", fabric_text.replace('latency = "nominal"', 'latency = { cabel = "5ns" }'))
+    put("fab-racks-sise.toml", fabric_text + "\n[racks]\nsise = 8\n")
+    models = ROOT / "src" / "ocsplan" / "workload" / "data"
+    model_text = (models / "models" / "megatron-5t.toml").read_text()
+    put("model-layer.toml", model_text.replace("num_hidden_layers =", "num_hidden_layer ="))
+    put("model-expertz.toml", model_text.replace("num_local_experts =", "num_local_expert ="))
+    acc_text = (models / "accelerators" / "rx00.toml").read_text()
+    put("acc-peak-flop.toml", acc_text.replace("peak_flops =", "peak_flop ="))
+    put("acc-eficiency.toml", acc_text.replace("efficiency = 0.36", "eficiency = 0.36"))
     return files
 
 
@@ -444,6 +470,74 @@ CASES: tuple[Case, ...] = (
        "--jobs", "100000", names="--jobs"),
     _c("pareto-png-xyz", "pareto", "megatron-5t", "--contexts", "5M", "--batches", "1", "--fabrics", F,
        "--png", "{dir}/p.xyz", names="--png", outputs=("{dir}/p.xyz",)),
+    # round 3 (issue 24) 3: unknown keys refused with the nearest known key (docs/hostile.md "Strict keys")
+    _c("solve-key-payloads", "solve", "{inst_payloads_toml}", "--json", J, names="did you mean 'payload'?",
+       outputs=(J,)),
+    _c("solve-key-port", "solve", "{inst_port_toml}", names="fabric.port: unknown key (did you mean 'ports'?)"),
+    _c("compare-key-meshes", "compare", "{inst_meshes_toml}", "--methods", "heuristic",
+       names="meshes: unknown key (did you mean 'mesh'?)"),
+    _c("study-key-shapes", "study", "{inst_shapes_toml}", "--out", "{dir}/st.csv", "--methods", "heuristic",
+       names="did you mean 'shape'?", outputs=("{dir}/st.csv",)),
+    _c("realize-key-portz", "realize", "{plan_portz_json}", "--fabric", F, "--out", "{dir}/c.json",
+       names="portz: unknown key (did you mean 'ports'?)", outputs=("{dir}/c.json",)),
+    _c("simulate-key-payload-byte", "simulate", "{plan_payload_byte_json}", "--fabric", F,
+       names="meshes[0].axes[0].demands[0].payload_byte: unknown key (did you mean 'payload_bytes'?)"),
+    _c("sweep-key-multiplicty", "sweep", "{plan_gen_multiplicty_json}", "--fabric", F, "--csv", "{dir}/s.csv",
+       names="generators[0].multiplicty: unknown key (did you mean 'multiplicity'?)", outputs=("{dir}/s.csv",)),
+    _c("validate-plan-key-topolgy", "validate", C, "--plan", "{plan_topolgy_json}",
+       names="meshes[0].axes[1].topolgy: unknown key (did you mean 'topology'?)"),
+    _c("validate-key-notez", "validate", "{circ_notez_json}", names="notez: unknown key (did you mean 'notes'?)"),
+    _c("validate-key-domian", "validate", "{circ_domian_json}",
+       names="fabric.wiring.domian: unknown key (did you mean 'domain'?)"),
+    _c("simulate-circuits-key-bitz", "simulate", P, "--fabric", F, "--circuits", "{circ_route_bitz_json}",
+       names="routes[0].bitz: unknown key (did you mean 'bits'?)"),
+    _c("validate-key-levelz", "validate", "{circ_installed_levelz_json}",
+       names="counts.installed.levelz: unknown key (did you mean 'levels'?)"),
+    _c("realize-fabric-key-acelerators", "realize", P, "--fabric", "{fab_acelerators_toml}", "--out", "{dir}/c.json",
+       names="acelerators: unknown key (did you mean 'accelerators'?)", outputs=("{dir}/c.json",)),
+    _c("simulate-fabric-key-radixx", "simulate", P, "--fabric", "{fab_radixx_toml}",
+       names="level[0].radixx: unknown key (did you mean 'radix'?)"),
+    _c("power-fabric-key-cabel", "power", "{fab_latency_cabel_toml}",
+       names="latency.cabel: unknown key (did you mean 'cable'?)"),
+    _c("decode-fabric-key-sise", "decode", "megatron-5t", "--fabric", "{fab_racks_sise_toml}",
+       names="racks.sise: unknown key (did you mean 'size'?)"),
+    _c("splits-model-key-layer", "splits", "{model_layer_toml}",
+       names="num_hidden_layer: unknown key (did you mean 'num_hidden_layers'?)"),
+    _c("workload-model-key-expert", "workload", "{model_expertz_toml}", "--split", "4,128,64,8",
+       names="num_local_expert: unknown key (did you mean 'num_local_experts'?)"),
+    _c("pareto-model-key-layer", "pareto", "{model_layer_toml}", "--contexts", "5M", "--batches", "1",
+       "--fabrics", F, names="did you mean 'num_hidden_layers'?"),
+    _c("workload-acc-key-peak-flop", "workload", "megatron-5t", "--split", "4,128,64,8", "--accelerator",
+       "{acc_peak_flop_toml}", names="peak_flop: unknown key (did you mean 'peak_flops'?)"),
+    _c("decode-acc-key-eficiency", "decode", "megatron-5t", "--fabric", F, "--accelerator", "{acc_eficiency_toml}",
+       names="compute_efficiency[1].eficiency: unknown key (did you mean 'efficiency'?)"),
+    _c("power-acc-key-peak-flop", "power", F, "--accelerator", "{acc_peak_flop_toml}",
+       names="did you mean 'peak_flops'?"),
+    # round 3 (issue 24) 5: Dask scheduler addresses; unreachable ones are 127.0.0.1 on a closed port ONLY
+    _c("compare-scheduler-malformed", "compare", INST, "--methods", "heuristic", "--scheduler", "tcp://",
+       names="--scheduler: malformed address"),
+    _c("study-scheduler-no-port", "study", INST, "--out", "{dir}/st.csv", "--scheduler", "127.0.0.1",
+       names="--scheduler: malformed address", outputs=("{dir}/st.csv",)),
+    _c("sweep-scheduler-port-0", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--scheduler",
+       "tcp://127.0.0.1:0", names="--scheduler: port must be between 1 and 65535", outputs=("{dir}/s.csv",)),
+    _c("pareto-scheduler-http", "pareto", "megatron-5t", "--contexts", "5M", "--batches", "1", "--fabrics", F,
+       "--scheduler", "http://127.0.0.1:8786", names="--scheduler: unknown protocol 'http'"),
+    _c("compare-scheduler-closed", "compare", INST, "--methods", "heuristic", "--scheduler", "tcp://127.0.0.1:1",
+       "--connect-timeout", "3", status=1, names="cannot connect within --connect-timeout 3 s"),
+    _c("study-scheduler-closed", "study", INST, "--out", "{dir}/st.csv", "--methods", "heuristic", "--scheduler",
+       "tcp://127.0.0.1:1", status=1, names="--scheduler tcp://127.0.0.1:1: cannot connect",
+       outputs=("{dir}/st.csv",)),
+    _c("sweep-scheduler-closed", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--scheduler",
+       "127.0.0.1:1", "--connect-timeout", "2", status=1, names="cannot connect", outputs=("{dir}/s.csv",)),
+    _c("pareto-scheduler-closed", "pareto", "megatron-5t", "--contexts", "5M", "--batches", "1", "--fabrics", F,
+       "--scheduler", "tcp://127.0.0.1:1", "--csv", "{dir}/p.csv", status=1, names="cannot connect",
+       outputs=("{dir}/p.csv",)),
+    _c("study-connect-timeout-0", "study", INST, "--out", "{dir}/st.csv", "--connect-timeout", "0",
+       names="--connect-timeout", outputs=("{dir}/st.csv",)),
+    _c("compare-connect-timeout-nan", "compare", INST, "--methods", "heuristic", "--connect-timeout", "nan",
+       names="--connect-timeout"),
+    _c("sweep-connect-timeout-huge", "sweep", P, "--fabric", F, "--csv", "{dir}/s.csv", "--connect-timeout", "1e9",
+       names="--connect-timeout", outputs=("{dir}/s.csv",)),
 )
 
 # the cases that hung or exhausted memory before issue 13: run in a subprocess under RLIMIT_AS

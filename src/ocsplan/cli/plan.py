@@ -34,6 +34,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .render import compare_table, plan_table
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
@@ -304,6 +305,7 @@ def compare(
         str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.compare/1) to PATH, or - for stdout")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
@@ -322,7 +324,7 @@ def compare(
         raise InstanceError("--demands", "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
 
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     chosen = parse_methods(methods)
     exact = any(m in EXACT_METHODS for m in chosen)
     refuse_unused("--time-limit", time_limit is not None and not exact, "without an exact method")

@@ -27,6 +27,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 
 __all__ = ["simulate", "sweep"]
 
@@ -161,6 +162,7 @@ def sweep(
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..executor import Executor
@@ -180,7 +182,7 @@ def sweep(
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
         rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
                          schedules, only=_select(plan, demand), placement=placement,

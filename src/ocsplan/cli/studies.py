@@ -22,6 +22,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -71,6 +72,7 @@ def study(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     workers: Annotated[int | None, typer.Option(help="solver threads per job")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="write a gap-vs-size figure (PNG, PDF, SVG)")
@@ -102,7 +104,7 @@ def study(
     if dropped:
         err.print(f"note: {out_csv}: the last row was cut off; kept the complete rows, dropped {dropped}",
                   markup=False)
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     state: dict[str, Any] = {}
     bar = Bar(err, "study", quiet=quiet)
 

@@ -39,6 +39,7 @@ from .app import (
     parse_option,
 )
 from .console import Bar
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -51,6 +52,16 @@ TokensOpt = Annotated[int, typer.Option("--tokens-per-step",
                                         help="tokens k verified per user per step (speculative decoding, MTP)")]
 AcceptOpt = Annotated[float, typer.Option("--accept-rate", help="mean fraction a of the k tokens accepted")]
 MAX_TOKENS_PER_STEP = 64
+VerboseOpt = Annotated[bool, typer.Option("--verbose", help="list the keys of a config.json the model does not use")]
+
+
+def _load_model(spec: str, verbose: bool) -> Any:
+    """The model; with ``--verbose`` the ignored keys of a HuggingFace config.json on stderr
+    (a TOML model has none: unknown keys are refused there)."""
+    m = load_model(spec)
+    if verbose and m.unused:
+        err.print(f"{m.source}: keys not used by the model: {', '.join(m.unused)}", markup=False, soft_wrap=True)
+    return m
 
 
 def _verify(tokens_per_step: int, accept_rate: float) -> tuple[int, float]:
@@ -85,9 +96,9 @@ def _rate_option(text: str, option: str) -> float:
 
 @app.command()
 @handle_errors
-def splits(model: ModelArg, world: WorldOpt = 512) -> None:
+def splits(model: ModelArg, world: WorldOpt = 512, verbose: VerboseOpt = False) -> None:
     """List the valid Helix splits (KVP, TPA, EP, TPE) of a model on N accelerators."""
-    m = load_model(model)
+    m = _load_model(model, verbose)
     check_world(world, "--world")
     found = valid_splits(m, world)
     table = Table(title=f"{m.name}: Helix splits on {world} accelerators", title_justify="left")
@@ -102,8 +113,9 @@ def splits(model: ModelArg, world: WorldOpt = 512) -> None:
     out.print(table)
 
 
-def _resolve(model: str, accelerator: str, world: int, batch: int, context: str, comm: str) -> tuple[Any, ...]:
-    m = load_model(model)
+def _resolve(model: str, accelerator: str, world: int, batch: int, context: str, comm: str,
+             verbose: bool = False) -> tuple[Any, ...]:
+    m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
     tokens = parse_option(parse_tokens, context, "--context")
@@ -125,9 +137,10 @@ def workload(
     latency: Annotated[str, typer.Option(help="instance per-phase latency lambda")] = "0.52us",
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
-    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
+    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
     s = check_split(m, world, parse_split(split))
     lam = parse_option(parse_time, latency, "--latency")
@@ -232,13 +245,14 @@ def decode(
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
     quiet: Annotated[bool, typer.Option(help="no progress bar (shown with --network simlette on a terminal)")] = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
     from ..realization.fabrics import load_fabric
     from ..workload.step import step_to_dict
 
-    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm)
+    m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     k, a = _verify(tokens_per_step, accept_rate)
@@ -330,17 +344,19 @@ def pareto(
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, write_png
     from ..executor import Executor
     from ..realization.fabrics import load_fabric
 
-    m = load_model(model)
+    m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
     precision = precision_for(comm)
@@ -354,7 +370,7 @@ def pareto(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     check_suffix(png, "--png", (".png",))
     check_outputs((csv_out, "--csv"), (png, "--png"))
-    executor = Executor(jobs=jobs, scheduler=scheduler).check()
+    executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update)

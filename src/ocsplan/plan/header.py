@@ -11,9 +11,16 @@ from ..fields import Fields
 from ..limits import MAX_LATENCY_S, MAX_LINK_BPS, MAX_PORTS, MIN_LATENCY_S, MIN_LINK_BPS, check_float
 from .types import Plan
 
-__all__ = ["BIG", "footer_to_dict", "header_from_dict", "header_to_dict", "read_mask"]
+__all__ = ["BIG", "HEADER_KEYS", "footer_to_dict", "header_from_dict", "header_to_dict", "read_mask"]
 
 BIG = 1e30  # bound of every time and volume field (the limits keep real values far below)
+
+
+# the plan-level keys both schemas share (header and footer); each codec adds its own
+HEADER_KEYS = frozenset({
+    "schema", "instance", "method", "status", "world", "ports", "ports_used", "latency_s", "link_Bps",
+    "objective_s", "bound_s", "gap", "notes", "solve_seconds",
+})
 
 
 def header_to_dict(plan: Plan) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cayley import mask_to_str
-from ..fields import Fields
+from ..fields import Fields, KeySpec
 from ..limits import (
     MAX_AXES,
     MAX_DEMANDS,
@@ -18,10 +18,18 @@ from ..limits import (
     MAX_WORLD,
     check_int,
 )
-from .header import BIG, footer_to_dict, header_from_dict, header_to_dict, read_mask
+from .header import BIG, HEADER_KEYS, footer_to_dict, header_from_dict, header_to_dict, read_mask
 from .types import SCHEMA, AxisPlan, DemandPlan, GeneratorPlan, MeshPlan, Plan
 
-__all__ = ["shared_host_from_dict", "shared_host_to_dict"]
+__all__ = ["KEYS", "shared_host_from_dict", "shared_host_to_dict"]
+
+_DEMAND: KeySpec = dict.fromkeys(("collective", "payload_bytes", "weight", "schedule", "layers", "fold", "uses",
+                                  "phases", "volume_bytes", "multiplicity", "time_s"))
+_AXIS: KeySpec = {"size": None, "topology": None, "degree": None, "ring": None, "demands": (_DEMAND,)}
+_MESH: KeySpec = {"name": None, "shape": None, "bits": None, "axes": (_AXIS,)}
+# every key a shared-host plan may have (unknown ones are refused with the nearest known)
+KEYS: KeySpec = {**dict.fromkeys(HEADER_KEYS), "generators": (dict.fromkeys(("mask", "multiplicity", "kind")),),
+                 "meshes": (_MESH,)}
 
 
 def shared_host_to_dict(plan: Plan) -> dict[str, Any]:
@@ -72,7 +80,8 @@ def shared_host_to_dict(plan: Plan) -> dict[str, Any]:
 
 
 def shared_host_from_dict(data: Mapping[str, Any], f: Fields) -> Plan:
-    """A shared-host plan from its JSON object; every field typed and bounded."""
+    """A shared-host plan from its JSON object; every field typed and bounded, no unknown key."""
+    f.tree(data, KEYS)
     world = f.integer(data, "world", "", 2, MAX_WORLD)
     if world & (world - 1):
         raise f.fail("world", f"{world} is not a power of two")

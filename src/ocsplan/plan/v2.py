@@ -5,12 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..fields import Fields
+from ..fields import Fields, KeySpec
 from ..limits import MAX_AXES, MAX_DEMANDS, MAX_MESHES, MAX_PAYLOAD, MAX_PORTS, MAX_WEIGHT, MAX_WORLD, check_int
-from .header import BIG, footer_to_dict, header_from_dict, header_to_dict
+from .header import BIG, HEADER_KEYS, footer_to_dict, header_from_dict, header_to_dict
 from .types import RANKS, SCHEMA_STACKED, STACKED, AxisPlan, CirculantPlan, DemandPlan, MeshPlan, Plan
 
-__all__ = ["stacked_from_dict", "stacked_to_dict"]
+__all__ = ["KEYS", "stacked_from_dict", "stacked_to_dict"]
+
+_DEMAND: KeySpec = dict.fromkeys(("collective", "payload_bytes", "weight", "schedule", "uses", "phases",
+                                  "volume_bytes", "multiplicity", "time_s"))
+_CIRCULANT: KeySpec = dict.fromkeys(("offsets", "multiplicity", "ports", "diameter", "search", "lower_bound"))
+_AXIS: KeySpec = {"size": None, "topology": None, "degree": None, "circulant": _CIRCULANT, "demands": (_DEMAND,)}
+# every key a stacked plan may have (unknown ones are refused with the nearest known)
+KEYS: KeySpec = {**dict.fromkeys(HEADER_KEYS), "construction": None, "generators": None,
+                 "meshes": ({"name": None, "shape": None, "ranks": None, "axes": (_AXIS,)},)}
 
 
 def _stacked_axis(axis: AxisPlan) -> dict[str, Any]:
@@ -62,7 +70,8 @@ def stacked_to_dict(plan: Plan) -> dict[str, Any]:
 
 def stacked_from_dict(data: Mapping[str, Any], f: Fields) -> Plan:
     """A stacked plan (schema ``ocsplan.plan/2``): circulant axes, no host generators;
-    every field typed and bounded as in the shared-host reader."""
+    every field typed and bounded as in the shared-host reader, no unknown key."""
+    f.tree(data, KEYS)
     world = f.integer(data, "world", "", 2, MAX_WORLD)
     ports = f.integer(data, "ports", "", 1, MAX_PORTS)
     if f.items(data, "generators", "", 2 * MAX_PORTS):

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..cayley import mask_to_str, str_to_mask
 from ..errors import PlanError
+from ..fields import KeySpec, strict_tree
 from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_PORTS, MAX_WORLD, check_int
 from .fabrics import LatencyBudget, Level
@@ -30,6 +31,7 @@ from .wiring import Inventory, LevelCount
 
 __all__ = [
     "CIRCULANT",
+    "KEYS",
     "SCHEMA",
     "Circuit",
     "Circuits",
@@ -466,10 +468,40 @@ def _inventory_from(data: Mapping[str, Any]) -> Inventory:
     )
 
 
+_INVENTORY: KeySpec = {
+    "accelerators": None, "accelerator_ports": None, "converters": None, "converter_kind": None,
+    "levels": (dict.fromkeys(("level", "technology", "devices", "ports", "logical", "links_below", "medium")),),
+}
+# every key a circuits file may have (what :func:`circuits_to_dict` writes); others are refused
+KEYS: KeySpec = {
+    "schema": None,
+    "plan": dict.fromkeys(("instance", "method", "world", "ports", "ports_used", "objective_s", "generators")),
+    "fabric": {
+        **dict.fromkeys(("name", "source", "accelerators", "ports", "link_Bps", "rack_size", "serving_racks")),
+        "levels": (dict.fromkeys(("technology", "radix", "down", "up")),),
+        "wiring": dict.fromkeys(("domain", "groups", "down", "up", "spines", "fanout")),
+    },
+    "placement": dict.fromkeys(("method", "slot_bits", "accelerator")),
+    "ports_used": None,
+    "reserved_ports": None,
+    "counts": {**dict.fromkeys(("nodes", "ports_per_node", "circuits", "intra_rack", "inter_rack")),
+               "installed": _INVENTORY, "used": _INVENTORY},
+    "notes": None,
+    "generators": (dict.fromkeys(("generator", "kind", "multiplicity", "ports", "circuits", "inter_rack", "scope")),),
+    "nodes": None,
+    "circuits": (dict.fromkeys(("a", "b", "generator", "scope", "path")),),
+    "devices": (dict.fromkeys(("id", "level", "rail", "index", "radix", "cross_connects")),),
+    "routes": (dict.fromkeys(("mesh", "axis", "demand", "collective", "schedule", "multiplicity", "bits", "phases",
+                              "table")),),
+}
+
+
 def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> Circuits:
-    """Read a circuits dict (as :func:`circuits_to_dict` writes it); PlanError if malformed."""
+    """Read a circuits dict (as :func:`circuits_to_dict` writes it); PlanError if malformed
+    or if it has a key :data:`KEYS` does not know."""
     if data.get("schema") != SCHEMA:
         raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
+    strict_tree(data, KEYS, lambda field, message: PlanError(f"{source}: {field}: {message}"))
     try:
         return _bounded(_circuits(data), source)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:

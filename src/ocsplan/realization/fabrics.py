@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
+from ..fields import unknown_keys
 from ..files import read_toml
 from ..limits import MAX_LATENCY_S, MAX_LINK_BPS, MAX_PORTS, MAX_WORLD, MIN_LINK_BPS, check_int
 from ..units import parse_rate, parse_time
@@ -122,9 +123,7 @@ def _integer(source: str, value: object, field: str, low: int = 1, high: int = M
 def parse_fabric(data: Mapping[str, Any], source: str = "<fabric>") -> FabricSpec:
     """Validate parsed TOML data of a fabric file."""
     fail = _fail(source)
-    for key in data:
-        if key not in _TOP:
-            raise fail(key, f"unknown field (allowed: {', '.join(sorted(_TOP))})")
+    unknown_keys(data, _TOP, fail)
     for key in ("accelerators", "ports", "link", "level"):
         if key not in data:
             raise fail(key, "missing")
@@ -163,6 +162,7 @@ def _parse_latency(raw: object, source: str) -> LatencyBudget:
         return LATENCY_PRESETS[raw]
     if not isinstance(raw, Mapping):
         raise fail("latency", f"expected a preset name or a table, got {raw!r}")
+    unknown_keys(raw, ("preset", "endpoint", "protocol", "cable", "eps_switch", "ocs_switch"), fail, "latency")
     preset = raw.get("preset", "nominal")
     if preset not in LATENCY_PRESETS:
         raise fail("latency.preset", f"unknown preset {preset!r}")
@@ -178,9 +178,6 @@ def _parse_latency(raw: object, source: str) -> LatencyBudget:
                 raise fail(f"latency.{key}", f"must be at most {MAX_LATENCY_S:g} s")
         else:
             values[key] = getattr(base, key)
-    extra = set(raw) - set(values) - {"preset"}
-    if extra:
-        raise fail(f"latency.{min(extra)}", "unknown field")
     return LatencyBudget(**values)
 
 
@@ -194,6 +191,7 @@ def _parse_levels(raw: object, source: str) -> list[Level]:
         where = f"level[{idx}]"
         if not isinstance(table, Mapping):
             raise fail(where, "expected a table")
+        unknown_keys(table, ("technology", "radix", "down", "up"), fail, where)
         tech = table.get("technology")
         if tech not in ("ocs", "eps"):
             raise fail(f"{where}.technology", f"expected \"ocs\" or \"eps\", got {tech!r}")
@@ -202,9 +200,6 @@ def _parse_levels(raw: object, source: str) -> list[Level]:
         up = _integer(source, table.get("up", 0), f"{where}.up", 0)
         if down + up > radix:
             raise fail(where, f"down {down} + up {up} exceed the radix {radix}")
-        extra = set(table) - {"technology", "radix", "down", "up"}
-        if extra:
-            raise fail(f"{where}.{min(extra)}", "unknown field")
         levels.append(Level(tech, radix, down, up))
     return levels
 
@@ -214,6 +209,7 @@ def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: 
     fail = _fail(source)
     if not isinstance(racks, Mapping):
         raise fail("racks", "expected a table")
+    unknown_keys(racks, ("size", "serving"), fail, "racks")
     if len(levels) == 2:
         if "size" not in racks:
             raise fail("racks.size", "missing (a two-level fabric groups accelerators in racks)")
@@ -225,9 +221,6 @@ def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: 
     serving = _integer(source, racks.get("serving", accelerators // rack_size), "racks.serving", 1, accelerators)
     if serving > accelerators // rack_size:
         raise fail("racks.serving", f"{serving} racks but only {accelerators // rack_size} exist")
-    extra = set(racks) - {"size", "serving"}
-    if extra:
-        raise fail(f"racks.{min(extra)}", "unknown field")
     return rack_size, serving
 
 

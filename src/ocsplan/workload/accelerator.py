@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
+from ..fields import unknown_keys
 from ..files import toml_data
 from ..units import parse_bytes, parse_flop_rate, parse_flops, parse_power, parse_rate, parse_time
 from .model import read_document
@@ -71,9 +72,7 @@ def _table(raw: object, field: str, source: str, parse: Callable[[object], float
         where = f"{field}[{i}]"
         if not isinstance(step, Mapping):
             raise fail(where, "expected a table { up_to, efficiency }")
-        extra = set(step) - {"up_to", "efficiency"}
-        if extra:
-            raise fail(f"{where}.{min(extra)}", "unknown field")
+        unknown_keys(step, ("up_to", "efficiency"), fail, where)
         eff = step.get("efficiency")
         if isinstance(eff, bool) or not isinstance(eff, int | float) or not 0 < eff <= 1:
             raise fail(f"{where}.efficiency", f"must lie in (0, 1], got {eff!r}")
@@ -109,9 +108,7 @@ def parse_accelerator(data: Mapping[str, Any], source: str = "<accelerator>", na
     def fail(field: str, message: str) -> InstanceError:
         return InstanceError(source, field, message)
 
-    for key in data:
-        if key not in _KEYS:
-            raise fail(key, f"unknown field (allowed: {', '.join(sorted(_KEYS))})")
+    unknown_keys(data, _KEYS, fail)
     for key in sorted(_KEYS - {"name", "description", "efficiency_size"}):
         if key not in data:
             raise fail(key, "missing")

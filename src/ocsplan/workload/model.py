@@ -23,8 +23,11 @@ shared expert of ``intermediate_size``); dense FFN layers among MoE ones
 / ``intermediate_size_mlp``, ``decoder_sparse_step`` / ``mlp_only_layers``);
 ``num_nextn_predict_layers`` MTP modules (counted apart). Architectures that
 cannot be modelled (linear-attention or state-space layers, encoder-decoder)
-are refused in one line listing every blocker. Other keys are ignored; counts
-are bounded by :mod:`ocsplan.limits` (MAX_MODEL_*); files by MAX_MODEL_FILE_BYTES (1 MiB).
+are refused in one line listing every blocker. A TOML model file is the project's
+own format, so a key outside :data:`MODEL_KEYS` is refused with the nearest known
+one; a ``config.json`` carries many keys no decode model needs, so those are
+ignored and kept in ``Model.unused`` (``--verbose`` lists them). Counts are bounded
+by :mod:`ocsplan.limits` (MAX_MODEL_*); files by MAX_MODEL_FILE_BYTES (1 MiB).
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
+from ..fields import unknown_keys
 from ..files import read_text, toml_data
 from ..limits import MAX_MODEL_EXPERTS, MAX_MODEL_FILE_BYTES, MAX_MODEL_HIDDEN, MAX_MODEL_LAYERS, MAX_MODEL_VOCAB
 from .latent import Mla
 
 __all__ = [
     "MAX_LAYERS",
+    "MODEL_KEYS",
     "Model",
     "catalogue",
     "load_model",
@@ -56,6 +61,18 @@ _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_exp
 _TOPK = ("num_experts_per_tok", "experts_per_token")
 _WIDTH = ("moe_intermediate_size", "intermediate_size")
 _LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked"}
+_MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_BLOCKER_KEYS = ("layers_block_type", "hybrid_override_pattern", "attn_layer_period", "mamba_d_state", "ssm_cfg",
+                 "linear_num_value_heads", "is_encoder_decoder", "encoder_layers", "num_encoder_layers")
+# every key the reader reads (or refuses as not modelled): a TOML model may use no other
+MODEL_KEYS = frozenset({
+    "name", "description", "model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "vocab_size", *_EXPERTS, *_TOPK, *_WIDTH, "layer_types", "sliding_window",
+    "tie_word_embeddings", "num_nextn_predict_layers", "q_lora_rank", *_MLA_KEYS, "first_k_dense_replace",
+    "moe_layer_freq", "interleave_moe_layer_step", "decoder_sparse_step", "mlp_only_layers", "intermediate_size_mlp",
+    "shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts", "text_config", "vision_config",
+    "audio_config", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", *_BLOCKER_KEYS,
+})
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,7 @@ class Model:
     mtp_layers: int = 0  # num_nextn_predict_layers (MTP modules, counted apart)
     ignored: tuple[str, ...] = ()  # config parts read past (vision tower ...)
     chunk: int = 0  # tokens per attention chunk of the chunked layers (Llama 4's attention_chunk_size)
+    unused: tuple[str, ...] = ()  # keys of a config.json the model does not use (sorted)
 
     @property
     def full_layers(self) -> int:
@@ -231,8 +249,7 @@ def _blockers(data: Mapping[str, Any]) -> list[str]:
         bad = sorted({t for t in types if isinstance(t, str) and any(w in t for w in _NOT_ATTENTION)})
         if bad:
             found.append(f"layer_types ({', '.join(bad)}: linear-attention or state-space layers)")
-    for key in ("layers_block_type", "hybrid_override_pattern", "attn_layer_period", "mamba_d_state",
-                "ssm_cfg", "linear_num_value_heads"):
+    for key in _BLOCKER_KEYS[:6]:
         if data.get(key) is not None:
             found.append(f"{key} (state-space or linear-attention layers)")
     if data.get("is_encoder_decoder") is True or data.get("encoder_layers") or data.get("num_encoder_layers"):
@@ -285,9 +302,6 @@ def _dense_layer_list(f: _Fields, layers: int) -> tuple[int, ...]:
     return tuple(sorted(dense))
 
 
-_MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-
-
 def _mla(f: _Fields) -> Mla | None:
     """The latent attention of a config, or None; every MLA key must be there once one is."""
     present = [k for k in _MLA_KEYS if f.data.get(k) is not None]
@@ -312,10 +326,22 @@ def _unwrap(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[str, ...]
     return merged, ignored
 
 
-def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = "") -> Model:
-    """Validate HuggingFace-style model data (errors name the file and field)."""
+def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = "", strict: bool = False) -> Model:
+    """Validate HuggingFace-style model data (errors name the file and field).
+
+    ``strict`` (TOML model files): a key outside :data:`MODEL_KEYS` is refused; otherwise
+    (a HuggingFace ``config.json``) such keys are ignored and listed in ``Model.unused``."""
     outer = data
     data, ignored = _unwrap(data)
+
+    def fail(field: str, message: str) -> InstanceError:
+        return InstanceError(source, field, message)
+
+    if strict:
+        unknown_keys(outer, MODEL_KEYS, fail)
+        if isinstance(outer.get("text_config"), Mapping):
+            unknown_keys(outer["text_config"], MODEL_KEYS, fail, "text_config")
+    unused = tuple(sorted(str(k) for k in data if k not in MODEL_KEYS))
     blockers = _blockers(data)
     if blockers:
         raise InstanceError(source, blockers[0].split(" ")[0],
@@ -406,7 +432,7 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
         window=window, chunk=chunk, moe=moe, tied=tied,
         description=str(description) if isinstance(description, str) else "", source=source,
         mla=mla, shared_width=shared_width, dense_layers=dense, dense_width=dense_width,
-        mtp_layers=mtp, ignored=ignored,
+        mtp_layers=mtp, ignored=ignored, unused=unused,
     )
 
 
@@ -455,11 +481,11 @@ def load_model(spec: str | Path) -> Model:
     path = Path(text)
     if path.suffix in (".toml", ".json") or path.is_file():
         name = path.parent.name if path.name == "config.json" and path.parent.name else path.stem
-        return parse_model(read_document(path, text), text, name)
+        return parse_model(read_document(path, text), text, name, strict=path.suffix != ".json")
     names = catalogue()
     if text not in names:
         raise InstanceError(text, "model", f"unknown model (catalogue: {', '.join(names)}; or a "
                                            f".toml / config.json path)")
     shipped = resources.files("ocsplan.workload").joinpath("data").joinpath("models").joinpath(f"{text}.toml")
     return parse_model(toml_data(shipped.read_text(encoding="utf-8"), f"models/{text}.toml"),
-                       f"models/{text}.toml", text)
+                       f"models/{text}.toml", text, strict=True)

@@ -1,0 +1,15 @@
+"""Options several batch commands share (compare, study, sweep, pareto)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..executor import CONNECT_TIMEOUT_S
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "ConnectTimeoutOpt"]
+
+DEFAULT_CONNECT_TIMEOUT = CONNECT_TIMEOUT_S
+ConnectTimeoutOpt = Annotated[float, typer.Option(
+    "--connect-timeout", help="seconds a --scheduler may take to answer (and its first worker to join)")]
