@@ -1,0 +1,376 @@
+"""What one fault costs a realized plan: every single circuit, OCS device or accelerator fault.
+
+A workload-static fabric cannot route around a dead circuit, so for every fault of
+a kind and every demand of the plan this module says whether the demand still runs
+on the surviving circuits, how, and at what cost (paper Eq. 1, :func:`ocsplan.cost.phase_time`):
+
+- ``intact``: no circuit the demand drives failed;
+- ``parallel``: each failed pair keeps a parallel circuit; p drops to the fewest left;
+- ``relay``: a pair lost its last circuit, and a common neighbour z on the same axis
+  (circuits x-z and z-y alive) carries its transfers in two hops: the schedule's program
+  with each relayed transfer split (first hop in its phase, second in an added phase)
+  gives the degraded h and v (:func:`ocsplan.schedules.ideal_cost`); p is the fewest
+  circuits left on any pair the demand drives;
+- ``fallback``: the axis loses the dead generator entirely (every coset runs the same
+  schedule) and the cheapest catalogue schedule valid on the remaining Cayley graph
+  (the planner's own validity predicates) runs instead;
+- ``stopped``: nothing of the above (or the fault removed an accelerator the demand runs on).
+
+When relay and fallback are both possible the cheaper one is reported. A plan's degraded
+objective is sum w*T over the demands that still run; the ``stopped`` list names the rest.
+Shared-host (cube and fold) plans only: ring and stacked plans are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from ..cayley import Topology, axis_generators, compress, expand, mask_of
+from ..cost import phase_time
+from ..errors import InstanceError, PlanError
+from ..plan import Plan, demand_topology
+from ..realization.circuits import Circuits, parse_label
+from ..schedules import AUTO_EXCLUDED, SCHEDULES, Program, Transfer, closed_form, ideal_cost, schedules_for
+
+__all__ = [
+    "KINDS",
+    "MAX_FAULTS",
+    "SCHEMA",
+    "DemandOutcome",
+    "FaultOutcome",
+    "FaultReport",
+    "FaultSummary",
+    "analyse_faults",
+    "check_match",
+    "failed_circuits",
+    "fault_ids",
+    "report_to_dict",
+]
+
+SCHEMA = "ocsplan.faults/1"
+KINDS = ("circuit", "device", "accelerator")
+MAX_FAULTS = 20_000
+"""More faults of a kind than this need ``--sample N`` (the megatron plan has 8,960 circuits)."""
+
+
+@dataclass(frozen=True)
+class DemandOutcome:
+    """One demand under one fault; h, v, p, T are None when it stopped."""
+
+    mesh: str
+    axis: int
+    demand: int
+    how: str  # intact | parallel | relay | fallback | stopped
+    schedule: str | None
+    h: int | None
+    v: float | None
+    p: int | None
+    T: float | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.mesh}.{self.axis}.{self.demand}"
+
+
+@dataclass(frozen=True)
+class FaultOutcome:
+    id: str
+    objective: float  # sum w*T over the demands that still run
+    stopped: tuple[str, ...]
+    demands: tuple[DemandOutcome, ...]
+
+
+@dataclass(frozen=True)
+class FaultSummary:
+    count: int
+    worst_id: str | None
+    worst_objective: float | None
+    median: float | None  # over the faults that stop nothing
+    stopped: int  # faults that stop at least one demand
+
+
+@dataclass(frozen=True)
+class FaultReport:
+    kind: str
+    healthy: float
+    sampled: bool
+    faults: tuple[FaultOutcome, ...]
+    summary: FaultSummary
+
+
+# -- the fault catalogue ---------------------------------------------------------------
+
+
+def fault_ids(c: Circuits, kind: str) -> list[str]:
+    """Every single fault of a kind: circuits by index, devices by id, serving accelerators placed."""
+    if kind == "circuit":
+        return [f"circuit:{i}" for i in range(len(c.circuits))]
+    if kind == "device":
+        return [f"device:{d.id}" for d in c.devices if d.cross_connects]
+    if kind == "accelerator":
+        return [f"accelerator:{a}" for a in sorted(c.placement.accelerator)]
+    raise InstanceError("--kind", "", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+
+
+def failed_circuits(c: Circuits, fault: str, option: str = "--fail") -> tuple[tuple[int, ...], frozenset[int]]:
+    """(indices of the circuits a fault takes down, ranks it removes); InstanceError on a bad id."""
+    kind, _, name = fault.partition(":")
+    if kind == "circuit":
+        if not name.isdigit() or int(name) >= len(c.circuits):
+            raise InstanceError(option, "", f"{fault}: circuit ids are 0..{len(c.circuits) - 1}")
+        return (int(name),), frozenset()
+    if kind == "device":
+        if name not in {d.id for d in c.devices}:
+            raise InstanceError(option, "", f"{fault}: no OCS device {name!r} in the circuits file")
+        return tuple(i for i, x in enumerate(c.circuits) if any(h.device == name for h in x.path)), frozenset()
+    if kind == "accelerator":
+        if not name.isdigit() or int(name) >= c.fabric.accelerators:
+            raise InstanceError(option, "", f"{fault}: accelerator ids are 0..{c.fabric.accelerators - 1}")
+        ranks = frozenset(x for x, a in enumerate(c.placement.accelerator) if a == int(name))
+        return tuple(i for i, x in enumerate(c.circuits) if x.a in ranks or x.b in ranks), ranks
+    raise InstanceError(option, "", f"{fault}: expected circuit:ID, device:ID or accelerator:ID")
+
+
+def check_match(c: Circuits, plan: Plan, source: str = "--plan") -> None:
+    """The circuits realize this plan (instance, world, generators); PlanError naming the field."""
+    gens = tuple((g.label, g.multiplicity) for g in c.generators)
+    mine = {(label, p) for label, p in c.plan.generators}
+    if c.plan.instance != plan.instance or c.plan.world != plan.world:
+        raise PlanError(f"{source}: plan {plan.instance!r} (world {plan.world}) does not match the circuits "
+                        f"of {c.plan.instance!r} (world {c.plan.world})")
+    if plan.stacked or any(kind not in ("cube", "fold") for _, kind in (parse_label(label) for label, _ in gens)):
+        raise PlanError(f"{source}: faults handles shared-host cube/fold plans only (ring or stacked plan given)")
+    want = {(format(g.mask, f"0{plan.n}b"), g.multiplicity) for g in plan.generators}
+    if want != mine:
+        raise PlanError(f"{source}: generators of plan {plan.instance!r} differ from the circuits file's")
+
+
+# -- one demand's context ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Demand:
+    mesh: str
+    axis: int
+    demand: int
+    collective: str
+    schedule: str
+    payload: int
+    weight: float
+    block: tuple[int, ...]
+    topology: Topology
+    uses: frozenset[int]  # global masks the schedule drives
+    gens: tuple[int, ...]  # global masks of the axis's host generators
+    p: int
+    h: int
+    v: float
+    T: float
+
+
+def _demands(plan: Plan) -> list[_Demand]:
+    host = [g.mask for g in plan.generators]
+    out = []
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            for k, d in enumerate(axis.demands):
+                out.append(_Demand(mesh.name, i, k, d.collective, d.schedule, d.payload_bytes, d.weight,
+                                   axis.bits, demand_topology(d.groups, axis.bits, d.fold), frozenset(d.uses),
+                                   tuple(axis_generators(host, axis.bits)), d.multiplicity, d.phases,
+                                   d.volume_bytes, d.time_s))
+    return out
+
+
+class _Fabric:
+    """The circuits as pairs: how many parallel circuits join x and x XOR g."""
+
+    def __init__(self, c: Circuits) -> None:
+        self.c = c
+        self.mask = [parse_label(x.generator)[0] for x in c.circuits]
+        self.pair = [(min(x.a, x.b), max(x.a, x.b)) for x in c.circuits]
+        self.count: Counter[tuple[int, int]] = Counter(self.pair)
+        self.multiplicity = {parse_label(g.label)[0]: g.multiplicity for g in c.generators}
+
+
+def _surviving(fab: _Fabric, lost: Mapping[tuple[int, int], int], x: int, y: int) -> int:
+    key = (min(x, y), max(x, y))
+    return fab.count[key] - lost.get(key, 0)
+
+
+@lru_cache(maxsize=4096)
+def _fallbacks(
+    collective: str, bits: int, gens: frozenset[int]
+) -> tuple[tuple[str, int, Fraction, frozenset[int]], ...]:
+    """(schedule, h, v factor, local generators driven) of every catalogue schedule valid on Cay(gens)."""
+    topo = Topology(bits, gens)
+    if not topo.connected:
+        return ()
+    out = []
+    for s in schedules_for(collective):
+        if s.name in AUTO_EXCLUDED or not s.valid(topo):
+            continue
+        form = closed_form(s.name, topo)
+        out.append((s.name, form.h, form.v_factor, frozenset(s.uses(topo))))
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _program(schedule: str, topology: Topology, payload: int) -> Program:
+    return SCHEDULES[schedule].build(topology, payload)
+
+
+def _relayed(program: Program, relays: Mapping[tuple[int, int], int]) -> tuple[int, Fraction]:
+    """(h, v) of the program with the transfers src -> dst of each relayed pair sent via src XOR a.
+
+    ``relays[(x, y)]`` = a (local masks): the first hop x -> x^a stays in its phase, the
+    second x^a -> y runs in a phase added after it."""
+    phases: list[tuple[Transfer, ...]] = []
+    for phase in program.phases:
+        kept: list[Transfer] = []
+        second: list[Transfer] = []
+        for t in phase:
+            key = (min(t.src, t.dst), max(t.src, t.dst))
+            if key not in relays:
+                kept.append(t)
+                continue
+            a = relays[key] if t.src == key[0] else relays[key] ^ t.gen
+            z = t.src ^ a
+            kept.append(Transfer(t.src, z, a, t.nbytes))
+            second.append(Transfer(z, t.dst, z ^ t.dst, t.nbytes))
+        phases.append(tuple(kept))
+        if second:
+            phases.append(tuple(second))
+    cost = ideal_cost(Program(program.schedule, program.collective, program.bits, program.payload,
+                              program.segments, program.unit, tuple(p for p in phases if p)))
+    return cost.h, cost.v
+
+
+def _outcome(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], removed: frozenset[int],
+             latency: float, rate: float) -> DemandOutcome:
+    def result(how: str, schedule: str | None, h: int | None = None, v: float | None = None,
+               p: int | None = None) -> DemandOutcome:
+        t = None if h is None or v is None or p is None else phase_time(h, v, p, latency, rate)
+        return DemandOutcome(d.mesh, d.axis, d.demand, how, schedule, h, v, p, t)
+
+    if removed:
+        return result("stopped", None)
+    block = mask_of(d.block)
+    hit = [(pair, n) for pair, n in lost.items() if (pair[0] ^ pair[1]) in d.gens]
+    if not any((a ^ b) in d.uses for (a, b), _ in hit):
+        return result("intact", d.schedule, d.h, d.v, d.p)
+    left = {pair: fab.count[pair] - n for pair, n in hit}
+    driven = {pair: n for pair, n in left.items() if (pair[0] ^ pair[1]) in d.uses}
+    if min(driven.values()) > 0:
+        return result("parallel", d.schedule, d.h, d.v, min(d.p, *driven.values()))
+    options: list[tuple[float, str, str, int, float, int]] = []
+    relay = _relay(d, fab, lost, driven, block)
+    if relay is not None:
+        h, v, p = relay
+        options.append((phase_time(h, v, p, latency, rate), "relay", d.schedule, h, v, p))
+    dead = {pair[0] ^ pair[1] for pair, n in left.items() if n == 0}
+    alive = frozenset(compress(g, d.block) for g in d.gens if g not in dead)
+    for name, h, factor, used in _fallbacks(d.collective, len(d.block), alive):
+        masks = [expand(g, d.block) for g in used]
+        worst = {m: max((n for pair, n in lost.items() if pair[0] ^ pair[1] == m), default=0) for m in masks}
+        p = min([d.p, *(fab.multiplicity[m] - worst[m] for m in masks)])
+        v = float(factor * Fraction(d.payload)) if d.payload else 0.0
+        options.append((phase_time(h, v, p, latency, rate), "fallback", name, h, v, p))
+    if not options:
+        return result("stopped", None)
+    _, how, schedule, h, v, p = min(options, key=lambda o: (o[0], o[1], o[2]))
+    return result(how, schedule, h, v, p)
+
+
+def _relay(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int],
+           driven: Mapping[tuple[int, int], int], block: int) -> tuple[int, float, int] | None:
+    """Degraded (h, v, p) with every dead driven pair relayed through a common axis neighbour."""
+    dead = sorted(pair for pair, n in driven.items() if n == 0)
+    cosets: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
+    fewest = min([d.p, *(n for n in driven.values() if n > 0)])
+    for x, y in dead:
+        g = x ^ y
+        best = None
+        for a in d.gens:
+            b = a ^ g
+            if a == g or b not in d.gens:
+                continue
+            z = x ^ a
+            here = min(_surviving(fab, lost, x, z), _surviving(fab, lost, z, y))
+            if here > 0 and (best is None or here > best[0]):
+                best = (here, a)
+        if best is None:
+            return None
+        fewest = min(fewest, best[0])
+        local = (compress(x & block, d.block), compress(y & block, d.block))
+        cosets[x & ~block][local] = compress(best[1], d.block)
+    program = _program(d.schedule, d.topology, d.payload)
+    h, v = max((_relayed(program, relays) for relays in cosets.values()), key=lambda hv: (hv[1], hv[0]))
+    h0 = ideal_cost(program)
+    h_all = max(h, h0.h)
+    return h_all, float(max(v, h0.v)), fewest
+
+
+def analyse_faults(c: Circuits, plan: Plan, kind: str, sample: int | None = None, seed: int = 0) -> FaultReport:
+    """Every single fault of ``kind`` (or ``sample`` of them, drawn with ``seed``), every demand."""
+    check_match(c, plan)
+    ids = fault_ids(c, kind)
+    if sample is not None:
+        if sample < 1:
+            raise InstanceError("--sample", "", f"must be at least 1, got {sample}")
+        chosen = set(random.Random(seed).sample(range(len(ids)), min(sample, len(ids))))
+        ids = [f for i, f in enumerate(ids) if i in chosen]
+    elif len(ids) > MAX_FAULTS:
+        raise InstanceError("--sample", "", f"{len(ids)} {kind} faults exceed {MAX_FAULTS}; give --sample N")
+    fab = _Fabric(c)
+    demands = _demands(plan)
+    healthy = sum(d.weight * d.T for d in demands)
+    outcomes = [_fault(f, c, fab, demands, plan) for f in ids]
+    return FaultReport(kind, healthy, sample is not None, tuple(outcomes), summarize(outcomes))
+
+
+def _fault(fault: str, c: Circuits, fab: _Fabric, demands: Sequence[_Demand], plan: Plan) -> FaultOutcome:
+    failed, removed = failed_circuits(c, fault)
+    lost = Counter(fab.pair[i] for i in failed)
+    rows = tuple(_outcome(d, fab, lost, removed, plan.latency_s, plan.link_Bps) for d in demands)
+    objective = sum(d.weight * r.T for d, r in zip(demands, rows, strict=True) if r.T is not None)
+    return FaultOutcome(fault, objective, tuple(r.key for r in rows if r.how == "stopped"), rows)
+
+
+def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:
+    """Worst fault (one that stops a demand first, then the largest objective), median, stopped count."""
+    items = list(outcomes)
+    if not items:
+        return FaultSummary(0, None, None, None, 0)
+    worst = max(items, key=lambda f: (bool(f.stopped), f.objective))
+    running = [f.objective for f in items if not f.stopped]
+    return FaultSummary(len(items), worst.id, worst.objective,
+                        statistics.median(running) if running else None, sum(1 for f in items if f.stopped))
+
+
+def report_to_dict(r: FaultReport) -> dict[str, Any]:
+    """The ``ocsplan.faults/1`` JSON (schema in ``ocsplan/schemas/faults-1.json``)."""
+    return {
+        "schema": SCHEMA,
+        "kind": r.kind,
+        "sampled": r.sampled,
+        "healthy": {"objective": r.healthy},
+        "faults": [
+            {"id": f.id, "objective": f.objective, "stopped": list(f.stopped),
+             "demands": [{"mesh": d.mesh, "axis": d.axis, "demand": d.demand, "how": d.how,
+                          "schedule": d.schedule, "h": d.h, "v": d.v, "p": d.p, "T": d.T} for d in f.demands]}
+            for f in r.faults
+        ],
+        "summary": {
+            "count": r.summary.count,
+            "worst": None if r.summary.worst_id is None else {"id": r.summary.worst_id,
+                                                              "objective": r.summary.worst_objective},
+            "median": r.summary.median,
+            "stopped": r.summary.stopped,
+        },
+    }
