@@ -16,8 +16,14 @@ on the surviving circuits, how, and at what cost (paper Eq. 1, :func:`ocsplan.co
   (the planner's own validity predicates) runs instead;
 - ``stopped``: nothing of the above (or the fault removed an accelerator the demand runs on).
 
-When relay and fallback are both possible the cheaper one is reported. A plan's degraded
-objective is sum w*T over the demands that still run; the ``stopped`` list names the rest.
+When relay and fallback are both possible the cheaper one is reported.
+
+A stopped demand is reported apart, never priced: a fault's ``objective`` is sum w*T over
+the demands that still run and its ``stopped`` list names the rest, so the objective of a
+fault that stops something is partial and must not be compared with the healthy one. The
+summary ranks every stopping fault above every fault that stops nothing (the more demands
+stopped, the worse), takes the median over the faults that stop nothing, and names the
+worst of those apart (``worst_running``).
 Shared-host (cube and fold) plans only: ring and stacked plans are refused with the reason.
 """
 
@@ -37,7 +43,7 @@ from ..cost import phase_time
 from ..errors import InstanceError, PlanError
 from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, parse_label
-from ..schedules import AUTO_EXCLUDED, SCHEDULES, Program, Transfer, closed_form, ideal_cost, schedules_for
+from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, ideal_cost, schedules_for
 
 __all__ = [
     "KINDS",
@@ -51,7 +57,10 @@ __all__ = [
     "check_match",
     "failed_circuits",
     "fault_ids",
+    "ranked",
+    "relay_cost",
     "report_to_dict",
+    "summarize",
 ]
 
 SCHEMA = "ocsplan.faults/1"
@@ -82,7 +91,7 @@ class DemandOutcome:
 @dataclass(frozen=True)
 class FaultOutcome:
     id: str
-    objective: float  # sum w*T over the demands that still run
+    objective: float  # sum w*T over the demands that still run (partial if any stopped)
     stopped: tuple[str, ...]
     demands: tuple[DemandOutcome, ...]
 
@@ -90,8 +99,8 @@ class FaultOutcome:
 @dataclass(frozen=True)
 class FaultSummary:
     count: int
-    worst_id: str | None
-    worst_objective: float | None
+    worst: FaultOutcome | None  # a stopping fault whenever there is one
+    worst_running: FaultOutcome | None  # the largest objective among the faults that stop nothing
     median: float | None  # over the faults that stop nothing
     stopped: int  # faults that stop at least one demand
 
@@ -220,35 +229,81 @@ def _fallbacks(
     return tuple(out)
 
 
+@dataclass(frozen=True, eq=False)
+class _Loads:
+    """A demand's program as per-phase link loads: what relaying a pair changes, priced incrementally.
+
+    ``load[k][(src, gen)]`` = bytes src sends on its generator ``gen`` link in phase k (local
+    labels); ``top[k]`` the heaviest entries, so a phase's new maximum needs no full scan."""
+
+    load: tuple[dict[tuple[int, int], Fraction], ...]
+    top: tuple[tuple[tuple[Fraction, tuple[int, int]], ...], ...]
+    h: int
+    v: Fraction
+
+
+_TOP = 16
+
+
 @lru_cache(maxsize=256)
-def _program(schedule: str, topology: Topology, payload: int) -> Program:
-    return SCHEDULES[schedule].build(topology, payload)
-
-
-def _relayed(program: Program, relays: Mapping[tuple[int, int], int]) -> tuple[int, Fraction]:
-    """(h, v) of the program with the transfers src -> dst of each relayed pair sent via src XOR a.
-
-    ``relays[(x, y)]`` = a (local masks): the first hop x -> x^a stays in its phase, the
-    second x^a -> y runs in a phase added after it."""
-    phases: list[tuple[Transfer, ...]] = []
+def _loads(schedule: str, topology: Topology, payload: int) -> _Loads:
+    program = SCHEDULES[schedule].build(topology, payload)
+    loads: list[dict[tuple[int, int], Fraction]] = []
+    tops = []
     for phase in program.phases:
-        kept: list[Transfer] = []
-        second: list[Transfer] = []
+        load: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
         for t in phase:
-            key = (min(t.src, t.dst), max(t.src, t.dst))
-            if key not in relays:
-                kept.append(t)
-                continue
-            a = relays[key] if t.src == key[0] else relays[key] ^ t.gen
-            z = t.src ^ a
-            kept.append(Transfer(t.src, z, a, t.nbytes))
-            second.append(Transfer(z, t.dst, z ^ t.dst, t.nbytes))
-        phases.append(tuple(kept))
+            load[(t.src, t.gen)] += t.nbytes
+        loads.append(dict(load))
+        tops.append(tuple(sorted(((b, k) for k, b in load.items()), key=lambda e: (-e[0], e[1]))[:_TOP]))
+    cost = ideal_cost(program)
+    return _Loads(tuple(loads), tuple(tops), cost.h, cost.v)
+
+
+def _phase_max(prep: _Loads, k: int, changed: Mapping[tuple[int, int], Fraction]) -> Fraction:
+    """Largest load of phase k once the ``changed`` links carry their new loads."""
+    best = max(changed.values(), default=Fraction(0))
+    for b, key in prep.top[k]:
+        if key not in changed:
+            return max(best, b)
+    if len(prep.top[k]) == len(prep.load[k]):
+        return best
+    return max([best, *(b for key, b in prep.load[k].items() if key not in changed)])
+
+
+@lru_cache(maxsize=65536)
+def _relayed(prep: _Loads, relays: frozenset[tuple[int, int, int]]) -> tuple[int, Fraction]:
+    """(h, v) of the program with the transfers x <-> y of each relay (x, y, z) sent via z.
+
+    The first hop (x -> z) stays in its phase; the second (z -> y) runs in a phase added
+    right after it, which is what ``ideal_cost`` of the rewritten program would count
+    (the tests check this against the rewritten program)."""
+    h, v = 0, Fraction(0)
+    for k, load in enumerate(prep.load):
+        changed: dict[tuple[int, int], Fraction] = {}
+        second: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
+        for x, y, z in relays:
+            for s, t in ((x, y), (y, x)):
+                b = load.get((s, s ^ t))
+                if not b:
+                    continue
+                changed[(s, s ^ t)] = changed.get((s, s ^ t), load[(s, s ^ t)]) - b
+                changed[(s, s ^ z)] = changed.get((s, s ^ z), load.get((s, s ^ z), Fraction(0))) + b
+                second[(z, z ^ t)] += b
+        if load:
+            h += 1
+            v += _phase_max(prep, k, changed)
         if second:
-            phases.append(tuple(second))
-    cost = ideal_cost(Program(program.schedule, program.collective, program.bits, program.payload,
-                              program.segments, program.unit, tuple(p for p in phases if p)))
-    return cost.h, cost.v
+            h += 1
+            v += max(second.values())
+    return h, v
+
+
+def relay_cost(schedule: str, topology: Topology, payload: int,
+               relays: Iterable[tuple[int, int, int]]) -> tuple[int, Fraction]:
+    """(h, v) of a catalogue schedule with the transfers x <-> y of each relay (x, y, z), local
+    labels, sent in two hops via z (the second in a phase added after the first)."""
+    return _relayed(_loads(schedule, topology, payload), frozenset(relays))
 
 
 def _outcome(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], removed: frozenset[int],
@@ -291,7 +346,7 @@ def _relay(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int],
            driven: Mapping[tuple[int, int], int], block: int) -> tuple[int, float, int] | None:
     """Degraded (h, v, p) with every dead driven pair relayed through a common axis neighbour."""
     dead = sorted(pair for pair, n in driven.items() if n == 0)
-    cosets: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
+    cosets: dict[int, set[tuple[int, int, int]]] = defaultdict(set)
     fewest = min([d.p, *(n for n in driven.values() if n > 0)])
     for x, y in dead:
         g = x ^ y
@@ -307,13 +362,12 @@ def _relay(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int],
         if best is None:
             return None
         fewest = min(fewest, best[0])
-        local = (compress(x & block, d.block), compress(y & block, d.block))
-        cosets[x & ~block][local] = compress(best[1], d.block)
-    program = _program(d.schedule, d.topology, d.payload)
-    h, v = max((_relayed(program, relays) for relays in cosets.values()), key=lambda hv: (hv[1], hv[0]))
-    h0 = ideal_cost(program)
-    h_all = max(h, h0.h)
-    return h_all, float(max(v, h0.v)), fewest
+        z = x ^ best[1]
+        cosets[x & ~block].add((compress(x & block, d.block), compress(y & block, d.block),
+                                compress(z & block, d.block)))
+    prep = _loads(d.schedule, d.topology, d.payload)
+    h, v = max((_relayed(prep, frozenset(relays)) for relays in cosets.values()), key=lambda hv: (hv[1], hv[0]))
+    return max(h, prep.h), float(max(v, prep.v)), fewest
 
 
 def analyse_faults(c: Circuits, plan: Plan, kind: str, sample: int | None = None, seed: int = 0) -> FaultReport:
@@ -342,15 +396,27 @@ def _fault(fault: str, c: Circuits, fab: _Fabric, demands: Sequence[_Demand], pl
     return FaultOutcome(fault, objective, tuple(r.key for r in rows if r.how == "stopped"), rows)
 
 
+def _badness(f: FaultOutcome) -> tuple[int, float, str]:
+    return len(f.stopped), f.objective, f.id
+
+
 def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:
-    """Worst fault (one that stops a demand first, then the largest objective), median, stopped count."""
+    """Worst fault (most demands stopped, then largest objective), median and worst over the
+    faults that stop nothing, how many faults stop a demand."""
     items = list(outcomes)
-    if not items:
-        return FaultSummary(0, None, None, None, 0)
-    worst = max(items, key=lambda f: (bool(f.stopped), f.objective))
-    running = [f.objective for f in items if not f.stopped]
-    return FaultSummary(len(items), worst.id, worst.objective,
-                        statistics.median(running) if running else None, sum(1 for f in items if f.stopped))
+    running = [f for f in items if not f.stopped]
+    return FaultSummary(
+        len(items),
+        max(items, key=_badness) if items else None,
+        max(running, key=_badness) if running else None,
+        statistics.median(f.objective for f in running) if running else None,
+        len(items) - len(running),
+    )
+
+
+def ranked(r: FaultReport) -> list[FaultOutcome]:
+    """Faults worst first: stopping faults (most stopped first), then by objective, ties by id."""
+    return sorted(r.faults, key=lambda f: (-len(f.stopped), -f.objective, f.id))
 
 
 def report_to_dict(r: FaultReport) -> dict[str, Any]:
@@ -368,9 +434,13 @@ def report_to_dict(r: FaultReport) -> dict[str, Any]:
         ],
         "summary": {
             "count": r.summary.count,
-            "worst": None if r.summary.worst_id is None else {"id": r.summary.worst_id,
-                                                              "objective": r.summary.worst_objective},
+            "worst": _brief(r.summary.worst),
+            "worst_running": _brief(r.summary.worst_running),
             "median": r.summary.median,
             "stopped": r.summary.stopped,
         },
     }
+
+
+def _brief(f: FaultOutcome | None) -> dict[str, Any] | None:
+    return None if f is None else {"id": f.id, "objective": f.objective, "stopped": list(f.stopped)}
