@@ -396,8 +396,14 @@ def _fault(fault: str, c: Circuits, fab: _Fabric, demands: Sequence[_Demand], pl
     return FaultOutcome(fault, objective, tuple(r.key for r in rows if r.how == "stopped"), rows)
 
 
-def _badness(f: FaultOutcome) -> tuple[int, float, str]:
-    return len(f.stopped), f.objective, f.id
+def _natural(fault: str) -> tuple[str, int, str]:
+    kind, _, name = fault.partition(":")
+    return (kind, int(name), "") if name.isdigit() else (kind, -1, name)
+
+
+def _rank(f: FaultOutcome) -> tuple[int, float, tuple[str, int, str]]:
+    """Worst first: more demands stopped, then a larger objective, then the fault id."""
+    return -len(f.stopped), -f.objective, _natural(f.id)
 
 
 def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:
@@ -407,8 +413,8 @@ def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:
     running = [f for f in items if not f.stopped]
     return FaultSummary(
         len(items),
-        max(items, key=_badness) if items else None,
-        max(running, key=_badness) if running else None,
+        min(items, key=_rank) if items else None,
+        min(running, key=_rank) if running else None,
         statistics.median(f.objective for f in running) if running else None,
         len(items) - len(running),
     )
@@ -416,7 +422,7 @@ def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:
 
 def ranked(r: FaultReport) -> list[FaultOutcome]:
     """Faults worst first: stopping faults (most stopped first), then by objective, ties by id."""
-    return sorted(r.faults, key=lambda f: (-len(f.stopped), -f.objective, f.id))
+    return sorted(r.faults, key=_rank)
 
 
 def report_to_dict(r: FaultReport) -> dict[str, Any]:
