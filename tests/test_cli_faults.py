@@ -118,3 +118,50 @@ def test_schema_rejects_a_broken_file(files: dict[str, Path]) -> None:
                    {**good, "faults": [{**good["faults"][0], "demands": [{"how": "maybe"}]}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema("faults-1"))
+
+
+@pytest.fixture(scope="module")
+def spare_files(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The 16-rank plan realized on a 32-accelerator single-level fabric: 16 spares."""
+    d = tmp_path_factory.mktemp("cli-repair")
+    paths = {"fabric": d / "f32.toml", "circuits": d / "c32.json"}
+    paths["fabric"].write_text(single_level(32, 8))
+    result = runner.invoke(app, ["realize", str(files["plan"]), "--fabric", str(paths["fabric"]),
+                                 "--out", str(paths["circuits"])])
+    assert result.exit_code == 0, result.output
+    return paths
+
+
+def test_repair_writes_a_file_validate_accepts(files: dict[str, Path], spare_files: dict[str, Path],
+                                              tmp_path: Path) -> None:
+    new, diff = tmp_path / "new.json", tmp_path / "diff.json"
+    result = runner.invoke(app, ["repair", str(spare_files["circuits"]), "--plan", str(files["plan"]),
+                                 "--fabric", str(spare_files["fabric"]), "--failed", "accelerator:3",
+                                 "--failed", "accelerator:9", "--out", str(new), "--diff", str(diff)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["validate", str(new), "--plan", str(files["plan"]),
+                                 "--fabric", str(spare_files["fabric"])])
+    assert result.exit_code == 0 and "valid" in result.output, result.output
+    data, placed = load(diff), load(new)["placement"]["accelerator"]
+    assert {m["failed"] for m in data["moves"]} == {3, 9} and not {3, 9} & set(placed)
+    # 8 ports per accelerator, one plane per port: 2 x 8 circuits, one cross-connect swapped each
+    assert data["changes"] == 2 * 2 * 8
+
+
+@pytest.mark.parametrize(("failed", "fabric", "needle"), [
+    (["accelerator:32"], "spare", "--failed"),
+    (["accelerator:nine"], "spare", "--failed"),
+    (["accelerator:1"], "healthy", "only 0 spare"),
+    (["accelerator:1"], "wrong", "--fabric"),
+])
+def test_repair_bad_input(files: dict[str, Path], spare_files: dict[str, Path], tmp_path: Path,
+                          failed: list[str], fabric: str, needle: str) -> None:
+    circuits = files["circuits"] if fabric == "healthy" else spare_files["circuits"]
+    spec = files["fabric"] if fabric in ("healthy", "wrong") else spare_files["fabric"]
+    new, diff = tmp_path / "new.json", tmp_path / "diff.json"
+    args = [a for f in failed for a in ("--failed", f)]
+    result = runner.invoke(app, ["repair", str(circuits), "--plan", str(files["plan"]), "--fabric", str(spec),
+                                 *args, "--out", str(new), "--diff", str(diff)])
+    assert result.exit_code == 2, result.output
+    assert needle in result.output and len(result.output.strip().splitlines()) == 1
+    assert not new.exists() and not diff.exists()

@@ -6,21 +6,24 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
+from ..errors import InstanceError
 from ..plan import load_plan
 from ..planning.check import require_valid
 from ..units import format_time
-from .app import app, check_outputs, emit_json, handle_errors, out, refuse_unused
+from .app import app, check_outputs, emit_json, err, handle_errors, out, refuse_unused
 
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
+    from ..deploy.repair import Move
 
-__all__ = ["faults_command", "faults_tables"]
+__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table"]
 
 WORST = 10
 
@@ -87,3 +90,53 @@ def faults_command(
         out.print(f"{report.summary.count} {kind} fault(s) of {len(circuits.circuits)} circuits analysed in "
                   f"{elapsed:.3g} s", markup=False)
     emit_json(json.dumps(report_to_dict(report), indent=1) + "\n", json_out)
+
+
+def repair_table(moves: Sequence[Move], changes: int, devices: int) -> Table:
+    table = Table(title=f"repair: {changes} cross-connect change(s) on {devices} OCS device(s)",
+                  title_justify="left")
+    for col in ("failed", "spare", "ranks", "circuits re-pathed", "cross-connect changes", "OCS hops before",
+                "after"):
+        table.add_column(col, justify="right")
+    for m in moves:
+        table.add_row(str(m.failed), str(m.spare), ",".join(map(str, m.ranks)), str(m.circuits), str(m.changes),
+                      str(m.hops_before), str(m.hops_after))
+    return table
+
+
+@app.command("repair")
+@handle_errors
+def repair_command(
+    circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
+    plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
+    fabric: Annotated[Path, typer.Option("--fabric", help="the fabric TOML file the circuits were realized on")],
+    failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (repeat for more)")],
+    out_path: Annotated[str, typer.Option("--out", help="write the repaired circuits JSON to PATH, or -")],
+    diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff")] = None,
+) -> None:
+    """Move failed accelerators' ranks onto spares; re-path only their circuits (fewest cross-connect changes)."""
+    from ..deploy.faults import check_match
+    from ..deploy.repair import diff_to_dict, parse_failed, repair
+    from ..realization.circuits import dumps_circuits, load_circuits
+    from ..realization.fabric_check import fabric_faults
+    from ..realization.fabrics import load_fabric
+
+    check_outputs((out_path, "--out"), (diff_path, "--diff"))
+    circuits = load_circuits(circuits_path)
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    check_match(circuits, plan)
+    spec = load_fabric(fabric)
+    mismatch = fabric_faults(circuits, spec)
+    if mismatch:
+        raise InstanceError("--fabric", "", f"{fabric} is not the fabric of {circuits_path}: {mismatch[0]}")
+    ids = parse_failed(failed, circuits)
+    result = repair(circuits, spec, ids)
+    console = err if out_path == "-" or diff_path == "-" else out
+    console.print(repair_table(result.moves, result.changes, len(result.diff)))
+    for a in ids:
+        if a not in {m.failed for m in result.moves}:
+            console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
+    emit_json(dumps_circuits(result.circuits), out_path)
+    if diff_path is not None:
+        emit_json(json.dumps(diff_to_dict(result, circuits), indent=1) + "\n", diff_path)
