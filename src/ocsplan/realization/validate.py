@@ -112,10 +112,13 @@ class _Checker:
             self.fault(f"placement lists {len(c.placement.accelerator)} accelerators for {self.world} nodes")
             return False
         seen: dict[int, int] = {}
-        serving = f.serving_racks * f.rack_size
+        # a repaired placement (ocsplan repair) may use the spares beyond the serving racks
+        repaired = c.placement.method == "repaired"
+        serving = f.accelerators if repaired else f.serving_racks * f.rack_size
         for x, a in enumerate(c.placement.accelerator):
             if not 0 <= a < serving:
-                self.fault(f"placed on accelerator {a}, outside the {serving} serving accelerators", x)
+                self.fault(f"placed on accelerator {a}, outside the {serving} "
+                           f"{'installed' if repaired else 'serving'} accelerators", x)
                 ok = False
             elif a in seen:
                 self.fault(f"placed on accelerator {a} like node {seen[a]}", x)
@@ -246,6 +249,8 @@ class _Checker:
     def placement(self) -> None:
         """The placement method and slot bits re-derive the accelerator list."""
         pl, f, n = self.c.placement, self.c.fabric, self.n
+        if pl.method == "repaired":
+            return  # the accelerator list is the record (checked distinct and installed above)
         if pl.method == "contiguous" and pl.slot_bits is None:
             want = tuple(range(self.world))
         elif pl.method == "bits" and pl.slot_bits is not None and all(0 <= b < n for b in pl.slot_bits) \

@@ -1,0 +1,142 @@
+"""Fault commands: what each single fault costs a realized plan (``faults``), and the repair of
+failed accelerators onto spares (``repair``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from ..errors import InstanceError
+from ..plan import load_plan
+from ..planning.check import require_valid
+from ..units import format_time
+from .app import app, check_outputs, emit_json, err, handle_errors, out, refuse_unused
+
+if TYPE_CHECKING:
+    from ..deploy.faults import FaultOutcome, FaultReport
+    from ..deploy.repair import Move
+
+__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table"]
+
+WORST = 10
+
+
+def _objective(f: FaultOutcome) -> str:
+    return format_time(f.objective) + (" (partial)" if f.stopped else "")
+
+
+def faults_tables(r: FaultReport) -> list[Table]:
+    """The summary and the worst faults (stopping ones first): what the terminal shows."""
+    from ..deploy.faults import ranked
+
+    s = r.summary
+    summary = Table(title=f"{s.count} {r.kind} fault(s){' (sampled)' if r.sampled else ''}", title_justify="left")
+    summary.add_column("", justify="left")
+    summary.add_column("fault", justify="left")
+    summary.add_column("sum w*T", justify="right")
+    summary.add_column("x healthy", justify="right")
+    summary.add_row("healthy", "-", format_time(r.healthy), "1")
+    for label, f in (("worst", s.worst), ("worst that stops nothing", s.worst_running)):
+        if f is not None:
+            ratio = "-" if f.stopped or not r.healthy else f"{f.objective / r.healthy:.4g}"
+            summary.add_row(label, f.id, _objective(f), ratio)
+    if s.median is not None:
+        summary.add_row("median of the faults that stop nothing", "-", format_time(s.median),
+                        f"{s.median / r.healthy:.4g}" if r.healthy else "-")
+    summary.add_row("faults that stop a demand", str(s.stopped), "", "")
+    worst = Table(title=f"worst {min(WORST, s.count)} (a stopped demand is reported apart, never priced)",
+                  title_justify="left")
+    for col in ("rank", "fault", "sum w*T of the running demands", "stopped demands", "degraded demands"):
+        worst.add_column(col, justify="right" if col == "rank" else "left")
+    for i, f in enumerate(ranked(r)[:WORST]):
+        hows = Counter(d.how for d in f.demands if d.how not in ("intact", "stopped"))
+        degraded = ", ".join(f"{n} {how}" for how, n in sorted(hows.items()))
+        worst.add_row(str(i + 1), f.id, _objective(f), ", ".join(f.stopped) or "-", degraded or "-")
+    return [summary, worst]
+
+
+@app.command("faults")
+@handle_errors
+def faults_command(
+    circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
+    plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
+    kind: Annotated[str, typer.Option("--kind", help="circuit, device (an OCS) or accelerator")] = "circuit",
+    json_out: Annotated[str | None, typer.Option("--json", help="write ocsplan.faults/1 JSON to PATH, or -")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", help="analyse N faults drawn at random")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="seed of --sample (default 0)")] = None,
+) -> None:
+    """Every single fault of a kind: per demand intact, parallel, relay, fallback or stopped, and Eq. 1 T."""
+    from ..deploy.faults import analyse_faults, report_to_dict
+    from ..realization.circuits import load_circuits
+
+    check_outputs((json_out, "--json"))
+    refuse_unused("--seed", seed is not None and sample is None, "without --sample")
+    circuits = load_circuits(circuits_path)
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    start = time.perf_counter()
+    report = analyse_faults(circuits, plan, kind, sample, seed or 0)
+    elapsed = time.perf_counter() - start
+    if json_out != "-":
+        for table in faults_tables(report):
+            out.print(table)
+        out.print(f"{report.summary.count} {kind} fault(s) of {len(circuits.circuits)} circuits analysed in "
+                  f"{elapsed:.3g} s", markup=False)
+    emit_json(json.dumps(report_to_dict(report), indent=1) + "\n", json_out)
+
+
+def repair_table(moves: Sequence[Move], changes: int, devices: int) -> Table:
+    table = Table(title=f"repair: {changes} cross-connect change(s) on {devices} OCS device(s)",
+                  title_justify="left")
+    for col in ("failed", "spare", "ranks", "circuits re-pathed", "cross-connect changes", "OCS hops before",
+                "after"):
+        table.add_column(col, justify="right")
+    for m in moves:
+        table.add_row(str(m.failed), str(m.spare), ",".join(map(str, m.ranks)), str(m.circuits), str(m.changes),
+                      str(m.hops_before), str(m.hops_after))
+    return table
+
+
+@app.command("repair")
+@handle_errors
+def repair_command(
+    circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
+    plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
+    fabric: Annotated[Path, typer.Option("--fabric", help="the fabric TOML file the circuits were realized on")],
+    failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (repeat for more)")],
+    out_path: Annotated[str, typer.Option("--out", help="write the repaired circuits JSON to PATH, or -")],
+    diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff")] = None,
+) -> None:
+    """Move failed accelerators' ranks onto spares; re-path only their circuits (fewest cross-connect changes)."""
+    from ..deploy.faults import check_match
+    from ..deploy.repair import diff_to_dict, parse_failed, repair
+    from ..realization.circuits import dumps_circuits, load_circuits
+    from ..realization.fabric_check import fabric_faults
+    from ..realization.fabrics import load_fabric
+
+    check_outputs((out_path, "--out"), (diff_path, "--diff"))
+    circuits = load_circuits(circuits_path)
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    check_match(circuits, plan)
+    spec = load_fabric(fabric)
+    mismatch = fabric_faults(circuits, spec)
+    if mismatch:
+        raise InstanceError("--fabric", "", f"{fabric} is not the fabric of {circuits_path}: {mismatch[0]}")
+    ids = parse_failed(failed, circuits)
+    result = repair(circuits, spec, ids)
+    console = err if out_path == "-" or diff_path == "-" else out
+    console.print(repair_table(result.moves, result.changes, len(result.diff)))
+    for a in ids:
+        if a not in {m.failed for m in result.moves}:
+            console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
+    emit_json(dumps_circuits(result.circuits), out_path)
+    if diff_path is not None:
+        emit_json(json.dumps(diff_to_dict(result, circuits), indent=1) + "\n", diff_path)
