@@ -143,3 +143,11 @@ def test_export_progress_counts_every_demand(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     files = export_msccl(load_plan(plan_path), progress=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)] and len(files) == 5
+
+
+def test_messages_print_emoji_codes_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
+    """A value such as ``accelerator:x:`` in an error is the user's text, not an emoji code."""
+    from ocsplan.cli.app import err
+
+    err.print("--failed: 'accelerator:x:' is not an id", markup=False)
+    assert capsys.readouterr().err == "--failed: 'accelerator:x:' is not an id\n"

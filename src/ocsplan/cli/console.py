@@ -49,7 +49,7 @@ class StreamConsole(Console):
     else :data:`PIPED_WIDTH`. Read at each print, so a ``COLUMNS`` set later counts."""
 
     def __init__(self, *, stderr: bool = False, **options: Any) -> None:
-        super().__init__(file=cast(IO[str], _Stream(stderr)), highlight=False, **options)
+        super().__init__(file=cast(IO[str], _Stream(stderr)), highlight=False, emoji=False, **options)
 
     @property
     def size(self) -> ConsoleDimensions:
