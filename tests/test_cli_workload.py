@@ -167,3 +167,64 @@ def test_decode_counts_accepted_tokens() -> None:
     assert (spec["tokens_per_step"], spec["accept_rate"]) == (2, 0.75)
     bad = runner.invoke(app, [*base, "--accept-rate", "1.5"])
     assert bad.exit_code == 2 and "--accept-rate" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "old", "new"),
+    [
+        ("decode", ["--link-rate", "800G"], 'link = "400Gb/s"', 'link = "800Gb/s"'),
+        ("decode", ["--ports", "48"], "ports = 36", "ports = 48"),
+        ("decode", ["--switch-latency", "400ns"], 'latency = "nominal"', 'latency = "high"'),
+        ("decode", ["--accelerator-latency", "300ns"], 'latency = "nominal"', 'latency = { endpoint = "200ns" }'),
+        ("pareto", ["--switch-latency", "100ns"], 'latency = "nominal"', 'latency = "low"'),
+        ("pareto", ["--link-rate", "1600G"], 'link = "400Gb/s"', 'link = "1.6Tb/s"'),
+    ],
+)
+@pytest.mark.parametrize("fabric", ["nvl576-all-eps.toml", "nvl576-all-ocs.toml"])
+def test_fabric_override_equals_an_edited_fabric_file(command: str, option: list[str], old: str, new: str,
+                                                      fabric: str, tmp_path: Path) -> None:
+    edited = tmp_path / fabric
+    text = (FABRICS / fabric).read_text()
+    assert old in text
+    edited.write_text(text.replace(old, new))
+    outputs = []
+    for n, (path, extra) in enumerate(((FABRICS / fabric, option), (edited, []), (FABRICS / fabric, []))):
+        target = tmp_path / f"out{n}"
+        if command == "decode":
+            args = ["decode", "gpt-oss-120b", "--fabric", str(path), "--world", "8", "--batch", "4",
+                    "--context", "32Ki", "--json", str(target)]
+        else:
+            args = ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1",
+                    "--fabrics", str(path), "--csv", str(target)]
+        result = runner.invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        outputs.append(target.read_text())
+    assert outputs[0] == outputs[1]  # the override is the edit
+    # ... and it changes the answer, except a switch-core shift on 8 accelerators of one EPS rack:
+    # every path there is one switch hop, which App. E keeps at 810 ns.
+    assert (outputs[0] == outputs[2]) == (fabric == "nvl576-all-eps.toml" and option[0] == "--switch-latency")
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--link-rate", "700G"], "--link-rate: 700 Gb/s has no Table 12 power figures"),
+        (["--link-rate", "fast"], "--link-rate: "),
+        (["--ports", "0"], "--ports: must be between 1 and 4096"),
+        (["--switch-latency", "600ns"], "--switch-latency: 600 ns leaves a negative endpoint latency"),
+        (["--switch-latency", "-1ns"], "--switch-latency: "),
+        (["--accelerator-latency", "20ns"], "--accelerator-latency: 20 ns is below the 100 ns"),
+    ],
+)
+@pytest.mark.parametrize("command", ["decode", "pareto"])
+def test_fabric_override_bounds_one_line_exit_2(command: str, option: list[str], message: str,
+                                                tmp_path: Path) -> None:
+    fabric = str(FABRICS / "nvl576-all-eps.toml")
+    target = tmp_path / "out"
+    args = (["decode", "gpt-oss-120b", "--fabric", fabric, "--world", "8", "--json", str(target)] if command == "decode"
+            else ["pareto", "gpt-oss-120b", "--world", "8", "--fabrics", fabric, "--csv", str(target)])
+    result = runner.invoke(app, [*args, *option])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), lines
+    assert not target.exists()

@@ -76,3 +76,28 @@ def test_group_equals_full_analytical_on_a_plan() -> None:
                 assert group_analytical(program, axis.bits, net, spec.rack_size) == pytest.approx(full, rel=1e-12)
                 checked += 1
     assert checked == 5
+
+
+def test_eps_models_by_name() -> None:
+    from ocsplan.decode.pricing import DEFAULT_EPS_MODEL, EPS_MODELS, NETWORKS, analytical_model
+
+    assert set(EPS_MODELS) == {"contention", "symmetric"} and DEFAULT_EPS_MODEL == "contention"
+    assert NETWORKS == ("analytical", "analytical-contention", "analytical-symmetric", "simlette")
+    assert [analytical_model(n) for n in NETWORKS[:3]] == ["contention", "contention", "symmetric"]
+
+
+def test_contention_never_undercuts_the_symmetric_model() -> None:
+    """Counting whole DL flits on the links the spraying picks can only add to bytes over aggregate capacity."""
+    from ocsplan.decode.pricing import price_native
+    from ocsplan.workload import COMM, demand_rows
+
+    spec = load_fabric(FABRICS / "nvl576-all-eps.toml")
+    split = Split(4, 16, 8, 8)
+    inst = instance_for(MEGATRON, WORLD, split, 1, ports=36, latency=0.52e-6, link=50e9)
+    rows = demand_rows(MEGATRON, WORLD, split, 1, COMM["fp4"])
+    old = price_native(inst, rows, spec, "analytical-symmetric").times
+    new = price_native(inst, rows, spec, "analytical").times
+    assert old.keys() == new.keys()
+    same = [key for key in old if old[key][0] == new[key][0]]
+    assert same and all(new[key][1] >= old[key][1] * (1 - 1e-12) for key in same)
+    assert any(new[key][1] > 1.01 * old[key][1] for key in same)

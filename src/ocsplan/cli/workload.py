@@ -84,6 +84,41 @@ def _gb(nbytes: float) -> str:
     return f"{nbytes / 1e12:.4g} TB" if nbytes >= 1e12 else f"{nbytes / 1e9:.4g} GB"
 
 
+LinkRateOpt = Annotated[str | None, typer.Option("--link-rate", help="override the fabric's per-port rate: "
+                                                                  "400G, 800G or 1600G (App. E)")]
+FabricPortsOpt = Annotated[int | None, typer.Option("--ports", help="override the fabric's ports per accelerator "
+                                                                   "(radix; rails, devices and power scale)")]
+SwitchOpt = Annotated[str | None, typer.Option("--switch-latency", help="EPS switch-core latency, e.g. 400ns; "
+                                                                       "the 810 ns switch hop stays constant")]
+AccLatencyOpt = Annotated[str | None, typer.Option("--accelerator-latency",
+                                                   help="accelerator egress + ingress latency, e.g. 300ns "
+                                                        "(490ns nominal)")]
+
+
+def _overridden(specs: list[Any], xpu_w: float, link_rate: str | None, ports: int | None,
+                switch_latency: str | None, accelerator_latency: str | None) -> list[Any]:
+    """The fabrics with the command-line overrides applied (each validated, the rate against Table 12)."""
+    from ..realization.fabrics import Overrides, override_fabric
+    from ..workload.power import fabric_power
+
+    over = Overrides(
+        link=None if link_rate is None else _rate_option(link_rate, "--link-rate"),
+        ports=ports,
+        switch_core=None if switch_latency is None else parse_option(parse_time, switch_latency, "--switch-latency"),
+        accelerator=(None if accelerator_latency is None
+                     else parse_option(parse_time, accelerator_latency, "--accelerator-latency")),
+    )
+    if over.empty:
+        return specs
+    result = [override_fabric(spec, over) for spec in specs]
+    for spec in result:
+        try:
+            fabric_power(spec, xpu_w)
+        except InstanceError as exc:
+            raise InstanceError("--link-rate" if over.link is not None else spec.source, "", exc.detail) from None
+    return result
+
+
 def _rate_option(text: str, option: str) -> float:
     """``1600G``, ``1.6T``, ``400Gb/s`` as bytes per second."""
     from ..units import parse_rate
@@ -246,6 +281,10 @@ def decode(
     accept_rate: AcceptOpt = 1.0,
     quiet: Annotated[bool, typer.Option(help="no progress bar (shown with --network simlette on a terminal)")] = False,
     verbose: VerboseOpt = False,
+    link_rate: LinkRateOpt = None,
+    ports: FabricPortsOpt = None,
+    switch_latency: SwitchOpt = None,
+    accelerator_latency: AccLatencyOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -256,7 +295,7 @@ def decode(
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     k, a = _verify(tokens_per_step, accept_rate)
-    spec = load_fabric(fabric)
+    spec = _overridden([load_fabric(fabric)], acc.power, link_rate, ports, switch_latency, accelerator_latency)[0]
     console = err if json_out == "-" else out
     bar = Bar(err, f"decode ({network})", 1, quiet=quiet or network != "simlette")
     if split == "auto":
@@ -350,6 +389,10 @@ def pareto(
     png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     verbose: VerboseOpt = False,
+    link_rate: LinkRateOpt = None,
+    ports: FabricPortsOpt = None,
+    switch_latency: SwitchOpt = None,
+    accelerator_latency: AccLatencyOpt = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, write_png
@@ -364,7 +407,8 @@ def pareto(
     if not ctx:
         raise InstanceError("--contexts", "", "empty list")
     sizes = _int_list(batches, "--batches")
-    specs = [load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()]
+    specs = _overridden([load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()], acc.power,
+                        link_rate, ports, switch_latency, accelerator_latency)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     check_count(jobs, "--jobs", 1, MAX_JOBS)

@@ -46,18 +46,18 @@ class Cell:
 
 
 # a worker process gets the cache's directory (a pickled PlanCache starts with empty memory)
-Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache]
+Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache, str]
 
 
 def _task(task: Task) -> list[Step | None]:
-    model, acc, spec, world, split, batch, contexts, precision, cache = task
+    model, acc, spec, world, split, batch, contexts, precision, cache, network = task
     out: list[Step | None] = []
     for context in contexts:
         if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
             out.append(None)
             continue
-        out.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision,
-                               check_memory=False, cache=cache))
+        out.append(decode_step(model, acc, spec, world, split, batch, context, network=network,
+                               precision=precision, check_memory=False, cache=cache))
     return out
 
 
@@ -74,7 +74,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
     plans = PlanCache(cache)
-    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans)
+    ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
+    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans, ranking)
                          for spec in fabrics for b in batches for s in splits]
     found: dict[int, list[Step | None]] = {}
     failed: list[str] = []

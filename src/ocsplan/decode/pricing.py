@@ -27,18 +27,46 @@ from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
 from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
 from ..simlette.circuitmap import RackRoutes, circuits_from_plan
+from ..simlette.contention import SwitchedShape, switched_time
 from ..simlette.engine import Engine
-from ..simlette.network import Network
+from ..simlette.network import Network, SwitchedNetwork
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [
-    "NATIVE", "NETWORKS", "Compiled", "Priced", "compile_program", "group_analytical", "native_routes",
-    "native_sends", "price_native", "price_planned", "symmetric_analytical",
+    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "EpsModel", "Priced", "analytical_model", "compile_program",
+    "group_analytical", "native_routes", "native_sends", "price_native", "price_planned", "symmetric_analytical",
 ]
 
-NETWORKS = ("analytical", "simlette")
+Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
+
+# -- analytical EPS models (issue 28), keyed by name -----------------------------------------
+# (sends, axis bits, world, network, rack size) -> seconds of one call
+EpsModel = Callable[[Sends, Sequence[int], int, Network, int], float]
+
+
+def _symmetric(sends: Sends, bits: Sequence[int], world: int, net: Network, rack_size: int) -> float:
+    return symmetric_analytical(sends, bits, net, rack_size)
+
+
+def _contention(sends: Sends, bits: Sequence[int], world: int, net: Network, rack_size: int) -> float:
+    """Flits of every message on the links the spraying gives it (EPS; a hybrid's OCS uplinks: symmetric)."""
+    if not isinstance(net, SwitchedNetwork) or net.hybrid:
+        return symmetric_analytical(sends, bits, net, rack_size)
+    shape = SwitchedShape(net.L, net.rack_size, net.up, net.spines)
+    cross = net.latency(0, net.rack_size, net.rack_size) if net.two else 0.0
+    return switched_time(sends, bits, world, shape, net.latency(0, 1, 1), cross, net.eng.flit_time)
+
+
+EPS_MODELS: dict[str, EpsModel] = {"contention": _contention, "symmetric": _symmetric}
+DEFAULT_EPS_MODEL = "contention"
+NETWORKS = ("analytical", *(f"analytical-{name}" for name in EPS_MODELS), "simlette")
+
+
+def analytical_model(network: str) -> str:
+    """The EPS model a network name prices with: ``analytical`` the default, ``analytical-NAME`` NAME."""
+    return network.removeprefix("analytical-") if network.startswith("analytical-") else DEFAULT_EPS_MODEL
 
 # Native EPS schedules: (schedule, layout) with layout "flat" = K_M, "cube" = unit masks.
 NATIVE: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -175,9 +203,6 @@ def _program_workload(schedule: str, layout: str, bits: tuple[int, ...], payload
     return program_workload(program, bits, world)
 
 
-Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
-
-
 @lru_cache(maxsize=4096)
 def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
     """What every node sends per phase in a native schedule on M = ``size`` ranks.
@@ -261,11 +286,13 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
 
     rack_size = spec.rack_size if spec.two_level else spec.accelerators
 
+    model = EPS_MODELS[analytical_model(network)]
+
     def analytic(schedule: str, layout: str, bits: tuple[int, ...], payload: int) -> float:
         key = (schedule, layout, bits, payload)
         if key not in cache:
             sends = native_sends(schedule, layout, 1 << len(bits), payload)
-            cache[key] = symmetric_analytical(sends, bits, net(), rack_size)
+            cache[key] = model(sends, bits, world, net(), rack_size)
         return cache[key]
 
     def best(collective: str, bits: tuple[int, ...], payload: int) -> tuple[str, str, str, float]:

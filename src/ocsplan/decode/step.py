@@ -84,6 +84,7 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
     """
     check_world(world)
     plans = cache if cache is not None else PlanCache()
+    ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
     steps: list[Step] = []
     needed = []
     fitting = []
@@ -94,7 +95,8 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
         else:
             fitting.append(split)
     for split in fitting:
-        steps.append(decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=plans,
+        steps.append(decode_step(model, acc, spec, world, split, batch, context, network=ranking,
+                                 precision=precision, cache=plans,
                                  tokens_per_step=tokens_per_step, accept_rate=accept_rate))
         if progress is not None:
             progress(len(steps), len(fitting))

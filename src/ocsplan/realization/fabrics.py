@@ -12,14 +12,23 @@ every preset; replacing the switch by an OCS pass-through (10 ns) gives the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
 from ..fields import unknown_keys
 from ..files import read_toml
-from ..limits import MAX_LATENCY_S, MAX_LINK_BPS, MAX_PORTS, MAX_WORLD, MIN_LINK_BPS, check_int
+from ..limits import (
+    MAX_LATENCY_S,
+    MAX_LINK_BPS,
+    MAX_PORTS,
+    MAX_WORLD,
+    MIN_LATENCY_S,
+    MIN_LINK_BPS,
+    check_float,
+    check_int,
+)
 from ..units import parse_rate, parse_time
 
 __all__ = [
@@ -27,7 +36,9 @@ __all__ = [
     "FabricSpec",
     "LatencyBudget",
     "Level",
+    "Overrides",
     "load_fabric",
+    "override_fabric",
     "parse_fabric",
 ]
 
@@ -59,6 +70,8 @@ def _budget(switch_core: float, mmu_tlb: float) -> LatencyBudget:
         ocs_switch=10 * ns,
     )
 
+
+SWITCH_RXTX = 100e-9  # EPS pin to pin minus its core: RX 70 ns + TX 30 ns (Table 9)
 
 # Table 9: switch core 100/200/400 ns; MMU + TLB = 550 - switch total.
 LATENCY_PRESETS: dict[str, LatencyBudget] = {
@@ -227,3 +240,53 @@ def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: 
 def load_fabric(path: str | Path) -> FabricSpec:
     """Read and validate a fabric TOML file (errors name file and field)."""
     return parse_fabric(read_toml(path), str(path))
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Command-line overrides of a fabric file (App. E sweeps); None keeps the file's value.
+
+    ``switch_core``: EPS switch-core latency; the 810 ns switch hop stays constant, so
+    the endpoint (MMU + TLB) gives or takes the difference (App. E "switch latency
+    attribution"). ``accelerator``: egress + ingress latency = endpoint + protocol
+    (490 ns nominal); the endpoint takes the change, the switch hop grows or shrinks with it.
+    Applied in that order, so both given values hold."""
+
+    link: float | None = None  # bytes per second per port
+    ports: int | None = None  # ports per accelerator (= rails of a rail-optimized fabric)
+    switch_core: float | None = None  # seconds
+    accelerator: float | None = None  # seconds
+
+    @property
+    def empty(self) -> bool:
+        return self == Overrides()
+
+
+def override_fabric(spec: FabricSpec, over: Overrides) -> FabricSpec:
+    """``spec`` with the overrides applied, each validated like the fabric file field it replaces."""
+    def fail(field: str, message: str) -> InstanceError:
+        return InstanceError(field, "", message)
+
+    result = spec
+    if over.link is not None:
+        link = check_float(over.link, fail, "--link-rate", MIN_LINK_BPS, MAX_LINK_BPS)
+        result = replace(result, link=link)
+    if over.ports is not None:
+        ports = check_int(over.ports, fail, "--ports", 1, MAX_PORTS)
+        result = replace(result, ports=ports)
+    budget = result.latency
+    if over.switch_core is not None:
+        core = check_float(over.switch_core, fail, "--switch-latency", MIN_LATENCY_S, MAX_LATENCY_S)
+        eps_switch = SWITCH_RXTX + core
+        endpoint = budget.endpoint - (eps_switch - budget.eps_switch)
+        if endpoint < 0:
+            raise fail("--switch-latency", f"{core * 1e9:g} ns leaves a negative endpoint latency (the switch "
+                                           f"hop of {budget.hop(eps=1) * 1e9:g} ns stays constant)")
+        budget = replace(budget, endpoint=endpoint, eps_switch=eps_switch)
+    if over.accelerator is not None:
+        total = check_float(over.accelerator, fail, "--accelerator-latency", MIN_LATENCY_S, MAX_LATENCY_S)
+        if total < budget.protocol:
+            raise fail("--accelerator-latency", f"{total * 1e9:g} ns is below the {budget.protocol * 1e9:g} ns "
+                                                f"of the port protocol it includes")
+        budget = replace(budget, endpoint=total - budget.protocol)
+    return replace(result, latency=budget)
