@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "Device", "DirectFlitPort", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort",
-    "Sink", "Switch", "split_flits",
+    "Device", "DirectFlitPort", "DirectPort", "DrainPort", "Engine", "FifoPort", "Message", "Piece", "Port",
+    "QueuePort", "Sink", "Switch", "split_flits",
 ]
 
 # Decisions treat a piece as ready when it is ready within this tolerance (s).
@@ -551,6 +551,105 @@ class QueuePort(Port):
                 msg.landed = landed
             if msg.left == 0:
                 deliver(msg)
+
+
+class DrainPort(Port):
+    """A one-level switch's output into an accelerator in an open loop (no credits
+    anywhere, no switch behind a switch): :class:`QueuePort` without pieces.
+
+    The network's ``send`` hands it entries ``(ready, message id, flit index, flits,
+    message)`` straight into ``pending`` (and arms it as ``QueuePort.enqueue``
+    would). A wake-up merges them into the queue: sorted at once when the queue is
+    empty (a sorted list is a heap), so one sort replaces a push per piece; once
+    ``eng.unbounded`` it takes all in order without popping. The departures, the
+    order (ready, message id, flit index; unique keys) and the arithmetic are those
+    of :class:`QueuePort` into a :class:`Sink` (its ``_whole_sink``, and in flit
+    mode its one-flit pieces), so the results are the same bit for bit.
+    """
+
+    __slots__ = ("pending", "queue", "sink")
+
+    def __init__(self, eng: Engine, name: str, wire: float, ret: float, far: Sink, lookahead: float) -> None:
+        super().__init__(eng, name, wire, ret, far, None)
+        self.sink = far
+        self.queue: list[tuple[float, int, int, int, Message]] = []
+        self.pending: list[tuple[float, int, int, int, Message]] = []
+        if eng.horizon > 0:
+            self.ahead = lookahead
+
+    def _wake(self, ev: int) -> None:
+        if ev != self.wake_ev:
+            return  # superseded by an earlier wake-up
+        self.wake_ev = -1
+        eng = self.eng
+        tf = eng.flit_time
+        wire = self.wire
+        sink = self.sink
+        rx, land, deliver = sink.rx, sink.land, sink.deliver
+        busy = self.busy
+        flits = 0
+        if eng.unbounded:
+            # nothing can be sent any more (see Engine.unbounded): take all, in order
+            entries = self.queue
+            entries += self.pending
+            entries.sort()
+            self.queue = []
+            self.pending = []
+            for ready, _, _, count, msg in entries:
+                start = ready if ready > busy else busy
+                busy = start + count * tf
+                flits += count
+                landed = start + tf + wire + (count - 1) * tf + rx + land
+                msg.left -= count
+                if landed > msg.landed:
+                    msg.landed = landed
+                if msg.left == 0:
+                    self.busy = busy  # deliveries may read the figures
+                    deliver(msg)
+            self.busy = busy
+            self.flits += flits
+            return
+        self._merge()
+        limit = eng.env.now + self.ahead + _TOL
+        queue = self.queue
+        pop = heapq.heappop
+        while queue:
+            ready, _, _, count, msg = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * self.ahead)
+                return
+            pop(queue)
+            self.busy = start + count * tf
+            self.flits += count
+            landed = start + tf + wire + (count - 1) * tf + rx + land
+            msg.left -= count
+            if landed > msg.landed:
+                msg.landed = landed
+            if msg.left == 0:
+                deliver(msg)  # may send: new entries join the queue before the next decision
+                if self.pending:
+                    self._merge()
+                    queue = self.queue
+
+    def arm(self, time: float) -> None:
+        """Wake up at ``time`` unless a wake-up is pending no later (the network's ``send``)."""
+        self._arm(time)
+
+    def _merge(self) -> None:
+        pending = self.pending
+        if not pending:
+            return
+        queue = self.queue
+        if queue:
+            queue += pending
+            heapq.heapify(queue)
+            pending.clear()
+        else:
+            pending.sort()
+            self.queue = pending
+            self.pending = queue
 
 
 def split_flits(flits: int, ways: int, offset: int) -> list[tuple[int, int]]:

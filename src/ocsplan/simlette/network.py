@@ -37,6 +37,7 @@ from .circuitmap import CircuitMap, Link, RackRoutes
 from .engine import (
     DirectFlitPort,
     DirectPort,
+    DrainPort,
     Engine,
     FifoPort,
     Message,
@@ -153,11 +154,14 @@ class Network:
 
     def _new_port(
         self, key: Hashable, name: str, wire: float, far: Switch | Sink, credits: int | None,
-        single: bool = False, direct: bool = False,
+        single: bool = False, direct: bool = False, drain: bool = False,
     ) -> Port:
         ret = self.stages.credit_return(wire)
         port: Port
-        if direct:
+        if drain and isinstance(far, Sink):
+            # a one-level queue into an accelerator, open loop: entries, no pieces (engine.DrainPort)
+            port = DrainPort(self.eng, name, wire, ret, far, self.lookahead)
+        elif direct:
             # one source and no credits anywhere: it decides as pieces arrive (engine.DirectPort)
             kind = DirectFlitPort if self.eng.flit_mode else DirectPort
             port = kind(self.eng, name, wire, ret, far)
@@ -457,6 +461,7 @@ class SwitchedNetwork(Network):
         self._splits: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
         self.switches: dict[Hashable, Switch] = {}
         self._src: dict[int, list[Port]] = {}
+        self._drains: dict[int, list[DrainPort | None]] = {}  # open loop: dst -> output queue per rail
         self._rsp_pointer: dict[int, int] = {}
         self.wire1 = stages.wire(1)
         self.wire_ocs = stages.wire(2, 1)
@@ -491,7 +496,8 @@ class SwitchedNetwork(Network):
             key: tuple[object, ...] = ("down", rail, dst)
             name = f"leaf {rack}/{rail} -> acc {dst}" if self.two else f"eps {rail} -> acc {dst}"
             found = self.ports.get(key)
-            return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits)]
+            return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits,
+                                            drain=self.open_loop)]
         if self.routes is not None:
             mask = self.routes.next_hop[rack ^ target]
             out = []
@@ -587,25 +593,67 @@ class SwitchedNetwork(Network):
                 found = self._splits[key] = self._split(msg.flits, offset)
             parts = found
             self.pointer[msg.src] = (offset + msg.flits) % self.L
-        if not self.open_loop or self.eng.flit_mode:
+        if not self.open_loop:
             for j, count, index in parts:
                 ports[j].enqueue(Piece(ready, count, msg, index))
             return
-        # DirectPort.enqueue and Switch.accept inlined (one level: one output per destination)
-        tf = self.eng.flit_time
-        dst = msg.dst
+        # DirectPort / DirectFlitPort.enqueue, Switch.accept (one level: one output per
+        # destination) and QueuePort.enqueue inlined, entries instead of pieces (DrainPort)
+        eng = self.eng
+        tf = eng.flit_time
+        flit_mode = eng.flit_mode
+        unbounded = eng.unbounded
+        dst, mid = msg.dst, msg.mid
+        # every source port has a one-cable wire into its rail's switch (switch_in delay)
+        wire, delay = self.wire1, self.stages.switch_in
+        row = self._drains.get(dst) or self._drain_row(dst)
         for j, count, index in parts:
             port = ports[j]
+            out = row[j] or self._drain(row, j, dst)
             busy = port.busy
-            start = ready if ready > busy else busy
-            port.busy = start + count * tf
             port.flits += count
-            sw = port.far
-            assert isinstance(sw, Switch)
-            outs = sw.table.get(dst)
-            if outs is None:
-                outs = sw.table[dst] = sw.route(dst)
-            outs[0].enqueue(Piece(start + tf + port.wire + sw.delay, count, msg, index))
+            if flit_mode:
+                # one entry per flit, each leaving at max(its readiness, link free)
+                put = out.pending.append
+                r = ready
+                start = r if r > busy else busy
+                first = start + tf + wire + delay
+                for k in range(index, index + count - 1):
+                    busy = start + tf  # 1 * tf is tf exactly
+                    put((start + tf + wire + delay, mid, k, 1, msg))
+                    r += tf
+                    start = r if r > busy else busy
+                port.busy = start + tf
+                put((start + tf + wire + delay, mid, index + count - 1, 1, msg))
+            else:
+                start = ready if ready > busy else busy
+                port.busy = start + count * tf
+                first = start + tf + wire + delay
+                out.pending.append((first, mid, index, count, msg))
+            # QueuePort.enqueue's wake-up for the first entry (the later ones of a part are no
+            # earlier, so they never move it)
+            if out.wake_ev >= 0 and unbounded:
+                continue
+            obusy = out.busy
+            time = (first if first > obusy else obusy) - out.ahead
+            if out.wake_ev < 0 or time < out.wake_at:
+                out.arm(time)
+
+    def _drain_row(self, dst: int) -> list[DrainPort | None]:
+        row: list[DrainPort | None] = [None] * self.rails
+        self._drains[dst] = row
+        return row
+
+    def _drain(self, row: list[DrainPort | None], rail: int, dst: int) -> DrainPort:
+        """Rail ``rail``'s output queue into ``dst`` (made on first use, as the switch routes)."""
+        sw = self._leaf(0, rail)
+        outs = sw.table.get(dst)
+        if outs is None:
+            outs = sw.table[dst] = sw.route(dst)
+        out = outs[0]
+        assert isinstance(out, DrainPort)
+        row[rail] = out
+        return out
 
     def _split(self, flits: int, offset: int) -> tuple[tuple[int, int, int], ...]:
         """(port, flits, index of the first) of a message's pieces from port ``offset`` on."""
