@@ -120,6 +120,7 @@ class Engine:
         # set when nothing can reach a switch output queue any more that is not queued
         # yet (no sends left, no switch-to-switch links): queues decide everything at once
         self.unbounded = False
+        self.early: list[tuple[float, int, Port]] | None = None  # wake-ups held (see ``hold``)
 
     def open(self) -> None:
         """Make the SimPy environment, unless made already."""
@@ -128,22 +129,51 @@ class Engine:
 
             self.env = simpy.Environment()
 
+    def hold(self) -> None:
+        """Until :meth:`run`, keep the ports' wake-ups in a list instead of scheduling them.
+
+        A port drops a wake-up superseded by an earlier one when it fires, so one
+        superseded before the run starts would only pass through SimPy's queue: ``run``
+        schedules the others, in the order they were made (SimPy's order among equal
+        times), at the same times. The count of events is unchanged. (A one-shot
+        schedule arms every queue ~25 times before the run; one wake-up each remains.)
+        """
+        self.early = []
+
     def run(self) -> None:
         """Run the events scheduled so far (none if the environment was never opened)."""
         if "env" in self.__dict__:
+            early, self.early = self.early, None
+            for time, eid, port in early or ():
+                if port.wake_ev == eid:  # still the port's wake-up (ids only grow)
+                    self._schedule(time, eid, port.wake)
             self.env.run()
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""
+        eid = self._eid
+        self._eid = eid + 1
+        self.events += 1
+        self._schedule(time, eid, callback)
+        return eid
+
+    def wake(self, time: float, port: Port) -> int:
+        """``at(time, port.wake)``, kept back while :meth:`hold` holds; returns the id."""
+        early = self.early
+        if early is None:
+            return self.at(time, port.wake)
+        eid = self._eid
+        self._eid = eid + 1
+        self.events += 1
+        early.append((time, eid, port))
+        return eid
+
+    def _schedule(self, time: float, eid: int, callback: Callable[[int], None]) -> None:
         # SimPy's public timeout, a triggered event at NORMAL priority after ``delay``;
         # the callback gets this engine's event id (ports use it to drop superseded wake-ups)
         delay = time - self.env.now
-        eid = self._eid
-        self._eid = eid + 1
         ev = self.env.timeout(delay if delay > 0.0 else 0.0)
         ev.callbacks.append(lambda _ev: callback(eid))
-        self.events += 1
-        return eid
 
 
 class Port:
@@ -186,14 +216,14 @@ class Port:
     def enqueue(self, piece: Piece) -> None:
         raise NotImplementedError
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         raise NotImplementedError
 
     def _arm(self, time: float) -> None:
         if self.wake_ev >= 0 and self.wake_at <= time:
             return
         self.wake_at = time
-        self.wake_ev = self.eng.at(time, self._wake)
+        self.wake_ev = self.eng.wake(time, self)
 
     def release(self, time: float) -> None:
         """A credit of the far buffer becomes usable here at ``time``."""
@@ -321,7 +351,7 @@ class FifoPort(Port):
             busy = self.busy
             self._arm((piece.ready if piece.ready > busy else busy) - self.ahead)
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
         self.wake_ev = -1
@@ -460,7 +490,7 @@ class QueuePort(Port):
         if self.wake_ev < 0 or time < self.wake_at:
             self._arm(time)
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
         self.wake_ev = -1
@@ -488,7 +518,7 @@ class QueuePort(Port):
 
 
     def _whole(self, limit: float) -> None:
-        """``_wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
+        """``wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
         whole pieces inlined (the same arithmetic; the hot path of switched runs)."""
         queue = self.queue
         tf = self.eng.flit_time
@@ -577,7 +607,7 @@ class DrainPort(Port):
         if eng.horizon > 0:
             self.ahead = lookahead
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
         self.wake_ev = -1

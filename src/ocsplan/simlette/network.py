@@ -97,6 +97,13 @@ class Network:
     def final(self) -> None:
         """Every message has been handed to the network (the runner says so)."""
 
+    def send_all(self, src: int, sends: Sequence[Send], t: float, phase: int, base: int) -> None:
+        """``send`` each of ``src``'s ``sends`` of ``phase`` in order, all at ``t``, as
+        messages with ids ``base``, ``base + 1``, ..."""
+        send = self.send
+        for i, s in enumerate(sends):
+            send(Message(src, s.dst, s.gen, phase, s.nbytes, s.flits, base + i), t)
+
     def land(self, src: int, s: Send, t: float) -> float:
         """Direct networks: send ``s`` from ``src`` at ``t`` and return when it lands
         (what ``send`` and the landing do, without a message object)."""
@@ -118,6 +125,12 @@ class Network:
 
     def response_port(self, msg: Message) -> Hashable:
         return (msg.dst, msg.gen)
+
+    def phase_cost(self, workload: Workload, k: int) -> float | None:
+        """Phase ``k``'s term of :func:`~ocsplan.simlette.report.analytical` computed more
+        cheaply with the same float operations, or None to let it iterate ``latency`` and
+        ``resources``."""
+        return None
 
     def close(self) -> None:
         """The run is over and its figures read: drop the callbacks that close cycles
@@ -474,7 +487,10 @@ class SwitchedNetwork(Network):
         self.open_loop = (not self.two and buffer_flits is None and switch_flits is None and rsp_credits is None
                           and eng.horizon > 0)
         self.rails = self.L  # rails simulated (1: all in lockstep, see ``start``)
+        if not self.two:  # ``latency`` of one level, the same sum
+            self._hop1 = stages.send + stages.rx + stages.land + 2 * self.wire1 + stages.switch_in
         if self.open_loop:
+            self.sink.deliver = self._landed_open
             tf = eng.flit_time
             self.lookahead = (tf + self.wire1 + stages.rx + stages.land + stages.send + tf + self.wire1
                               + stages.switch_in) * (1 - 1e-9)
@@ -577,6 +593,57 @@ class SwitchedNetwork(Network):
         if self.open_loop:
             self.eng.unbounded = True
 
+    def send_all(self, src: int, sends: Sequence[Send], t: float, phase: int, base: int) -> None:
+        """``Network.send_all``; in an open loop with every message in message mode, ``send``
+        and its part loop fused over the phase (the same arithmetic in the same order)."""
+        eng = self.eng
+        if not self.open_loop or eng.flit_mode:
+            super().send_all(src, sends, t, phase, base)
+            return
+        ports = self._src.get(src) or self._sources(src)
+        ready = t + self.stages.send
+        tf = eng.flit_time
+        assert not eng.unbounded
+        wire, delay = self.wire1, self.stages.switch_in
+        drains, splits, L = self._drains, self._splits, self.L
+        busy = [port.busy for port in ports]  # the source ports' figures, in locals
+        sent = [port.flits for port in ports]
+        lockstep = self.rails == 1 and L > 1
+        offset = self.pointer.get(src, 0)
+        parts: tuple[tuple[int, int, int], ...]
+        for i, s in enumerate(sends):
+            dst, flits, mid = s.dst, s.flits, base + i
+            msg = Message(src, dst, s.gen, phase, s.nbytes, flits, mid)
+            if lockstep:  # the rail-0 piece stands for all (see ``start``)
+                count = flits // L
+                msg.left = count
+                parts = ((0, count, 0),)
+            else:
+                found = splits.get((flits, offset))
+                if found is None:
+                    found = splits[(flits, offset)] = self._split(flits, offset)
+                parts = found
+                offset = (offset + flits) % L
+            row = drains.get(dst) or self._drain_row(dst)
+            for j, count, index in parts:
+                out = row[j] or self._drain(row, j, dst)
+                b = busy[j]
+                start = ready if ready > b else b
+                busy[j] = start + count * tf
+                sent[j] += count
+                first = start + tf + wire + delay
+                out.pending.append((first, mid, index, count, msg))
+                # QueuePort.enqueue's wake-up (``eng.unbounded`` is only set after the last send)
+                obusy = out.busy
+                time = (first if first > obusy else obusy) - out.ahead
+                if out.wake_ev < 0 or time < out.wake_at:
+                    out.arm(time)
+        for port, b, n in zip(ports, busy, sent, strict=True):
+            port.busy = b
+            port.flits = n
+        if not lockstep:
+            self.pointer[src] = offset
+
     def send(self, msg: Message, t: float) -> None:
         ports = self._src.get(msg.src) or self._sources(msg.src)
         ready = t + self.stages.send
@@ -639,6 +706,14 @@ class SwitchedNetwork(Network):
             if out.wake_ev < 0 or time < out.wake_at:
                 out.arm(time)
 
+    def _landed_open(self, msg: Message) -> None:
+        """``Network._landed`` in an open loop (no response credits: ``_respond`` is the
+        hop back, one level's ``latency``)."""
+        arrive = msg.landed + self._hop1
+        if arrive > self.acked:
+            self.acked = arrive
+        self._deliver(msg)
+
     def _drain_row(self, dst: int) -> list[DrainPort | None]:
         row: list[DrainPort | None] = [None] * self.rails
         self._drains[dst] = row
@@ -696,6 +771,32 @@ class SwitchedNetwork(Network):
                 for rack, m in self._mask_hops(r1, r2):
                     out.append((("l2", rack, m), node * self.routes.masks.count(m)))
         return out
+
+    def phase_cost(self, workload: Workload, k: int) -> float | None:
+        """One level: every transfer has ``latency`` ``_hop1`` and loads its source's and its
+        destination's L ports (``resources``); the loads summed per node in the order
+        ``analytical`` sums them (node by node, message by message), as plain lists."""
+        if self.two:
+            return None
+        if not workload.nodes:
+            return 0.0
+        node = self.L * self.rate
+        size = max(workload.nodes) + 1  # destinations are nodes too
+        out = [0.0] * size
+        into = [0.0] * size
+        any_sent = False
+        for src in workload.nodes:
+            sends = workload.sends[src][k]
+            if not sends:
+                continue
+            any_sent = True
+            for s in sends:
+                share = s.size / node
+                out[src] += share
+                into[s.dst] += share
+        if not any_sent:
+            return 0.0  # no term (adding 0.0 changes no sum)
+        return self._hop1 + max(max(out), max(into))
 
     def response_port(self, msg: Message) -> Hashable:
         j = self._rsp_pointer.get(msg.dst, 0)
