@@ -474,6 +474,7 @@ class SwitchedNetwork(Network):
         self._splits: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
         self.switches: dict[Hashable, Switch] = {}
         self._src: dict[int, list[Port]] = {}
+        self._routed: dict[tuple[object, ...], list[Port]] = {}  # switch routes by target rack
         self._drains: dict[int, list[DrainPort | None]] = {}  # open loop: dst -> output queue per rail
         self._rsp_pointer: dict[int, int] = {}
         self.wire1 = stages.wire(1)
@@ -514,6 +515,17 @@ class SwitchedNetwork(Network):
             found = self.ports.get(key)
             return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits,
                                             drain=self.open_loop)]
+        # towards another rack the ports depend on the target rack alone: one list for all its
+        # destinations (made, with its ports, at the first of them, as before)
+        memo = ("leaf", rack, rail, target)
+        known = self._routed.get(memo)
+        if known is not None:
+            return known
+        self._routed[memo] = out = self._leaf_up(rack, rail, target)
+        return out
+
+    def _leaf_up(self, rack: int, rail: int, target: int) -> list[Port]:
+        key: tuple[object, ...]
         if self.routes is not None:
             mask = self.routes.next_hop[rack ^ target]
             out = []
@@ -544,7 +556,11 @@ class SwitchedNetwork(Network):
         return sw
 
     def _spine_route(self, rail: int, index: int, target: int) -> list[Port]:
-        out = []
+        memo = ("spine", rail, index, target)
+        known = self._routed.get(memo)
+        if known is not None:
+            return known
+        self._routed[memo] = out = []
         for u in range(index, self.up, self.spines):
             key = ("spdown", rail, index, target, u)
             port = self.ports.get(key) or self._new_port(
@@ -586,6 +602,7 @@ class SwitchedNetwork(Network):
         for sw in self.switches.values():  # switch -> output port -> switch
             sw.table.clear()
             sw.route = _no_route
+        self._routed.clear()
 
     def final(self) -> None:
         # nothing more will be sent and no queue feeds another: every queue holds all it
