@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from ocsplan.cayley import Topology
 from ocsplan.decode.step import decode_step
 from ocsplan.errors import InfeasibleError, InstanceError
 from ocsplan.realization.fabrics import load_fabric
+from ocsplan.schedules import SCHEDULES
+from ocsplan.simlette import SimOptions, network_factory, simulate_workload
+from ocsplan.simlette.traffic import program_workload
 from ocsplan.workload import Split, load_accelerator, load_model
 from ocsplan.workload.step import step_to_dict
 
@@ -84,3 +88,22 @@ def test_deepseek_v3_prices_its_dense_layer_rows(fabric: str) -> None:
     # the dense rows' payload (ceil(4/16) = 1 row) is below the MoE rows', and so is its time per call
     for axis in ("EP", "TPE"):
         assert 0 < by_key[("ffn-dense", axis)].time_s <= by_key[("ffn", axis)].time_s
+
+
+def test_simlette_shared_demands_match_a_direct_simulation() -> None:
+    # Splits share demands (the world all-reduce depends on the batch only), and the native
+    # schedules' simulated times are memoised: every split's world all-reduce must still be
+    # what Simlette gives for that workload simulated directly on the fabric.
+    m, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / "nvl576-all-eps.toml")
+    steps = [decode_step(m, RX00, spec, 16, split, 2, 32768, network="simlette")
+             for split in (Split(2, 8, 4, 4), Split(2, 8, 8, 2), Split(2, 8, 4, 4))]
+    factory = network_factory(spec, SimOptions(), ports=spec.ports)
+    for step in steps:
+        world = next(c for c in step.collectives if c.row.region == "attention" and c.row.axis == "world")
+        schedule, topology = {"one-shot": ("one-shot", Topology.from_profile([4])),
+                              "two-shot": ("rs-ag", Topology.from_profile([4])),
+                              "halving-doubling": ("rs-ag", Topology.cube(4))}[world.schedule]
+        program = SCHEDULES[schedule].build(topology, world.row.payload)
+        direct = simulate_workload(program_workload(program, (3, 2, 1, 0), 16), factory, mode="message",
+                                   rate=spec.link).simulated_s
+        assert world.time_s == direct

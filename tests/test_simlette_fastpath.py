@@ -21,7 +21,7 @@ from ocsplan.simlette import DL_FLIT, SimOptions, network_factory, program_workl
 from ocsplan.simlette.circuitmap import circuits_for_generators
 from ocsplan.simlette.engine import Engine, Message
 from ocsplan.simlette.network import CircuitNetwork
-from ocsplan.simlette.report import DemandResult
+from ocsplan.simlette.report import DemandResult, analytical
 from ocsplan.simlette.runner import Runner
 
 from .conftest import ROOT
@@ -105,3 +105,20 @@ def test_direct_runner_matches_message_objects(schedule: str, multiplicity: int,
         ports = [(p.name, p.busy, p.flits) for p in runner.net.port_list()]
         outcomes.append((done, runner.net.acked, dict(runner.finish), ports))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("schedule", ["one-shot", "rs-ag", "recursive-doubling"])
+@pytest.mark.parametrize("ports", [1, 3, 8])
+def test_phase_cost_matches_generic_analytical(schedule: str, ports: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Eq. 1 on the fabric's paths: one level's phase_cost shortcut against the generic
+    # loop over latency() and resources() (phase_cost off), bit for bit.
+    spec = _fabric("eps-single", 16, ports)
+    program = SCHEDULES[schedule].build(Topology.from_profile((4,)), 5000)
+    workload = program_workload(program, (0, 1, 2, 3), 16)
+    factory = network_factory(spec, SimOptions(), ports=ports)
+    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
+    assert all(net.phase_cost(workload, k) is not None for k in range(workload.phases))
+    fast = analytical(workload, net)
+    monkeypatch.setattr(type(net), "phase_cost", lambda self, w, k: None)
+    assert analytical(workload, net) == fast
+    assert fast > 0

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "Device", "DirectFlitPort", "DirectPort", "Engine", "FifoPort", "Message", "Piece", "Port", "QueuePort",
-    "Sink", "Switch", "split_flits",
+    "Device", "DirectFlitPort", "DirectPort", "DrainPort", "Engine", "FifoPort", "Message", "Piece", "Port",
+    "QueuePort", "Sink", "Switch", "split_flits",
 ]
 
 # Decisions treat a piece as ready when it is ready within this tolerance (s).
@@ -120,6 +120,7 @@ class Engine:
         # set when nothing can reach a switch output queue any more that is not queued
         # yet (no sends left, no switch-to-switch links): queues decide everything at once
         self.unbounded = False
+        self.early: list[tuple[float, int, Port]] | None = None  # wake-ups held (see ``hold``)
 
     def open(self) -> None:
         """Make the SimPy environment, unless made already."""
@@ -128,22 +129,51 @@ class Engine:
 
             self.env = simpy.Environment()
 
+    def hold(self) -> None:
+        """Until :meth:`run`, keep the ports' wake-ups in a list instead of scheduling them.
+
+        A port drops a wake-up superseded by an earlier one when it fires, so one
+        superseded before the run starts would only pass through SimPy's queue: ``run``
+        schedules the others, in the order they were made (SimPy's order among equal
+        times), at the same times. The count of events is unchanged. (A one-shot
+        schedule arms every queue ~25 times before the run; one wake-up each remains.)
+        """
+        self.early = []
+
     def run(self) -> None:
         """Run the events scheduled so far (none if the environment was never opened)."""
         if "env" in self.__dict__:
+            early, self.early = self.early, None
+            for time, eid, port in early or ():
+                if port.wake_ev == eid:  # still the port's wake-up (ids only grow)
+                    self._schedule(time, eid, port.wake)
             self.env.run()
 
     def at(self, time: float, callback: Callable[[int], None]) -> int:
         """Schedule ``callback(event id)`` at absolute ``time`` (not before now); returns the id."""
+        eid = self._eid
+        self._eid = eid + 1
+        self.events += 1
+        self._schedule(time, eid, callback)
+        return eid
+
+    def wake(self, time: float, port: Port) -> int:
+        """``at(time, port.wake)``, kept back while :meth:`hold` holds; returns the id."""
+        early = self.early
+        if early is None:
+            return self.at(time, port.wake)
+        eid = self._eid
+        self._eid = eid + 1
+        self.events += 1
+        early.append((time, eid, port))
+        return eid
+
+    def _schedule(self, time: float, eid: int, callback: Callable[[int], None]) -> None:
         # SimPy's public timeout, a triggered event at NORMAL priority after ``delay``;
         # the callback gets this engine's event id (ports use it to drop superseded wake-ups)
         delay = time - self.env.now
-        eid = self._eid
-        self._eid = eid + 1
         ev = self.env.timeout(delay if delay > 0.0 else 0.0)
         ev.callbacks.append(lambda _ev: callback(eid))
-        self.events += 1
-        return eid
 
 
 class Port:
@@ -186,14 +216,14 @@ class Port:
     def enqueue(self, piece: Piece) -> None:
         raise NotImplementedError
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         raise NotImplementedError
 
     def _arm(self, time: float) -> None:
         if self.wake_ev >= 0 and self.wake_at <= time:
             return
         self.wake_at = time
-        self.wake_ev = self.eng.at(time, self._wake)
+        self.wake_ev = self.eng.wake(time, self)
 
     def release(self, time: float) -> None:
         """A credit of the far buffer becomes usable here at ``time``."""
@@ -321,7 +351,7 @@ class FifoPort(Port):
             busy = self.busy
             self._arm((piece.ready if piece.ready > busy else busy) - self.ahead)
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
         self.wake_ev = -1
@@ -460,7 +490,7 @@ class QueuePort(Port):
         if self.wake_ev < 0 or time < self.wake_at:
             self._arm(time)
 
-    def _wake(self, ev: int) -> None:
+    def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
             return  # superseded by an earlier wake-up
         self.wake_ev = -1
@@ -488,7 +518,7 @@ class QueuePort(Port):
 
 
     def _whole(self, limit: float) -> None:
-        """``_wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
+        """``wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
         whole pieces inlined (the same arithmetic; the hot path of switched runs)."""
         queue = self.queue
         tf = self.eng.flit_time
@@ -551,6 +581,105 @@ class QueuePort(Port):
                 msg.landed = landed
             if msg.left == 0:
                 deliver(msg)
+
+
+class DrainPort(Port):
+    """A one-level switch's output into an accelerator in an open loop (no credits
+    anywhere, no switch behind a switch): :class:`QueuePort` without pieces.
+
+    The network's ``send`` hands it entries ``(ready, message id, flit index, flits,
+    message)`` straight into ``pending`` (and arms it as ``QueuePort.enqueue``
+    would). A wake-up merges them into the queue: sorted at once when the queue is
+    empty (a sorted list is a heap), so one sort replaces a push per piece; once
+    ``eng.unbounded`` it takes all in order without popping. The departures, the
+    order (ready, message id, flit index; unique keys) and the arithmetic are those
+    of :class:`QueuePort` into a :class:`Sink` (its ``_whole_sink``, and in flit
+    mode its one-flit pieces), so the results are the same bit for bit.
+    """
+
+    __slots__ = ("pending", "queue", "sink")
+
+    def __init__(self, eng: Engine, name: str, wire: float, ret: float, far: Sink, lookahead: float) -> None:
+        super().__init__(eng, name, wire, ret, far, None)
+        self.sink = far
+        self.queue: list[tuple[float, int, int, int, Message]] = []
+        self.pending: list[tuple[float, int, int, int, Message]] = []
+        if eng.horizon > 0:
+            self.ahead = lookahead
+
+    def wake(self, ev: int) -> None:
+        if ev != self.wake_ev:
+            return  # superseded by an earlier wake-up
+        self.wake_ev = -1
+        eng = self.eng
+        tf = eng.flit_time
+        wire = self.wire
+        sink = self.sink
+        rx, land, deliver = sink.rx, sink.land, sink.deliver
+        busy = self.busy
+        flits = 0
+        if eng.unbounded:
+            # nothing can be sent any more (see Engine.unbounded): take all, in order
+            entries = self.queue
+            entries += self.pending
+            entries.sort()
+            self.queue = []
+            self.pending = []
+            for ready, _, _, count, msg in entries:
+                start = ready if ready > busy else busy
+                busy = start + count * tf
+                flits += count
+                landed = start + tf + wire + (count - 1) * tf + rx + land
+                msg.left -= count
+                if landed > msg.landed:
+                    msg.landed = landed
+                if msg.left == 0:
+                    self.busy = busy  # deliveries may read the figures
+                    deliver(msg)
+            self.busy = busy
+            self.flits += flits
+            return
+        self._merge()
+        limit = eng.env.now + self.ahead + _TOL
+        queue = self.queue
+        pop = heapq.heappop
+        while queue:
+            ready, _, _, count, msg = queue[0]
+            busy = self.busy
+            start = ready if ready > busy else busy
+            if start > limit:
+                self._arm(start - 0.5 * self.ahead)
+                return
+            pop(queue)
+            self.busy = start + count * tf
+            self.flits += count
+            landed = start + tf + wire + (count - 1) * tf + rx + land
+            msg.left -= count
+            if landed > msg.landed:
+                msg.landed = landed
+            if msg.left == 0:
+                deliver(msg)  # may send: new entries join the queue before the next decision
+                if self.pending:
+                    self._merge()
+                    queue = self.queue
+
+    def arm(self, time: float) -> None:
+        """Wake up at ``time`` unless a wake-up is pending no later (the network's ``send``)."""
+        self._arm(time)
+
+    def _merge(self) -> None:
+        pending = self.pending
+        if not pending:
+            return
+        queue = self.queue
+        if queue:
+            queue += pending
+            heapq.heapify(queue)
+            pending.clear()
+        else:
+            pending.sort()
+            self.queue = pending
+            self.pending = queue
 
 
 def split_flits(flits: int, ways: int, offset: int) -> list[tuple[int, int]]:

@@ -37,6 +37,7 @@ from .circuitmap import CircuitMap, Link, RackRoutes
 from .engine import (
     DirectFlitPort,
     DirectPort,
+    DrainPort,
     Engine,
     FifoPort,
     Message,
@@ -96,6 +97,13 @@ class Network:
     def final(self) -> None:
         """Every message has been handed to the network (the runner says so)."""
 
+    def send_all(self, src: int, sends: Sequence[Send], t: float, phase: int, base: int) -> None:
+        """``send`` each of ``src``'s ``sends`` of ``phase`` in order, all at ``t``, as
+        messages with ids ``base``, ``base + 1``, ..."""
+        send = self.send
+        for i, s in enumerate(sends):
+            send(Message(src, s.dst, s.gen, phase, s.nbytes, s.flits, base + i), t)
+
     def land(self, src: int, s: Send, t: float) -> float:
         """Direct networks: send ``s`` from ``src`` at ``t`` and return when it lands
         (what ``send`` and the landing do, without a message object)."""
@@ -117,6 +125,12 @@ class Network:
 
     def response_port(self, msg: Message) -> Hashable:
         return (msg.dst, msg.gen)
+
+    def phase_cost(self, workload: Workload, k: int) -> float | None:
+        """Phase ``k``'s term of :func:`~ocsplan.simlette.report.analytical` computed more
+        cheaply with the same float operations, or None to let it iterate ``latency`` and
+        ``resources``."""
+        return None
 
     def close(self) -> None:
         """The run is over and its figures read: drop the callbacks that close cycles
@@ -153,11 +167,14 @@ class Network:
 
     def _new_port(
         self, key: Hashable, name: str, wire: float, far: Switch | Sink, credits: int | None,
-        single: bool = False, direct: bool = False,
+        single: bool = False, direct: bool = False, drain: bool = False,
     ) -> Port:
         ret = self.stages.credit_return(wire)
         port: Port
-        if direct:
+        if drain and isinstance(far, Sink):
+            # a one-level queue into an accelerator, open loop: entries, no pieces (engine.DrainPort)
+            port = DrainPort(self.eng, name, wire, ret, far, self.lookahead)
+        elif direct:
             # one source and no credits anywhere: it decides as pieces arrive (engine.DirectPort)
             kind = DirectFlitPort if self.eng.flit_mode else DirectPort
             port = kind(self.eng, name, wire, ret, far)
@@ -457,6 +474,8 @@ class SwitchedNetwork(Network):
         self._splits: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
         self.switches: dict[Hashable, Switch] = {}
         self._src: dict[int, list[Port]] = {}
+        self._routed: dict[tuple[object, ...], list[Port]] = {}  # switch routes by target rack
+        self._drains: dict[int, list[DrainPort | None]] = {}  # open loop: dst -> output queue per rail
         self._rsp_pointer: dict[int, int] = {}
         self.wire1 = stages.wire(1)
         self.wire_ocs = stages.wire(2, 1)
@@ -469,7 +488,10 @@ class SwitchedNetwork(Network):
         self.open_loop = (not self.two and buffer_flits is None and switch_flits is None and rsp_credits is None
                           and eng.horizon > 0)
         self.rails = self.L  # rails simulated (1: all in lockstep, see ``start``)
+        if not self.two:  # ``latency`` of one level, the same sum
+            self._hop1 = stages.send + stages.rx + stages.land + 2 * self.wire1 + stages.switch_in
         if self.open_loop:
+            self.sink.deliver = self._landed_open
             tf = eng.flit_time
             self.lookahead = (tf + self.wire1 + stages.rx + stages.land + stages.send + tf + self.wire1
                               + stages.switch_in) * (1 - 1e-9)
@@ -491,7 +513,19 @@ class SwitchedNetwork(Network):
             key: tuple[object, ...] = ("down", rail, dst)
             name = f"leaf {rack}/{rail} -> acc {dst}" if self.two else f"eps {rail} -> acc {dst}"
             found = self.ports.get(key)
-            return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits)]
+            return [found or self._new_port(key, name, self.wire1, self.sink, self.buffer_flits,
+                                            drain=self.open_loop)]
+        # towards another rack the ports depend on the target rack alone: one list for all its
+        # destinations (made, with its ports, at the first of them, as before)
+        memo = ("leaf", rack, rail, target)
+        known = self._routed.get(memo)
+        if known is not None:
+            return known
+        self._routed[memo] = out = self._leaf_up(rack, rail, target)
+        return out
+
+    def _leaf_up(self, rack: int, rail: int, target: int) -> list[Port]:
+        key: tuple[object, ...]
         if self.routes is not None:
             mask = self.routes.next_hop[rack ^ target]
             out = []
@@ -522,7 +556,11 @@ class SwitchedNetwork(Network):
         return sw
 
     def _spine_route(self, rail: int, index: int, target: int) -> list[Port]:
-        out = []
+        memo = ("spine", rail, index, target)
+        known = self._routed.get(memo)
+        if known is not None:
+            return known
+        self._routed[memo] = out = []
         for u in range(index, self.up, self.spines):
             key = ("spdown", rail, index, target, u)
             port = self.ports.get(key) or self._new_port(
@@ -564,12 +602,64 @@ class SwitchedNetwork(Network):
         for sw in self.switches.values():  # switch -> output port -> switch
             sw.table.clear()
             sw.route = _no_route
+        self._routed.clear()
 
     def final(self) -> None:
         # nothing more will be sent and no queue feeds another: every queue holds all it
         # will ever hold, so each decides in order of arrival at once
         if self.open_loop:
             self.eng.unbounded = True
+
+    def send_all(self, src: int, sends: Sequence[Send], t: float, phase: int, base: int) -> None:
+        """``Network.send_all``; in an open loop with every message in message mode, ``send``
+        and its part loop fused over the phase (the same arithmetic in the same order)."""
+        eng = self.eng
+        if not self.open_loop or eng.flit_mode:
+            super().send_all(src, sends, t, phase, base)
+            return
+        ports = self._src.get(src) or self._sources(src)
+        ready = t + self.stages.send
+        tf = eng.flit_time
+        assert not eng.unbounded
+        wire, delay = self.wire1, self.stages.switch_in
+        drains, splits, L = self._drains, self._splits, self.L
+        busy = [port.busy for port in ports]  # the source ports' figures, in locals
+        sent = [port.flits for port in ports]
+        lockstep = self.rails == 1 and L > 1
+        offset = self.pointer.get(src, 0)
+        parts: tuple[tuple[int, int, int], ...]
+        for i, s in enumerate(sends):
+            dst, flits, mid = s.dst, s.flits, base + i
+            msg = Message(src, dst, s.gen, phase, s.nbytes, flits, mid)
+            if lockstep:  # the rail-0 piece stands for all (see ``start``)
+                count = flits // L
+                msg.left = count
+                parts = ((0, count, 0),)
+            else:
+                found = splits.get((flits, offset))
+                if found is None:
+                    found = splits[(flits, offset)] = self._split(flits, offset)
+                parts = found
+                offset = (offset + flits) % L
+            row = drains.get(dst) or self._drain_row(dst)
+            for j, count, index in parts:
+                out = row[j] or self._drain(row, j, dst)
+                b = busy[j]
+                start = ready if ready > b else b
+                busy[j] = start + count * tf
+                sent[j] += count
+                first = start + tf + wire + delay
+                out.pending.append((first, mid, index, count, msg))
+                # QueuePort.enqueue's wake-up (``eng.unbounded`` is only set after the last send)
+                obusy = out.busy
+                time = (first if first > obusy else obusy) - out.ahead
+                if out.wake_ev < 0 or time < out.wake_at:
+                    out.arm(time)
+        for port, b, n in zip(ports, busy, sent, strict=True):
+            port.busy = b
+            port.flits = n
+        if not lockstep:
+            self.pointer[src] = offset
 
     def send(self, msg: Message, t: float) -> None:
         ports = self._src.get(msg.src) or self._sources(msg.src)
@@ -587,25 +677,75 @@ class SwitchedNetwork(Network):
                 found = self._splits[key] = self._split(msg.flits, offset)
             parts = found
             self.pointer[msg.src] = (offset + msg.flits) % self.L
-        if not self.open_loop or self.eng.flit_mode:
+        if not self.open_loop:
             for j, count, index in parts:
                 ports[j].enqueue(Piece(ready, count, msg, index))
             return
-        # DirectPort.enqueue and Switch.accept inlined (one level: one output per destination)
-        tf = self.eng.flit_time
-        dst = msg.dst
+        # DirectPort / DirectFlitPort.enqueue, Switch.accept (one level: one output per
+        # destination) and QueuePort.enqueue inlined, entries instead of pieces (DrainPort)
+        eng = self.eng
+        tf = eng.flit_time
+        flit_mode = eng.flit_mode
+        unbounded = eng.unbounded
+        dst, mid = msg.dst, msg.mid
+        # every source port has a one-cable wire into its rail's switch (switch_in delay)
+        wire, delay = self.wire1, self.stages.switch_in
+        row = self._drains.get(dst) or self._drain_row(dst)
         for j, count, index in parts:
             port = ports[j]
+            out = row[j] or self._drain(row, j, dst)
             busy = port.busy
-            start = ready if ready > busy else busy
-            port.busy = start + count * tf
             port.flits += count
-            sw = port.far
-            assert isinstance(sw, Switch)
-            outs = sw.table.get(dst)
-            if outs is None:
-                outs = sw.table[dst] = sw.route(dst)
-            outs[0].enqueue(Piece(start + tf + port.wire + sw.delay, count, msg, index))
+            if flit_mode:
+                # one entry per flit, each leaving at max(its readiness, link free)
+                put = out.pending.append
+                r = ready
+                start = r if r > busy else busy
+                first = start + tf + wire + delay
+                for k in range(index, index + count - 1):
+                    busy = start + tf  # 1 * tf is tf exactly
+                    put((start + tf + wire + delay, mid, k, 1, msg))
+                    r += tf
+                    start = r if r > busy else busy
+                port.busy = start + tf
+                put((start + tf + wire + delay, mid, index + count - 1, 1, msg))
+            else:
+                start = ready if ready > busy else busy
+                port.busy = start + count * tf
+                first = start + tf + wire + delay
+                out.pending.append((first, mid, index, count, msg))
+            # QueuePort.enqueue's wake-up for the first entry (the later ones of a part are no
+            # earlier, so they never move it)
+            if out.wake_ev >= 0 and unbounded:
+                continue
+            obusy = out.busy
+            time = (first if first > obusy else obusy) - out.ahead
+            if out.wake_ev < 0 or time < out.wake_at:
+                out.arm(time)
+
+    def _landed_open(self, msg: Message) -> None:
+        """``Network._landed`` in an open loop (no response credits: ``_respond`` is the
+        hop back, one level's ``latency``)."""
+        arrive = msg.landed + self._hop1
+        if arrive > self.acked:
+            self.acked = arrive
+        self._deliver(msg)
+
+    def _drain_row(self, dst: int) -> list[DrainPort | None]:
+        row: list[DrainPort | None] = [None] * self.rails
+        self._drains[dst] = row
+        return row
+
+    def _drain(self, row: list[DrainPort | None], rail: int, dst: int) -> DrainPort:
+        """Rail ``rail``'s output queue into ``dst`` (made on first use, as the switch routes)."""
+        sw = self._leaf(0, rail)
+        outs = sw.table.get(dst)
+        if outs is None:
+            outs = sw.table[dst] = sw.route(dst)
+        out = outs[0]
+        assert isinstance(out, DrainPort)
+        row[rail] = out
+        return out
 
     def _split(self, flits: int, offset: int) -> tuple[tuple[int, int, int], ...]:
         """(port, flits, index of the first) of a message's pieces from port ``offset`` on."""
@@ -648,6 +788,32 @@ class SwitchedNetwork(Network):
                 for rack, m in self._mask_hops(r1, r2):
                     out.append((("l2", rack, m), node * self.routes.masks.count(m)))
         return out
+
+    def phase_cost(self, workload: Workload, k: int) -> float | None:
+        """One level: every transfer has ``latency`` ``_hop1`` and loads its source's and its
+        destination's L ports (``resources``); the loads summed per node in the order
+        ``analytical`` sums them (node by node, message by message), as plain lists."""
+        if self.two:
+            return None
+        if not workload.nodes:
+            return 0.0
+        node = self.L * self.rate
+        size = max(workload.nodes) + 1  # destinations are nodes too
+        out = [0.0] * size
+        into = [0.0] * size
+        any_sent = False
+        for src in workload.nodes:
+            sends = workload.sends[src][k]
+            if not sends:
+                continue
+            any_sent = True
+            for s in sends:
+                share = s.size / node
+                out[src] += share
+                into[s.dst] += share
+        if not any_sent:
+            return 0.0  # no term (adding 0.0 changes no sum)
+        return self._hop1 + max(max(out), max(into))
 
     def response_port(self, msg: Message) -> Hashable:
         j = self._rsp_pointer.get(msg.dst, 0)
