@@ -17,7 +17,8 @@ from .conftest import ROOT, instance_path
 
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
-FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1"]
+FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1",
+           "export-index-1"]
 
 
 def _run(*args: str) -> None:
@@ -57,6 +58,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     _run("compare", str(fig15), "--methods", "heuristic,stacked", "--demands", str(d / "cmpd.csv"),
          "--json", str(d / "cmpd.json"))
     out["compare-1"] += [d / "cmp.json", d / "cmpd.json"]
+    _run("export", str(d / "pm.plan.json"), "--out", str(d / "msccl"))
+    out["export-index-1"].append(d / "msccl" / "index.json")
     return out
 
 
