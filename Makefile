@@ -18,8 +18,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 solve: $(STAMP)
 	$(BIN)/ocsplan solve $(INSTANCE)
 
+# both cores (pytest-xdist): every test is independent of order and of the other worker
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # ruff and mypy strict over src, tests and scripts (mypy's files: pyproject.toml)
 lint: $(STAMP)

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.hostile.cases import CASES, Case, build  # noqa: E402
+from tests.hostile.round4 import CASES4, Case4  # noqa: E402
+from tests.hostile.round4 import build as build4  # noqa: E402
 
 LIMIT = 1 << 30
 
@@ -31,12 +33,15 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
 
-def run(case: Case, files: dict[str, str], src: str, timeout: float) -> tuple[str, str]:
+def run(case: Case | Case4, files: dict[str, str], src: str, timeout: float) -> tuple[str, str]:
     argv = [a.format(**files) for a in case.argv]
     env = dict(os.environ, PYTHONPATH=src, COLUMNS="200")
+    stdout = case.stdout if isinstance(case, Case4) else ""
     try:
-        proc = subprocess.run([sys.executable, "-m", "ocsplan", *argv], capture_output=True, text=True,
-                              timeout=timeout, env=env, preexec_fn=_limit, cwd=files["dir"])
+        with open(stdout.format(**files) if stdout else os.devnull, "w") as sink:
+            proc = subprocess.run([sys.executable, "-m", "ocsplan", *argv], stdout=sink if stdout else None,
+                                  capture_output=not stdout, stderr=subprocess.PIPE if stdout else None, text=True,
+                                  timeout=timeout, env=env, preexec_fn=_limit, cwd=files["dir"])
     except subprocess.TimeoutExpired:
         return "hang", f"no answer in {timeout:g} s"
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
@@ -63,9 +68,10 @@ def main() -> None:
     tally: Counter[str] = Counter()
     per_command: Counter[str] = Counter()
     broken: Counter[str] = Counter()
-    for case in CASES:
+    cases: list[Case | Case4] = [*CASES, *CASES4]
+    for case in cases:
         with tempfile.TemporaryDirectory() as tmp:
-            files = build(Path(tmp))
+            files = build4(Path(tmp)) if isinstance(case, Case4) else build(Path(tmp))
             verdict, detail = run(case, files, args.src, args.timeout)
         command = case.argv[0] if case.argv else "?"
         per_command[command] += 1
@@ -74,7 +80,7 @@ def main() -> None:
             broken[command] += 1
         if verdict != "ok" or args.verbose:
             print(f"{verdict:13s} {case.id}: {detail}", flush=True)
-    print(f"{len(CASES)} hostile inputs over {len(per_command)} commands; "
+    print(f"{len(cases)} hostile inputs over {len(per_command)} commands; "
           + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
     print("per command (inputs/broken): " + ", ".join(f"{c} {n}/{broken[c]}" for c, n in per_command.items()))
 

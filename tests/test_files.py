@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InstanceError, PlanError
-from ocsplan.files import check_output, read_json, read_text, write_atomic, write_atomic_with
+from ocsplan.files import CacheDir, check_output, read_json, read_text, write_atomic, write_atomic_with
+from ocsplan.limits import MAX_CACHE_ENTRY_BYTES
 
 
 def _umask() -> int:
@@ -148,3 +149,42 @@ def test_duplicate_json_keys_are_refused() -> None:
         read_json('{"a": 1, "b": {"c": 2}, "a": 3}', "p.json")
     with pytest.raises(PlanError, match="duplicate key 'c'"):
         read_json('{"b": [{"c": 2, "c": 2}]}', "p.json")
+
+
+# the plan cache directory is untrusted input (issue 38, category 5)
+@pytest.mark.parametrize("make", ["file", "fifo", "loop", "under-file"])
+def test_a_cache_that_cannot_be_a_directory_is_one_line_naming_the_option(tmp_path: Path, make: str) -> None:
+    target = tmp_path / "cache"
+    if make == "file":
+        target.write_text("x")
+    elif make == "fifo":
+        os.mkfifo(target)
+    elif make == "loop":
+        (tmp_path / "other").symlink_to(target)
+        target.symlink_to(tmp_path / "other")
+    else:
+        (tmp_path / "f").write_text("x")
+        target = tmp_path / "f" / "cache"
+    with pytest.raises(InstanceError) as info:
+        CacheDir.create(target, "--cache")
+    assert str(info.value).startswith("--cache: ") and "\n" not in str(info.value)
+
+
+def test_a_cache_entry_that_is_a_fifo_is_refused_naming_it_without_blocking(tmp_path: Path) -> None:
+    store = CacheDir.create(tmp_path / "cache")
+    os.mkfifo(store.path("entry.json"))
+    with pytest.raises(InstanceError, match=r"entry\.json: cache entry is a FIFO"):
+        store.get("entry.json")
+    with pytest.raises(InstanceError, match=r"entry\.json: cache entry is a FIFO"):
+        store.put("entry.json", "{}")
+    assert stat.S_ISFIFO(os.lstat(store.path("entry.json")).st_mode)  # never renamed over
+
+
+def test_a_damaged_or_huge_cache_entry_reads_as_missing_and_is_made_again(tmp_path: Path) -> None:
+    store = CacheDir.create(tmp_path / "cache")
+    store.path("bad.json").write_bytes(b"\xff\xfe not utf-8")
+    with store.path("huge.json").open("wb") as handle:  # sparse: no disk used
+        handle.truncate(MAX_CACHE_ENTRY_BYTES + 1)
+    assert store.get("bad.json") is None and store.get("huge.json") is None
+    store.put("huge.json", "{}")
+    assert store.get("huge.json") == "{}"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
-from .limits import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
+from .limits import MAX_CACHE_ENTRY_BYTES, MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
 __all__ = [
     "CacheDir", "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
@@ -280,32 +280,64 @@ def code_fingerprint() -> str:
 class CacheDir:
     """A directory of cache entries by file name (e.g. the decode plan cache).
 
-    An entry that is missing or cannot be read reads as None (the caller makes it
-    again); entries are written atomically. :meth:`create` makes the directory.
+    Untrusted input: an entry that is missing, unreadable, larger than
+    :data:`~ocsplan.limits.MAX_CACHE_ENTRY_BYTES` or not UTF-8 reads as None (the caller
+    makes it again and the new entry is renamed over it); an entry that is not a regular file
+    (a FIFO, a device, a directory, a symlink loop) is refused naming it, never read nor
+    written. Entries are written atomically. :meth:`create` makes the directory, and refuses a
+    path that cannot be one (a file, a FIFO, a symlink loop, a path under a file) naming ``option``.
     """
 
     directory: Path
 
     @classmethod
-    def create(cls, directory: Path) -> CacheDir:
-        directory.mkdir(parents=True, exist_ok=True)
-        return cls(directory)
+    def create(cls, directory: Path, option: str = "--cache") -> CacheDir:
+        path = Path(directory)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:  # a symlink loop, a path under a file
+            raise InstanceError(option, "", f"{directory}: {exc.strerror or exc}") from None
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            what = "a file" if stat.S_ISREG(info.st_mode) else _kind(info.st_mode)
+            raise InstanceError(option, "", f"{directory} is {what}, not a directory")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InstanceError(option, "", f"{directory}: cannot make the directory: {exc.strerror or exc}") from None
+        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            raise InstanceError(option, "", f"{directory}: directory is not readable and writable")
+        return cls(path)
 
     def path(self, name: str) -> Path:
         return self.directory / name
 
+    def _checked(self, name: str) -> os.stat_result | None:
+        """The entry's status (None when missing); an entry that is not a regular file is refused."""
+        path = self.path(name)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise InstanceError(str(path), "", f"cache entry: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise InstanceError(str(path), "", f"cache entry is {_kind(info.st_mode)}, not a regular file: refused")
+        return info
+
     def has(self, name: str) -> bool:
-        return self.path(name).exists()
+        return self._checked(name) is not None
 
     def get(self, name: str) -> str | None:
-        """The entry's text, or None when it is missing or unreadable."""
-        path = self.path(name)
-        if not path.exists():
+        """The entry's text, or None when it is missing, too large or unreadable."""
+        if self._checked(name) is None:
             return None
         try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            return read_text(self.path(name), lambda msg: InstanceError(name, "", msg), MAX_CACHE_ENTRY_BYTES)
+        except InstanceError:
             return None
 
     def put(self, name: str, text: str) -> None:
+        self._checked(name)
         write_atomic(self.path(name), text)

@@ -17,6 +17,7 @@ from .errors import OcsplanError
 
 __all__ = [
     "MAX_AXES",
+    "MAX_CACHE_ENTRY_BYTES",
     "MAX_CONNECT_TIMEOUT_S",
     "MAX_COUNT",
     "MAX_DEMANDS",
@@ -60,6 +61,7 @@ MAX_COUNT = 10**6  # ``generate --count``
 MAX_TIME_LIMIT_S = 1e7  # ``--time-limit`` (about 116 days)
 MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
 MAX_FILE_BYTES = 256 << 20  # size of any input file
+MAX_CACHE_ENTRY_BYTES = 64 << 20  # one plan cache entry (a larger one is made again)
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)

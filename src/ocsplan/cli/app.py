@@ -21,7 +21,7 @@ from typer.exceptions import Abort
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from ..files import check_output, write_atomic
 from ..limits import MAX_TIME_LIMIT_S
-from .console import StreamConsole
+from .console import StreamConsole, write_stdout
 
 __all__ = [
     "app",
@@ -150,8 +150,7 @@ def emit_json(text: str, target: str | None) -> None:
     if target is None:
         return
     if target == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
     else:
         write_atomic(target, text)
 

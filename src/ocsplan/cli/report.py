@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ import typer
 from ..errors import PlanError
 from ..files import read_json, read_text, write_atomic
 from .app import app, check_outputs, check_suffix, handle_errors
+from .console import write_stdout
 
 __all__ = ["report", "schema"]
 
@@ -51,7 +51,6 @@ def schema(
     from ..schemas import schema_names, schema_text
 
     if name is None:
-        sys.stdout.write("".join(f"{n}\n" for n in schema_names()))
+        write_stdout("".join(f"{n}\n" for n in schema_names()))
     else:
-        sys.stdout.write(schema_text(name))
-    sys.stdout.flush()
+        write_stdout(schema_text(name))

@@ -95,7 +95,7 @@ def simulate(
     ] = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
-    from ..realization.circuits import load_circuits
+    from ..realization.circuits import fabric_mismatch, load_circuits
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
@@ -110,10 +110,15 @@ def simulate(
         spec = load_fabric(fabric)
         realized = None
         if circuits is not None:
+            refuse_unused("--circuits", all(level.technology == "eps" for level in spec.levels),
+                          f"on the electronic fabric {fabric} (no OCS level to carry circuits)")
             realized = load_circuits(circuits)
             if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
                 raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
                                 f"not {plan.instance} ({plan.world})")
+            differs = fabric_mismatch(realized.fabric, spec)
+            if differs:
+                raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
         report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
                                circuits=realized, only=_select(plan, demand), placement=placement or "contiguous")
         console = err if json_out == "-" else out

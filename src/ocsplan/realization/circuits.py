@@ -26,7 +26,7 @@ from ..errors import PlanError
 from ..fields import KeySpec, strict_tree
 from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_PORTS, MAX_WORLD, check_int
-from .fabrics import LatencyBudget, Level
+from .fabrics import FabricSpec, LatencyBudget, Level
 from .wiring import Inventory, LevelCount
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "circuits_to_dict",
     "circulant_label",
     "dumps_circuits",
+    "fabric_mismatch",
     "generator_label",
     "load_circuits",
     "loads_circuits",
@@ -227,6 +228,24 @@ class FabricRef:
     up: int
     spines: int
     fanout: int
+
+
+def fabric_mismatch(ref: FabricRef, spec: FabricSpec) -> str:
+    """How the fabric a circuits file was realized on differs from ``spec`` in what the
+    circuits depend on (accelerators, ports, racks, levels); "" when it does not."""
+    pairs = (("accelerators", ref.accelerators, spec.accelerators), ("ports", ref.ports, spec.ports),
+             ("rack size", ref.rack_size, spec.rack_size), ("serving racks", ref.serving_racks, spec.serving_racks),
+             ("levels", ref.levels, spec.levels))
+    for name, theirs, mine in pairs:
+        if theirs != mine:
+            return f"realized on {ref.name} ({name} {_short(theirs)}), not {spec.name} ({name} {_short(mine)})"
+    return ""
+
+
+def _short(value: object) -> str:
+    if isinstance(value, tuple):
+        return "+".join(f"{v.technology}/{v.radix}" for v in value if isinstance(v, Level))
+    return str(value)
 
 
 @dataclass(frozen=True)

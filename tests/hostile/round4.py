@@ -1,0 +1,87 @@
+"""Hostile inputs, round 4 (issue 38): the new commands, the plan cache, every output.
+
+Each case is an ``ocsplan`` command line, optionally with stdout redirected to a
+placeholder path (``/dev/full``), whose documented answer is one line on stderr
+naming the option, file or field, an exit status, no traceback, and no output
+written. They run in subprocesses under ``RLIMIT_AS`` and a timeout
+(``tests/hostile/test_round4.py`` and ``scripts/hostile_sweep.py``); the files
+are those of :func:`tests.hostile.cases.build` plus :func:`build`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocsplan.realization.circuits import dumps_circuits
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.realize import realize
+
+from .cases import ROOT
+from .cases import build as build_base
+
+__all__ = ["CASES4", "Case4", "build"]
+
+
+@dataclass(frozen=True)
+class Case4:
+    """``argv`` with ``{name}`` placeholders; ``stdout`` a placeholder path stdout is opened on."""
+
+    id: str
+    argv: tuple[str, ...]
+    status: int
+    names: str  # the one line must contain this
+    outputs: tuple[str, ...] = ()  # placeholders of paths that must not exist afterwards
+    stdout: str = ""
+
+
+def build(directory: Path) -> dict[str, str]:
+    """The base files of round 1-3 plus round 4's: placeholder -> path."""
+    files = build_base(directory)
+    d = Path(directory)
+    (d / "regular.txt").write_text("not a directory\n")
+    files["regular"] = str(d / "regular.txt")
+    # the base plan realized on a second fabric (64 ranks on the 1024-accelerator single-level OCS: the
+    # round-1 circuits) and on the 576-accelerator two-level OCS, to be given with the other's --fabric
+    from ocsplan.plan import load_plan
+
+    plan = load_plan(files["plan_json"])
+    other = realize(plan, load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-ocs.toml"))
+    (d / "circuits-nvl576.json").write_text(dumps_circuits(other))
+    files["circuits_nvl576"] = str(d / "circuits-nvl576.json")
+    return files
+
+
+def _c(id: str, *argv: str, status: int = 2, names: str = "", outputs: tuple[str, ...] = (),
+       stdout: str = "") -> Case4:
+    return Case4(id, argv, status, names, outputs, stdout)
+
+
+P, F, C, INST = "{plan_json}", "{fabric_toml}", "{circuits_json}", "{instance_toml}"
+FABRICS = str(ROOT / "simulate" / "fabrics")
+PARETO = ("pareto", "megatron-5t", "--contexts", "5M", "--batches", "1", "--fabrics", F)
+
+CASES4: tuple[Case4, ...] = (
+    # 2. outputs: stdout on a full device is one line naming stdout, for every kind of writer
+    _c("schema-stdout-full", "schema", "plan-1", stdout="{full}", names="stdout: cannot write"),
+    _c("schema-list-stdout-full", "schema", stdout="{full}", names="stdout: cannot write"),
+    _c("solve-stdout-full", "solve", INST, stdout="{full}", names="stdout: cannot write"),
+    _c("solve-json-stdout-full", "solve", INST, "--json", "{dir}/p4.json", stdout="{full}",
+       names="stdout: cannot write"),
+    _c("schedules-stdout-full", "schedules", "--bits", "4", "--collective", "all-reduce",
+       stdout="{full}", names="stdout: cannot write"),
+    _c("validate-stdout-full", "validate", C, stdout="{full}", names="stdout: cannot write"),
+    # 5. the plan cache directory: anything but a directory (or a place to make one) is one line, exit 2
+    _c("pareto-cache-regular-file", *PARETO, "--cache", "{regular}", names="--cache"),
+    _c("pareto-cache-fifo", *PARETO, "--cache", "{fifo}", names="--cache"),
+    _c("pareto-cache-symlink-loop", *PARETO, "--cache", "{loop}", names="--cache"),
+    _c("pareto-cache-under-a-file", *PARETO, "--cache", "{regular}/cache", names="--cache"),
+    _c("pareto-cache-device", *PARETO, "--cache", "/dev/null", names="--cache"),
+    # 3. files that belong to another fabric or cannot apply
+    _c("simulate-circuits-on-eps", "simulate", P, "--fabric", "{eps_toml}", "--circuits", C,
+       names="--circuits: has no effect on the electronic fabric"),
+    _c("simulate-circuits-other-fabric", "simulate", P, "--fabric", F, "--circuits", "{circuits_nvl576}",
+       names="--circuits: "),
+    _c("simulate-circuits-other-fabric-json", "simulate", P, "--fabric", F, "--circuits", "{circuits_nvl576}",
+       "--json", "{dir}/sim4.json", names="realized on nvl576-all-ocs", outputs=("{dir}/sim4.json",)),
+)
