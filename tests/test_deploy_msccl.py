@@ -73,3 +73,58 @@ def test_header_has_the_attributes_the_executor_parses() -> None:
 def test_unknown_protocol_refused() -> None:
     with pytest.raises(MscclError, match="protocol"):
         program_xml(SCHEDULES["ring"].build(TOPOLOGIES[0], PAYLOAD), "x", protocol="fast")
+
+
+def _data_steps(root: ET.Element, gpu: int) -> set[tuple[str, str, str, int, str, int, int]]:
+    """(threadblock role, type, srcbuf, srcoff, dstbuf, dstoff, cnt) of a gpu's data steps."""
+    out = set()
+    for tb in root.findall("gpu")[gpu].findall("tb"):
+        role = f"send {tb.get('send')}" if tb.get("send") != "-1" else (
+            f"recv {tb.get('recv')}" if tb.get("recv") != "-1" else "local")
+        for st in tb.findall("step"):
+            if st.get("type") != "nop":
+                out.add((role, str(st.get("type")), str(st.get("srcbuf")), int(st.get("srcoff", "")),
+                         str(st.get("dstbuf")), int(st.get("dstoff", "")), int(st.get("cnt", ""))))
+    return out
+
+
+def test_small_all_gather_in_canonical_form_derived_by_hand() -> None:
+    """Layered all-gather on Q2 (4 ranks, one 1 KiB chunk each, output rank-major): phase 0 over
+    generator 2, phase 1 over generator 1 carrying two chunks. Both ends of every transfer are
+    named on both steps; nops are written as msccl-tools writes them."""
+    root = ET.fromstring(program_xml(SCHEDULES["layered"].build(Topology(2, frozenset({1, 2})), 4096), "ag"))
+    assert (root.get("minBytes"), root.get("maxBytes")) == ("4096", "4096")
+    assert _data_steps(root, 0) == {
+        ("local", "cpy", "i", 0, "o", 0, 1),
+        ("send 2", "s", "o", 0, "o", 0, 1), ("recv 2", "r", "o", 2, "o", 2, 1),
+        ("send 1", "s", "o", 0, "o", 0, 1), ("send 1", "s", "o", 2, "o", 2, 1),
+        ("recv 1", "r", "o", 1, "o", 1, 1), ("recv 1", "r", "o", 3, "o", 3, 1),
+    }
+    assert _data_steps(root, 1) == {
+        ("local", "cpy", "i", 0, "o", 1, 1),
+        ("send 3", "s", "o", 1, "o", 1, 1), ("recv 3", "r", "o", 3, "o", 3, 1),
+        ("send 0", "s", "o", 1, "o", 1, 1), ("send 0", "s", "o", 3, "o", 3, 1),
+        ("recv 0", "r", "o", 0, "o", 0, 1), ("recv 0", "r", "o", 2, "o", 2, 1),
+    }
+    nops = [st.attrib for st in root.iter("step") if st.get("type") == "nop"]
+    assert nops
+    for a in nops:
+        assert (a["srcbuf"], a["srcoff"], a["dstbuf"], a["dstoff"], a["cnt"], a["hasdep"]) == ("i", "-1", "o", "-1",
+                                                                                                "0", "0")
+        assert a["depid"] != "-1"
+
+
+@pytest.mark.parametrize("name", ["layered", "rs-ag", "bruck", "recursive-doubling"])
+def test_no_zero_count_data_step_and_no_wait_on_a_nop(name: str) -> None:
+    root = ET.fromstring(program_xml(SCHEDULES[name].build(TOPOLOGIES[0], PAYLOAD), name))
+    for gpu in root.findall("gpu"):
+        tbs = gpu.findall("tb")
+        for tb in tbs:
+            steps = tb.findall("step")
+            assert steps[-1].get("type") != "nop"
+            for st in steps:
+                if st.get("type") != "nop":
+                    assert 1 <= int(st.get("cnt", "")) <= 71
+                if st.get("depid") != "-1":
+                    target = tbs[int(st.get("depid", ""))].findall("step")[int(st.get("deps", ""))]
+                    assert target.get("type") != "nop" and target.get("hasdep") == "1"
