@@ -128,3 +128,86 @@ def test_no_zero_count_data_step_and_no_wait_on_a_nop(name: str) -> None:
                 if st.get("depid") != "-1":
                     target = tbs[int(st.get("depid", ""))].findall("step")[int(st.get("deps", ""))]
                     assert target.get("type") != "nop" and target.get("hasdep") == "1"
+
+
+# The pairing and count rules, brute force and written here (not check.py's code): every send and every
+# receive of a connection, listed in threadblock step order, matched by position.
+
+def _rule_violations(text: str) -> list[str]:
+    root = ET.fromstring(text)
+    sends: dict[tuple[int, int, int], list[dict[str, str]]] = {}
+    recvs: dict[tuple[int, int, int], list[dict[str, str]]] = {}
+    bad = []
+    for gpu in root.findall("gpu"):
+        x = int(gpu.get("id", ""))
+        for tb in gpu.findall("tb"):
+            chan = int(tb.get("chan", ""))
+            for st in tb.findall("step"):
+                a = dict(st.attrib)
+                if a["type"] != "nop" and not 0 < int(a["cnt"]) < 72:
+                    bad.append(f"gpu {x} {a}: count")
+                if a["type"] == "s":
+                    sends.setdefault((x, int(tb.get("send", "")), chan), []).append(a)
+                elif a["type"] in ("r", "rrc"):
+                    recvs.setdefault((int(tb.get("recv", "")), x, chan), []).append(a)
+                elif a["type"] not in ("nop", "cpy", "re"):
+                    bad.append(f"gpu {x} {a}: unexpected type")
+    for key in sorted(set(sends) | set(recvs)):
+        ss, rs = sends.get(key, []), recvs.get(key, [])
+        if len(ss) != len(rs):
+            bad.append(f"{key}: {len(ss)} sends, {len(rs)} receives")
+            continue
+        for s, r in zip(ss, rs, strict=True):
+            for field in ("srcbuf", "srcoff", "dstbuf", "dstoff", "cnt"):
+                if s[field] != r[field]:
+                    bad.append(f"{key}: send {s} and receive {r} differ on {field}")
+    return bad
+
+
+CATALOGUE = [Topology(b, frozenset(1 << i for i in range(b))) for b in range(3, 7)] + [
+    Topology(4, frozenset({1, 2, 4, 8, 3, 12})),  # folded pairs
+    Topology(4, frozenset({1, 2, 4, 8, 15})),  # a fold across the whole cube
+]
+
+
+@pytest.mark.parametrize("topo", CATALOGUE, ids=lambda t: t.name)
+def test_catalogue_files_pair_and_count(topo: Topology) -> None:
+    """Every schedule family valid on Q3..Q6 and two folds: the writer's file keeps the rules."""
+    names = [name for name, s in SCHEDULES.items() if s.valid(topo)]
+    assert {"layered", "rs-ag", "bruck"} <= set(names)
+    for name in names:
+        text = program_xml(SCHEDULES[name].build(topo, PAYLOAD), name, max_steps=1 << 14)
+        assert _rule_violations(text) == [], name
+
+
+PLAN_CASES = {  # (ports, shape, collectives): the heuristic's choice, multiplicity p and folds
+    "p1-coset-layered-parallel": (6, "[8, 8]", ("all-reduce", "all-gather")),
+    "p1-bruck-parallel": (6, "[4, 16]", ("all-to-all", "all-gather")),
+    "p2-bruck-parallel-p1-layered": (12, "[4, 16]", ("all-to-all", "all-gather")),
+    "fold-tree-gather": (8, "[4, 16]", ("all-to-all", "all-gather")),
+    "p1-layered": (12, "[8, 8]", ("all-reduce", "all-gather")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAN_CASES))
+def test_exported_plans_pair_count_and_check(case: str) -> None:
+    from ocsplan.deploy.export import check_export, export_msccl
+    from ocsplan.instance import loads_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+
+    from .realize_cases import SMALL_INSTANCE
+
+    ports, shape, (first, second) = PLAN_CASES[case]
+    text = (SMALL_INSTANCE.replace("ports = 8", f"ports = {ports}").replace("[8, 8]", shape)
+            .replace('"all-reduce"', f'"{first}"').replace('collective = "all-gather"', f'collective = "{second}"'))
+    plan = plan_heuristic(loads_instance(text, f"{case}.toml"))
+    demands = [d for mesh in plan.meshes for axis in mesh.axes for d in axis.demands]
+    if case.startswith("p2"):
+        assert max(d.multiplicity for d in demands) == 2
+    if case.startswith("fold"):
+        assert any(d.fold for d in demands)
+    files = export_msccl(plan, max_steps=1 << 12)
+    for name, body in files.items():
+        if name.endswith(".xml"):
+            assert _rule_violations(body) == [], name
+    assert len(check_export(files, case)) == len(demands)
