@@ -53,7 +53,7 @@ def parse_bounded(text: str, source: str) -> ET.Element:
     deeper than MAX_XML_DEPTH and attribute values over MAX_XML_ATTR_CHARS, as they are met."""
     for decl in ("<!DOCTYPE", "<!ENTITY"):
         if decl in text:
-            raise UnsafeXmlError(f"{source}: {decl[1:]}: declarations are refused (MSCCL XML has none)")
+            raise UnsafeXmlError(f"{source}: {decl[2:]}: declarations are refused (MSCCL XML has none)")
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     depth = 0
     root: ET.Element | None = None
