@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,97 @@ def test_refusal_leaves_no_directory(plan: Path, tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "MSCCL_MAX_NUM_STEPS" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+# Hostile inputs for --check (issue 36 goal 5): each refused with exit status 2 in one line naming the
+# file, no traceback, within the limits docs/export.md states.
+
+BILLION_LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'
+                  + "".join(f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'
+                            for i in range(1, 10))
+                  + ']>\n<algo name="&lol9;"/>\n')
+HOSTILE_XML: dict[str, tuple[bytes, str]] = {  # case: (file content, words the one line must hold)
+    "billion-laughs": (BILLION_LAUGHS.encode(), "DOCTYPE"),
+    "entity-only": (b'<!ENTITY x "y"><algo/>', "ENTITY"),
+    "deep-nesting": (b"<algo>" + b"<a>" * 1_000_000, "nested deeper than 8"),
+    "long-attribute": (b'<algo name="' + b"x" * 1_000_000 + b'"/>', "1000000 characters, the limit is 1024"),
+    "long-attribute-name": (b"<algo " + b"x" * 1_000_000 + b'="1"/>', "the limit is 1024"),
+    "non-utf8": (b'<algo name="\xff\xfe"/>', "not a UTF-8 text file"),
+}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    base = tmp_path_factory.mktemp("exported")
+    write_plan(small_plan(), base / "plan.json")
+    out = base / "msccl"
+    result = runner.invoke(app, ["export", str(base / "plan.json"), "--out", str(out), "--max-steps", "4096"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads((out / "index.json").read_text())["demands"][0]["file"]
+
+
+def _copy(exported: tuple[Path, str], tmp_path: Path) -> tuple[Path, Path]:
+    out, first = exported
+    target = tmp_path / "copy"
+    target.mkdir()
+    for p in out.iterdir():
+        (target / p.name).write_bytes(p.read_bytes())
+    return target, target / first
+
+
+def _refused(target: Path, named: str, words: str) -> None:
+    result = runner.invoke(app, ["export", "--check", str(target)])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and named in lines[0] and words in lines[0], lines
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_XML))
+def test_hostile_xml_refused(case: str, exported: tuple[Path, str], tmp_path: Path) -> None:
+    target, victim = _copy(exported, tmp_path)
+    content, words = HOSTILE_XML[case]
+    victim.write_bytes(content)
+    _refused(target, victim.name, words)
+
+
+def test_billion_laughs_refused_fast_in_a_bounded_process(exported: tuple[Path, str], tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    target, victim = _copy(exported, tmp_path)
+    victim.write_text(BILLION_LAUGHS)
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "ocsplan", "export", "--check", str(target)], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(root / "src")),
+                          preexec_fn=limit)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and victim.name in proc.stderr, proc.stderr
+
+
+def test_deeply_nested_index_refused(exported: tuple[Path, str], tmp_path: Path) -> None:
+    target, _ = _copy(exported, tmp_path)
+    (target / "index.json").write_text("[" * 100_000 + "]" * 100_000)
+    _refused(target, "index.json", "nested")
+
+
+def test_crowded_directory_refused(exported: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """10^5 files would take seconds to create: the limit is a constant, tested just above a smaller one."""
+    from ocsplan.cli import export
+
+    assert export.MAX_EXPORT_ENTRIES == 1 << 16
+    monkeypatch.setattr(export, "MAX_EXPORT_ENTRIES", 64)
+    target, _ = _copy(exported, tmp_path)
+    for i in range(64):
+        (target / f"junk{i}.xml").write_text("")
+    _refused(target, str(target), "more than 64 entries")
+
+
+def test_unlisted_files_are_not_read(exported: tuple[Path, str], tmp_path: Path) -> None:
+    target, _ = _copy(exported, tmp_path)
+    (target / "stray.xml").write_bytes(b"\xff" * 10)  # not listed by index.json: never opened
+    assert runner.invoke(app, ["export", "--check", str(target)]).exit_code == 0

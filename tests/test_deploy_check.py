@@ -1,5 +1,8 @@
 """The independent checker catches broken MSCCL XML: a dropped step, a changed peer,
-a wrong offset, a missing dependency, a non-neighbour peer."""
+a wrong offset, a missing dependency, a non-neighbour peer; and each departure from the
+canonical form (a send's landing place or a receive's source that disagrees with its
+partner, a cnt mismatch, a zero or too large count, a wait on a step never signalled),
+refused in one line naming the file and the field."""
 
 from __future__ import annotations
 
@@ -55,8 +58,7 @@ def wrong_offset(root: ET.Element) -> None:
 
 def missing_dependency(root: ET.Element) -> None:
     """Drop the waits of the threadblock that forwards data it receives elsewhere: its first
-    send of a phase waits on a receive or on the phase join (a ``cpy`` of 0 chunks that waits
-    for the previous phase); through a nop or an earlier step, so all waits go."""
+    send of a phase waits on a receive, directly or through nops, so all waits go."""
     for gpu in root.findall("gpu"):
         tbs = gpu.findall("tb")
         for tb in tbs:
@@ -65,7 +67,7 @@ def missing_dependency(root: ET.Element) -> None:
                 if st.get("type") != "s" or st.get("depid") == "-1":
                     continue
                 dep = tbs[int(st.get("depid", "0"))].findall("step")[int(st.get("deps", "0"))]
-                if dep.get("type") in ("r", "rrc") or (dep.get("type"), dep.get("cnt")) == ("cpy", "0"):
+                if dep.get("type") in ("r", "rrc"):
                     for other in steps:
                         other.set("depid", "-1")
                         other.set("deps", "-1")
@@ -96,3 +98,97 @@ def test_mutation_caught(name: str, mutate: Callable[[ET.Element], None]) -> Non
 def test_not_xml_is_one_line() -> None:
     with pytest.raises(CheckError, match="not XML"):
         check_xml("<algo", "f.xml", TOPO.gens, 0, 1)  # type: ignore[arg-type]
+
+
+# Canonical-form departures: (mutation, the field the one-line refusal names). Every mutated value is
+# chosen by hand so that it differs from what the partner step states.
+
+def send_lands_elsewhere(root: ET.Element) -> None:
+    _, _, st = _steps(root, "s")[0]
+    st.set("dstoff", str(int(st.get("dstoff", "")) + 1))
+
+
+def send_lands_in_another_buffer(root: ET.Element) -> None:
+    _, _, st = _steps(root, "s")[0]
+    st.set("dstbuf", "s" if st.get("dstbuf") != "s" else "o")
+
+
+def receive_names_wrong_source(root: ET.Element) -> None:
+    _, _, st = _steps(root, "r")[0]
+    st.set("srcoff", str(int(st.get("srcoff", "")) + 1))
+
+
+def receive_names_wrong_buffer(root: ET.Element) -> None:
+    _, _, st = _steps(root, "r")[-1]
+    st.set("srcbuf", "i" if st.get("srcbuf") != "i" else "o")
+
+
+def receive_count_differs(root: ET.Element) -> None:
+    _, _, st = _steps(root, "r")[0]
+    st.set("cnt", str(int(st.get("cnt", "")) + 1))
+
+
+def zero_count_copy(root: ET.Element) -> None:
+    _, _, st = _steps(root, "cpy")[0]
+    st.set("cnt", "0")
+
+
+def count_at_the_limit(root: ET.Element) -> None:
+    """72 = MSCCL_MAX_COUNT (msccl-executor-nccl msccl_struct.h): the parser requires cnt < 72."""
+    _, _, st = _steps(root, "s")[0]
+    st.set("cnt", "72")
+
+
+def wait_on_unsignalled_step(root: ET.Element) -> None:
+    for gpu in root.findall("gpu"):
+        tbs = gpu.findall("tb")
+        for tb in tbs:
+            for st in tb.findall("step"):
+                if st.get("depid") != "-1":
+                    tbs[int(st.get("depid", ""))].findall("step")[int(st.get("deps", ""))].set("hasdep", "0")
+                    return
+    raise AssertionError("no dependency")
+
+
+CANONICAL: list[tuple[Callable[[ET.Element], None], str]] = [
+    (send_lands_elsewhere, "dstbuf/dstoff"),
+    (send_lands_in_another_buffer, "dstbuf/dstoff"),
+    (receive_names_wrong_source, "srcbuf/srcoff"),
+    (receive_names_wrong_buffer, "srcbuf/srcoff"),
+    (receive_count_differs, "cnt"),
+    (zero_count_copy, "cnt"),
+    (count_at_the_limit, "cnt"),
+    (wait_on_unsignalled_step, "depid/deps"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "field"), CANONICAL, ids=lambda m: getattr(m, "__name__", ""))
+@pytest.mark.parametrize("name", ["layered", "bruck"])
+def test_canonical_departure_refused(name: str, mutate: Callable[[ET.Element], None], field: str) -> None:
+    text, unit = _xml(name)
+    root = ET.fromstring(text)
+    mutate(root)
+    with pytest.raises(CheckError) as info:
+        check_xml(ET.tostring(root, encoding="unicode"), "dir/f.xml", TOPO.gens, 0, unit)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert message.startswith("dir/f.xml: ") and f": {field}: " in message and "\n" not in message, message
+
+
+def test_reduce_receive_naming_wrong_source_refused() -> None:
+    text, unit = _xml("rs-ag")
+    root = ET.fromstring(text)
+    _, _, st = _steps(root, "rrc")[0]
+    st.set("srcoff", str(int(st.get("srcoff", "")) + 1))
+    with pytest.raises(CheckError, match=r"^f\.xml: gpu \d+ tb \d+ step \d+ \(rrc\): srcbuf/srcoff: "):
+        check_xml(ET.tostring(root, encoding="unicode"), "f.xml", TOPO.gens, 0, unit)  # type: ignore[arg-type]
+
+
+def test_trailing_nop_refused() -> None:
+    text, unit = _xml("layered")
+    root = ET.fromstring(text)
+    tb = root.findall("gpu")[0].findall("tb")[0]
+    k = len(tb.findall("step"))
+    ET.SubElement(tb, "step", {"s": str(k), "type": "nop", "srcbuf": "i", "srcoff": "-1", "dstbuf": "o",
+                               "dstoff": "-1", "cnt": "0", "depid": "1", "deps": "0", "hasdep": "0"})
+    with pytest.raises(CheckError, match=r"^f\.xml: gpu 0 tb 0 step \d+ \(nop\): type: a nop ends"):
+        check_xml(ET.tostring(root, encoding="unicode"), "f.xml", TOPO.gens, 0, unit)  # type: ignore[arg-type]

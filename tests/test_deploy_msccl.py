@@ -73,3 +73,141 @@ def test_header_has_the_attributes_the_executor_parses() -> None:
 def test_unknown_protocol_refused() -> None:
     with pytest.raises(MscclError, match="protocol"):
         program_xml(SCHEDULES["ring"].build(TOPOLOGIES[0], PAYLOAD), "x", protocol="fast")
+
+
+def _data_steps(root: ET.Element, gpu: int) -> set[tuple[str, str, str, int, str, int, int]]:
+    """(threadblock role, type, srcbuf, srcoff, dstbuf, dstoff, cnt) of a gpu's data steps."""
+    out = set()
+    for tb in root.findall("gpu")[gpu].findall("tb"):
+        role = f"send {tb.get('send')}" if tb.get("send") != "-1" else (
+            f"recv {tb.get('recv')}" if tb.get("recv") != "-1" else "local")
+        for st in tb.findall("step"):
+            if st.get("type") != "nop":
+                out.add((role, str(st.get("type")), str(st.get("srcbuf")), int(st.get("srcoff", "")),
+                         str(st.get("dstbuf")), int(st.get("dstoff", "")), int(st.get("cnt", ""))))
+    return out
+
+
+def test_small_all_gather_in_canonical_form_derived_by_hand() -> None:
+    """Layered all-gather on Q2 (4 ranks, one 1 KiB chunk each, output rank-major): phase 0 over
+    generator 2, phase 1 over generator 1 carrying two chunks. Both ends of every transfer are
+    named on both steps; nops are written as msccl-tools writes them."""
+    root = ET.fromstring(program_xml(SCHEDULES["layered"].build(Topology(2, frozenset({1, 2})), 4096), "ag"))
+    assert (root.get("minBytes"), root.get("maxBytes")) == ("4096", "4096")
+    assert _data_steps(root, 0) == {
+        ("local", "cpy", "i", 0, "o", 0, 1),
+        ("send 2", "s", "o", 0, "o", 0, 1), ("recv 2", "r", "o", 2, "o", 2, 1),
+        ("send 1", "s", "o", 0, "o", 0, 1), ("send 1", "s", "o", 2, "o", 2, 1),
+        ("recv 1", "r", "o", 1, "o", 1, 1), ("recv 1", "r", "o", 3, "o", 3, 1),
+    }
+    assert _data_steps(root, 1) == {
+        ("local", "cpy", "i", 0, "o", 1, 1),
+        ("send 3", "s", "o", 1, "o", 1, 1), ("recv 3", "r", "o", 3, "o", 3, 1),
+        ("send 0", "s", "o", 1, "o", 1, 1), ("send 0", "s", "o", 3, "o", 3, 1),
+        ("recv 0", "r", "o", 0, "o", 0, 1), ("recv 0", "r", "o", 2, "o", 2, 1),
+    }
+    nops = [st.attrib for st in root.iter("step") if st.get("type") == "nop"]
+    assert nops
+    for a in nops:
+        assert (a["srcbuf"], a["srcoff"], a["dstbuf"], a["dstoff"], a["cnt"], a["hasdep"]) == ("i", "-1", "o", "-1",
+                                                                                                "0", "0")
+        assert a["depid"] != "-1"
+
+
+@pytest.mark.parametrize("name", ["layered", "rs-ag", "bruck", "recursive-doubling"])
+def test_no_zero_count_data_step_and_no_wait_on_a_nop(name: str) -> None:
+    root = ET.fromstring(program_xml(SCHEDULES[name].build(TOPOLOGIES[0], PAYLOAD), name))
+    for gpu in root.findall("gpu"):
+        tbs = gpu.findall("tb")
+        for tb in tbs:
+            steps = tb.findall("step")
+            assert steps[-1].get("type") != "nop"
+            for st in steps:
+                if st.get("type") != "nop":
+                    assert 1 <= int(st.get("cnt", "")) <= 71
+                if st.get("depid") != "-1":
+                    target = tbs[int(st.get("depid", ""))].findall("step")[int(st.get("deps", ""))]
+                    assert target.get("type") != "nop" and target.get("hasdep") == "1"
+
+
+# The pairing and count rules, brute force and written here (not check.py's code): every send and every
+# receive of a connection, listed in threadblock step order, matched by position.
+
+def _rule_violations(text: str) -> list[str]:
+    root = ET.fromstring(text)
+    sends: dict[tuple[int, int, int], list[dict[str, str]]] = {}
+    recvs: dict[tuple[int, int, int], list[dict[str, str]]] = {}
+    bad = []
+    for gpu in root.findall("gpu"):
+        x = int(gpu.get("id", ""))
+        for tb in gpu.findall("tb"):
+            chan = int(tb.get("chan", ""))
+            for st in tb.findall("step"):
+                a = dict(st.attrib)
+                if a["type"] != "nop" and not 0 < int(a["cnt"]) < 72:
+                    bad.append(f"gpu {x} {a}: count")
+                if a["type"] == "s":
+                    sends.setdefault((x, int(tb.get("send", "")), chan), []).append(a)
+                elif a["type"] in ("r", "rrc"):
+                    recvs.setdefault((int(tb.get("recv", "")), x, chan), []).append(a)
+                elif a["type"] not in ("nop", "cpy", "re"):
+                    bad.append(f"gpu {x} {a}: unexpected type")
+    for key in sorted(set(sends) | set(recvs)):
+        ss, rs = sends.get(key, []), recvs.get(key, [])
+        if len(ss) != len(rs):
+            bad.append(f"{key}: {len(ss)} sends, {len(rs)} receives")
+            continue
+        for s, r in zip(ss, rs, strict=True):
+            for field in ("srcbuf", "srcoff", "dstbuf", "dstoff", "cnt"):
+                if s[field] != r[field]:
+                    bad.append(f"{key}: send {s} and receive {r} differ on {field}")
+    return bad
+
+
+CATALOGUE = [Topology(b, frozenset(1 << i for i in range(b))) for b in range(3, 7)] + [
+    Topology(4, frozenset({1, 2, 4, 8, 3, 12})),  # folded pairs
+    Topology(4, frozenset({1, 2, 4, 8, 15})),  # a fold across the whole cube
+]
+
+
+@pytest.mark.parametrize("topo", CATALOGUE, ids=lambda t: t.name)
+def test_catalogue_files_pair_and_count(topo: Topology) -> None:
+    """Every schedule family valid on Q3..Q6 and two folds: the writer's file keeps the rules."""
+    names = [name for name, s in SCHEDULES.items() if s.valid(topo)]
+    assert {"layered", "rs-ag", "bruck"} <= set(names)
+    for name in names:
+        text = program_xml(SCHEDULES[name].build(topo, PAYLOAD), name, max_steps=1 << 14)
+        assert _rule_violations(text) == [], name
+
+
+PLAN_CASES = {  # (ports, shape, collectives): the heuristic's choice, multiplicity p and folds
+    "p1-coset-layered-parallel": (6, "[8, 8]", ("all-reduce", "all-gather")),
+    "p1-bruck-parallel": (6, "[4, 16]", ("all-to-all", "all-gather")),
+    "p2-bruck-parallel-p1-layered": (12, "[4, 16]", ("all-to-all", "all-gather")),
+    "fold-tree-gather": (8, "[4, 16]", ("all-to-all", "all-gather")),
+    "p1-layered": (12, "[8, 8]", ("all-reduce", "all-gather")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAN_CASES))
+def test_exported_plans_pair_count_and_check(case: str) -> None:
+    from ocsplan.deploy.export import check_export, export_msccl
+    from ocsplan.instance import loads_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+
+    from .realize_cases import SMALL_INSTANCE
+
+    ports, shape, (first, second) = PLAN_CASES[case]
+    text = (SMALL_INSTANCE.replace("ports = 8", f"ports = {ports}").replace("[8, 8]", shape)
+            .replace('"all-reduce"', f'"{first}"').replace('collective = "all-gather"', f'collective = "{second}"'))
+    plan = plan_heuristic(loads_instance(text, f"{case}.toml"))
+    demands = [d for mesh in plan.meshes for axis in mesh.axes for d in axis.demands]
+    if case.startswith("p2"):
+        assert max(d.multiplicity for d in demands) == 2
+    if case.startswith("fold"):
+        assert any(d.fold for d in demands)
+    files = export_msccl(plan, max_steps=1 << 12)
+    for name, body in files.items():
+        if name.endswith(".xml"):
+            assert _rule_violations(body) == [], name
+    assert len(check_export(files, case)) == len(demands)

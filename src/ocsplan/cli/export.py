@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,7 +21,9 @@ from .console import Bar
 if TYPE_CHECKING:
     from ..deploy import XmlCost
 
-__all__ = ["export_command"]
+__all__ = ["MAX_EXPORT_ENTRIES", "export_command"]
+
+MAX_EXPORT_ENTRIES = 1 << 16  # entries of a directory given to --check (scanned lazily, refused above)
 
 
 class ExportError(OcsplanError):
@@ -49,13 +51,36 @@ def _write_directory(target: Path, files: dict[str, str]) -> None:
         raise
 
 
-def _read_directory(directory: Path) -> dict[str, str]:
-    if not directory.is_dir():
-        raise ExportError(f"{directory}: --check needs an export directory")
-    def reader(path: Path) -> str:
+class _Directory(Mapping[str, str]):
+    """An export directory's ``.xml`` and ``.json`` files by name, each read when asked for."""
+
+    def __init__(self, directory: Path) -> None:
+        if not directory.is_dir():
+            raise ExportError(f"{directory}: --check needs an export directory")
+        self.directory = directory
+        self.names: set[str] = set()
+        try:
+            with os.scandir(directory) as entries:
+                for n, entry in enumerate(entries):
+                    if n >= MAX_EXPORT_ENTRIES:
+                        raise ExportError(f"{directory}: more than {MAX_EXPORT_ENTRIES} entries, the limit of an "
+                                          "export directory")
+                    if entry.name.endswith((".xml", ".json")):
+                        self.names.add(entry.name)
+        except OSError as exc:
+            raise ExportError(f"{directory}: cannot read directory: {exc.strerror or exc}") from None
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.names:
+            raise KeyError(name)
+        path = self.directory / name
         return read_text(path, lambda message: ExportError(f"{path}: {message}"))
 
-    return {p.name: reader(p) for p in sorted(directory.iterdir()) if p.suffix in (".xml", ".json")}
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.names))
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 @app.command("export")
@@ -71,22 +96,22 @@ def export_command(
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
 ) -> None:
     """Write MSCCL XML (one file per demand, and index.json) for a plan, or check such a directory."""
-    from ..deploy import CheckError, MscclError
+    from ..deploy import CheckError, MscclError, UnsafeXmlError
     from ..deploy.export import check_export, export_msccl
 
     try:
         _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl, quiet)
     except CheckError as exc:
         raise fail(f"check failed: {exc}", 1) from None
-    except (MscclError, ExportError) as exc:
+    except (MscclError, ExportError, UnsafeXmlError) as exc:
         raise fail(str(exc), 2) from None
 
 
 def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str, check: Path | None,
-            max_steps: int, check_export: Callable[[dict[str, str], str], dict[str, XmlCost]],
+            max_steps: int, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
             export_msccl: Callable[..., dict[str, str]], quiet: bool = False) -> None:
     if check is not None:
-        costs = check_export(_read_directory(check), str(check))
+        costs = check_export(_Directory(check), str(check))
         for name, cost in sorted(costs.items()):
             out.print(f"{name}: ok, h={cost.h}, v={float(cost.v):.6g} bytes per link", markup=False)
         out.print(f"{check}: {len(costs)} schedule(s) checked", markup=False)

@@ -7,18 +7,34 @@ peer a neighbour of the axis graph, the collective's result, and the message dep
 h and bytes per link v (sum over depths of the busiest directed link) the cost model
 priced. Steps run as soon as their stated dependencies allow, so a missing
 dependency shows as a stale read or an overwrite.
+
+Before executing, the file is held to the canonical form msccl-tools writes: sends
+and receives pair in FIFO order per (sender, receiver, channel) and agree on cnt,
+on where the chunks land (the send's dstbuf/dstoff) and where they came from (the
+receive's srcbuf/srcoff); every data step moves 1..MSCCL_MAX_COUNT - 1 chunks; a
+wait names a signalled (``hasdep="1"``) data step; a ``nop`` precedes a data step.
+Hostile text is refused before or while parsing (see :func:`parse_bounded`).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 from ..errors import OcsplanError
 
-__all__ = ["CheckError", "XmlCost", "check_xml"]
+__all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml",
+           "parse_bounded"]
+
+# the checker's own copies of the executor's limits (msccl-executor-nccl src/include/msccl/msccl_struct.h)
+MSCCL_MAX_COUNT = 72  # a step's cnt must stay below it
+MAX_XML_DEPTH = 8  # element nesting (algo > gpu > tb > step is 4)
+MAX_XML_ATTR_CHARS = 1024  # characters of one attribute value
+_FEED = 1 << 16  # characters fed to the parser at a time
 
 Atom = tuple[int, ...]
 Value = tuple[frozenset[Atom], int]  # (atoms summed/held, message depth at which it became available)
@@ -28,6 +44,54 @@ class CheckError(OcsplanError):
     """MSCCL XML that does not compute its collective on the axis graph."""
 
 
+class UnsafeXmlError(OcsplanError):
+    """Text refused before it is parsed or executed (a DTD, too deep, too long an attribute)."""
+
+
+def parse_bounded(text: str, source: str) -> ET.Element:
+    """Parse ``text`` refusing a DOCTYPE or ENTITY declaration (no entity expansion), nesting
+    deeper than MAX_XML_DEPTH and attribute values over MAX_XML_ATTR_CHARS, as they are met."""
+    for decl in ("<!DOCTYPE", "<!ENTITY"):
+        if decl in text:
+            raise UnsafeXmlError(f"{source}: {decl[2:]}: declarations are refused (MSCCL XML has none)")
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
+    depth = 0
+    root: ET.Element | None = None
+
+    def drain() -> None:
+        nonlocal depth, root
+        for event, node in cast(Iterator[tuple[str, object]], parser.read_events()):
+            if not isinstance(node, ET.Element):
+                continue
+            if event == "end":
+                depth -= 1
+                continue
+            depth += 1
+            root = node if root is None else root
+            if depth > MAX_XML_DEPTH:
+                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}>: nested deeper than {MAX_XML_DEPTH} elements")
+            if len(node.tag) > MAX_XML_ATTR_CHARS:
+                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}...>: element name of {len(node.tag)} "
+                                     f"characters, the limit is {MAX_XML_ATTR_CHARS}")
+            for key, value in node.attrib.items():
+                if len(value) > MAX_XML_ATTR_CHARS or len(key) > MAX_XML_ATTR_CHARS:
+                    raise UnsafeXmlError(f"{source}: {node.tag[:40]} attribute {key[:40]}: "
+                                         f"{max(len(key), len(value))} characters, the limit is "
+                                         f"{MAX_XML_ATTR_CHARS}")
+
+    try:
+        for at in range(0, len(text), _FEED):
+            parser.feed(text[at:at + _FEED])
+            drain()
+        parser.close()
+        drain()
+    except ET.ParseError as exc:
+        raise CheckError(f"{source}: not XML ({exc})") from None
+    if root is None:
+        raise CheckError(f"{source}: not XML (no element)")
+    return root
+
+
 @dataclass(frozen=True)
 class XmlCost:
     h: int
@@ -35,7 +99,7 @@ class XmlCost:
 
 
 _Step = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
-_STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps")
+_STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
 
 
 @dataclass
@@ -44,6 +108,7 @@ class _Tb:
     recv: int
     chan: int
     steps: list[_Step]
+    signals: list[bool]  # hasdep="1": the executor raises this step's flag
 
 
 def _int(node: ET.Element, key: str, where: str) -> int:
@@ -57,10 +122,7 @@ def _int(node: ET.Element, key: str, where: str) -> int:
 
 
 def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise CheckError(f"{source}: not XML ({exc})") from None
+    root = parse_bounded(text, source)
     if root.tag != "algo":
         raise CheckError(f"{source}: root element {root.tag!r}, expected algo")
     gpus: list[list[_Tb]] = []
@@ -71,6 +133,7 @@ def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
         for b, tb in enumerate(gpu.findall("tb")):
             where = f"{source}: gpu {g} tb {b}"
             steps: list[_Step] = []
+            signals: list[bool] = []
             for k, st in enumerate(tb.iterfind("step")):
                 a = st.attrib
                 try:
@@ -78,16 +141,74 @@ def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
                             int(a["dstoff"]), int(a["cnt"]), int(a["depid"]), int(a["deps"]))
                     if int(a["s"]) != k:
                         raise CheckError(f"{where} step {k}: s={a['s']}")
+                    signals.append(int(a["hasdep"]) == 1)
                 except (KeyError, ValueError):
                     for key in _STEP_INTS:
                         _int(st, key, f"{where} step {k}")
                     raise
                 steps.append(step)
-            tbs.append(_Tb(_int(tb, "send", where), _int(tb, "recv", where), _int(tb, "chan", where), steps))
+            tbs.append(_Tb(_int(tb, "send", where), _int(tb, "recv", where), _int(tb, "chan", where), steps,
+                           signals))
         gpus.append(tbs)
     if len(gpus) != _int(root, "ngpus", source):
         raise CheckError(f"{source}: ngpus={root.get('ngpus')} but {len(gpus)} gpu elements")
     return root, gpus
+
+
+_SENDS = frozenset(("s",))
+_RECEIVES = frozenset(("r", "rrc"))
+_KINDS = frozenset(("nop", "cpy", "re")) | _SENDS | _RECEIVES
+
+
+def _canonical(gpus: list[list[_Tb]], source: str) -> None:
+    """The rules msccl-tools' writer keeps and tools that pair sends with receives check."""
+    links: dict[tuple[int, int, int], list[list[tuple[int, int, _Step]]]] = defaultdict(lambda: [[], []])
+    for x, tbs in enumerate(gpus):
+        ends: dict[tuple[int, int, int], int] = {}
+        for b, tb in enumerate(tbs):
+            for side, peer in ((0, tb.send), (1, tb.recv)):
+                if peer == -1:
+                    continue
+                if (side, peer, tb.chan) in ends:
+                    raise CheckError(f"{source}: gpu {x} tb {b}: {('send', 'recv')[side]}={peer} chan={tb.chan} "
+                                     f"repeats tb {ends[(side, peer, tb.chan)]}'s connection")
+                ends[(side, peer, tb.chan)] = b
+            for k, st in enumerate(tb.steps):
+                kind, cnt, depid, deps = st[0], st[5], st[6], st[7]
+                where = f"{source}: gpu {x} tb {b} step {k} ({kind})"
+                if kind not in _KINDS:
+                    raise CheckError(f"{where}: type: {kind!r} is not checked (expected one of {sorted(_KINDS)})")
+                if kind == "nop":
+                    if k == len(tb.steps) - 1:
+                        raise CheckError(f"{where}: type: a nop ends the threadblock; the executor drops its wait")
+                elif not 1 <= cnt < MSCCL_MAX_COUNT:
+                    raise CheckError(f"{where}: cnt: {cnt} chunks, a data step moves 1..{MSCCL_MAX_COUNT - 1}")
+                if depid != -1:
+                    if not 0 <= depid < len(tbs) or depid == b or not 0 <= deps < len(tbs[depid].steps):
+                        raise CheckError(f"{where}: depid/deps: ({depid}, {deps}) names no step of another "
+                                         "threadblock")
+                    if tbs[depid].steps[deps][0] == "nop" or not tbs[depid].signals[deps]:
+                        raise CheckError(f"{where}: depid/deps: waits for tb {depid} step {deps}, which the "
+                                         "executor never signals (a nop or hasdep=0)")
+                if kind in _SENDS:
+                    links[(x, tb.send, tb.chan)][0].append((b, k, st))
+                if kind in _RECEIVES:
+                    links[(tb.recv, x, tb.chan)][1].append((b, k, st))
+    for (x, y, c), (sends, recvs) in sorted(links.items()):
+        if len(sends) != len(recvs):
+            raise CheckError(f"{source}: gpu {x} -> gpu {y} chan {c}: {len(sends)} sends but {len(recvs)} "
+                             "receives")
+        for (b, k, s), (rb, rk, r) in zip(sends, recvs, strict=True):
+            send = f"{source}: gpu {x} tb {b} step {k} ({s[0]})"
+            recv = f"{source}: gpu {y} tb {rb} step {rk} ({r[0]})"
+            if s[5] != r[5]:
+                raise CheckError(f"{recv}: cnt: {r[5]}, its send ({send.split(': ', 1)[1]}) has cnt={s[5]}")
+            if (s[3], s[4]) != (r[3], r[4]):
+                raise CheckError(f"{send}: dstbuf/dstoff: {s[3]}[{s[4]}], its receive (gpu {y} tb {rb} step {rk}) "
+                                 f"writes {r[3]}[{r[4]}]")
+            if (r[1], r[2]) != (s[1], s[2]):
+                raise CheckError(f"{recv}: srcbuf/srcoff: {r[1]}[{r[2]}], its send (gpu {x} tb {b} step {k}) "
+                                 f"reads {s[1]}[{s[2]}]")
 
 
 def _initial(coll: str, n: int, x: int, i_chunks: int) -> dict[tuple[str, int], Value]:
@@ -121,6 +242,7 @@ def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_
     whose stated dependencies are too weak meets its hazard in one of the two.
     """
     root, gpus = _parse(text, source)
+    _canonical(gpus, source)
     costs = {_execute(root, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")

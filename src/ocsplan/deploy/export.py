@@ -10,11 +10,12 @@ independent checker on every file against the index's graph and closed form.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 from ..cayley import coset_bases, expand
+from ..files import read_json
 from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES, closed_form, verify
 from .check import CheckError, XmlCost, check_xml
@@ -67,12 +68,13 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
     return files
 
 
-def check_export(files: dict[str, str], source: str) -> dict[str, XmlCost]:
-    """Check every XML an index lists; file name -> measured (h, v). Raises CheckError."""
+def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
+    """Check every XML an index lists (read only those); file name -> measured (h, v). Raises
+    CheckError (PlanError for an index that is not JSON or nested too deep)."""
     if INDEX not in files:
         raise CheckError(f"{source}: no {INDEX}")
+    index = read_json(files[INDEX], f"{source}/{INDEX}")
     try:
-        index = json.loads(files[INDEX])
         if index.get("schema") != INDEX_SCHEMA:
             raise CheckError(f"{source}/{INDEX}: schema {index.get('schema')!r}, expected {INDEX_SCHEMA}")
         out: dict[str, XmlCost] = {}

@@ -8,6 +8,13 @@ waits on the last write of the cells it reads and, for a receive, on the reads o
 the cells it overwrites within the same phase (extra waits become ``nop`` steps,
 since a step names one dependency). Buffers: all-gather and all-reduce work in the
 output buffer after a local copy of the input; all-to-all forwards through scratch.
+
+Canonical form (as msccl-tools' ``ir_to_xml`` writes it): a send's src is the local
+cells it reads and its dst the cells its receive writes at the peer; a receive's src
+is the cells its send read at the peer and its dst the local cells it writes. Every
+data step moves 1..MAX_COUNT - 1 chunks; a pure wait is a ``nop`` (``srcbuf="i"
+srcoff="-1" dstbuf="o" dstoff="-1" cnt="0"``) before the step it delays.
+minBytes = maxBytes = the demand's payload (the executor's nBytes for this call).
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ class MscclError(OcsplanError):
 
 Cell = tuple[str, int]  # (buffer, chunk offset)
 StepRef = tuple[int, int]  # (threadblock id, step index)
+_NOWHERE_SRC: Cell = ("i", -1)  # a nop's buffers, as msccl-tools writes them
+_NOWHERE_DST: Cell = ("o", -1)
 _StepRow = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
 
 
@@ -62,7 +71,8 @@ class _Rank:
     by_key: dict[tuple[int, int, int], int] = field(default_factory=dict)
     writer: dict[Cell, StepRef] = field(default_factory=dict)
     readers: dict[Cell, list[StepRef]] = field(default_factory=lambda: defaultdict(list))
-    join: StepRef | None = None  # the phase barrier on threadblock 0 (see barrier)
+    join: StepRef | None = None  # the last phase join (see barrier)
+    pending_join: bool = False  # the next step is a phase join
     covered: dict[int, int] = field(default_factory=dict)  # per tb, the last step the join waited for
     joined: set[int] = field(default_factory=set)  # tbs whose steps already follow the join
 
@@ -79,30 +89,33 @@ class _Rank:
         for b, j in deps:
             if b != tb and j > self.covered.get(b, -1) and latest.get(b, -1) < j:  # same-tb order is implicit
                 latest[b] = j
-        if self.join is not None and tb not in self.joined:
+        if self.pending_join:
+            # this step is the phase join: it waits for the last step of every other threadblock
+            self.pending_join = False
+            for b, t in enumerate(self.tbs):
+                if b != tb and t.steps and len(t.steps) - 1 > self.covered.get(b, -1):
+                    latest[b] = len(t.steps) - 1
+            self.covered = {b: len(t.steps) - 1 for b, t in enumerate(self.tbs)}
+            self.join = (tb, len(steps) + max(len(latest) - 1, 0))
+            self.joined = {tb}
+        elif self.join is not None and tb not in self.joined:
             self.joined.add(tb)
-            if tb != self.join[0]:
-                latest[self.join[0]] = max(latest.get(self.join[0], -1), self.join[1])
+            latest[self.join[0]] = max(latest.get(self.join[0], -1), self.join[1])
         wait = sorted(latest.items())
         for extra in wait[:-1]:
-            steps.append(_step("nop", ("i", -1), ("o", -1), 0, extra))
+            steps.append(_step("nop", _NOWHERE_SRC, _NOWHERE_DST, 0, extra))
         steps.append(_step(kind, src, dst, cnt, wait[-1] if wait else None))
         return (tb, len(steps) - 1)
 
     def barrier(self) -> None:
-        """Threadblock 0 waits for every other threadblock's last step (nops, then a ``cpy`` of 0
-        chunks, the one kind of step the executor signals after); every later step of a
-        threadblock comes after that join, so the next phase starts after this one ends and
-        the waits it covers need not be stated again."""
-        deps = [(b, len(t.steps) - 1) for b, t in enumerate(self.tbs) if b and t.steps
-                and len(t.steps) - 1 > self.covered.get(b, -1)]
-        if not deps:
-            return
-        self.join = None
-        self.covered = {}
-        self.join = self.add(0, "cpy", ("i", 0), ("o", 0), 0, deps)
-        self.covered = {b: len(t.steps) - 1 for b, t in enumerate(self.tbs)}
-        self.joined = {0}
+        """A phase boundary: the rank's next step (its first send of the phase, as sends are written
+        first) is the join: ``nop`` steps, then that step, wait for the last step of every other
+        threadblock; every threadblock's first later step waits for the join, so the next phase
+        starts after this one ends. The join is a data step because the executor signals only
+        those (a wait on a nop is met only by a later signalled step, and trailing nops' waits are
+        dropped). Waits the join covers are not restated."""
+        if any(len(t.steps) - 1 > self.covered.get(b, -1) for b, t in enumerate(self.tbs)):
+            self.pending_join = True
 
     def read(self, cells: list[Cell]) -> list[StepRef]:
         return [self.writer[c] for c in cells if c in self.writer]
@@ -222,22 +235,24 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             for item in tr.items:
                 moves = _moves(program, layout, tr.src, tr.dst, item.op, item.segs, item.sources, item.dests)
                 pending.append((tr.src, tr.dst, 0, moves, item.op == "reduce"))
-        writes = []
+        writes: list[tuple[int, int, int, Cell, Cell, int, bool]] = []
         for src, dst, chan, moves, reduce in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
             sender = ranks[src]
             tb = sender.tb(dst, -1, chan)
             for a, b, n in _runs(moves):
                 cells = _span(a, n)
-                ref = sender.add(tb, "s", a, ("o", -1), n, sender.read(cells))
+                # canonical form: a send names where its chunks land, a receive where they came from
+                ref = sender.add(tb, "s", a, b, n, sender.read(cells))
                 sender.was_read(cells, ref)
-                writes.append((src, dst, chan, b, n, reduce))
-        for src, dst, chan, b, n, reduce in writes:
+                writes.append((src, dst, chan, a, b, n, reduce))
+        for src, dst, chan, a, b, n, reduce in writes:
             recv = ranks[dst]
             tb = recv.tb(-1, src, chan)
             cells = _span(b, n)
-            kind = "rrc" if reduce else "r"
-            ref = recv.add(tb, kind, b if reduce else ("i", -1), b, n, recv.overwrite(cells, cells if reduce else []))
+            if reduce and a != b:  # the executor reads an rrc's local operand at srcbuf/srcoff
+                raise MscclError(f"{program.schedule}: a reduction from {a} into {b} has no canonical rrc")
+            ref = recv.add(tb, "rrc" if reduce else "r", a, b, n, recv.overwrite(cells, cells if reduce else []))
             recv.wrote(cells, ref)
     if layout.raw:
         _final_sums(layout, ranks)
@@ -295,7 +310,8 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
     lines = [
         f"<algo name={quoteattr(name)} proto={quoteattr(protocol)} nchannels=\"{channels}\" "
         f"nchunksperloop=\"{o_chunks}\" ngpus=\"{layout.size}\" "
-        f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
+        f"coll=\"{coll}\" inplace=\"0\" outofplace=\"1\" minBytes=\"{program.payload}\" "
+        f"maxBytes=\"{program.payload}\">"
     ]
     for g, rank in enumerate(ranks):
         peers = Counter((role, tb.chan) for tb in rank.tbs for role, peer in (("send", tb.send),
