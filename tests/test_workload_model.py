@@ -97,7 +97,7 @@ def _config(**changes: Any) -> dict[str, Any]:
         ({"hidden_size": -3}, "hidden_size", "positive"),
         ({"vocab_size": "big"}, "vocab_size", "integer"),
         ({"num_key_value_heads": 7}, "num_key_value_heads", "not a multiple"),
-        ({"layer_types": ["global_attention"]}, "layer_types[0]", "unknown layer type"),
+        ({"layer_types": ["global_attention"] * 36}, "layer_types[0]", "unknown layer type"),
         ({"kv_lora_rank": 512}, "qk_nope_head_dim", "missing (latent attention needs"),
         ({"n_shared_experts": 1}, "moe_intermediate_size", "n_shared_experts needs"),
         ({"first_k_dense_replace": 3}, "intermediate_size", "dense layers need their width"),

@@ -121,13 +121,14 @@ def test_text_config_is_read_and_the_vision_tower_named(tmp_path: Path) -> None:
 
 
 BASE: dict[str, Any] = {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 8, "vocab_size": 100,
-                        "num_experts_per_tok": 2, "intermediate_size": 32}
+                        "intermediate_size": 32}
+MOE: dict[str, Any] = BASE | {"num_experts": 8, "num_experts_per_tok": 2}
 
 
 @pytest.mark.parametrize("key", ["num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts"])
 @pytest.mark.parametrize("topk", ["num_experts_per_tok", "experts_per_token"])
 def test_expert_aliases(key: str, topk: str) -> None:
-    data = {k: v for k, v in BASE.items() if k != "num_experts_per_tok"} | {key: 8, topk: 2}
+    data = BASE | {key: 8, topk: 2}
     m = parse_model(data)
     assert (m.experts, m.top_k, m.head_dim) == (8, 2, 8)  # head_dim absent: 64 / 8
     # hand count: 4 x (64*(8+16)*8 + 8*8*64 + 64*8 + 8 * 3*64*32) + 2*100*64
@@ -135,8 +136,8 @@ def test_expert_aliases(key: str, topk: str) -> None:
 
 
 def test_qwen_sparse_fields_without_dense_layers_change_nothing() -> None:
-    plain = parse_model(BASE | {"num_experts": 8})
-    qwen = parse_model(BASE | {"num_experts": 8, "decoder_sparse_step": 1, "mlp_only_layers": []})
+    plain = parse_model(MOE)
+    qwen = parse_model(MOE | {"decoder_sparse_step": 1, "mlp_only_layers": []})
     split = Split(1, 2, 2, 2)
     assert demand_rows(qwen, 4, split, 8) == demand_rows(plain, 4, split, 8)
     assert len(demand_rows(qwen, 4, split, 8)) == 6
@@ -173,15 +174,17 @@ def test_mla_flash_decode_reads_the_replicated_latent() -> None:
     ("changes", "field", "text"),
     [
         ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "qk_nope_head_dim", "latent attention needs"),
-        ({"num_experts": 8, "n_shared_experts": 1}, "moe_intermediate_size", "shared experts' width"),
-        ({"num_experts": 8, "moe_intermediate_size": 16, "first_k_dense_replace": 5}, "first_k_dense_replace",
-         "expected an integer in 0..4"),
-        ({"num_experts": 8, "moe_intermediate_size": 16, "moe_layer_freq": 0}, "moe_layer_freq", "positive"),
-        ({"num_experts": 8, "moe_intermediate_size": 16, "mlp_only_layers": [4]}, "mlp_only_layers[0]",
-         "layer index"),
+        ({"num_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1}, "moe_intermediate_size",
+         "shared experts' width"),
+        ({"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "first_k_dense_replace": 5},
+         "first_k_dense_replace", "expected an integer in 0..4"),
+        ({"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "moe_layer_freq": 0},
+         "moe_layer_freq", "positive"),
+        ({"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "mlp_only_layers": [4]},
+         "mlp_only_layers[0]", "layer index"),
         ({"kv_lora_rank": 0, "qk_rope_head_dim": 64, "qk_nope_head_dim": 8, "v_head_dim": 8}, "kv_lora_rank",
          "positive"),
-        ({"layer_types": ["chunked_attention", "full_attention"]}, "attention_chunk_size", "missing"),
+        ({"layer_types": ["chunked_attention", "full_attention"] * 2}, "attention_chunk_size", "missing"),
         ({"attention_chunk_size": 16, "no_rope_layers": [1, 1, 0]}, "no_rope_layers", "4 entries"),
         ({"attention_chunk_size": 16, "no_rope_layers": [1, 2, 1, 0]}, "no_rope_layers", "0 (NoPE) or 1"),
         ({"attention_chunk_size": 0}, "attention_chunk_size", "positive"),
@@ -248,3 +251,94 @@ def test_tokens_per_step_payloads_scale_by_k() -> None:
     four = {(r.region, r.axis): r.payload for r in demand_rows(m, 512, split, 1 * 4)}
     assert four[("attention", "world")] == 4 * one[("attention", "world")] == 16 * 1024
     assert four[("attention", "KVP")] == 264
+
+
+# issue 38, category 7: configs that hide what they are
+def test_every_half_present_feature_in_one_line() -> None:
+    data = BASE | {"text_config": "llama", "kv_lora_rank": 512, "n_shared_experts": 1}
+    with pytest.raises(InstanceError) as info:
+        parse_model(data, "cfg.json")
+    text = str(info.value)
+    assert "\n" not in text and text.startswith("cfg.json: text_config: expected a table")
+    assert "qk_nope_head_dim: missing (latent attention" in text
+    assert "n_shared_experts on a model with no experts" in text
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("num_experts_per_tok", 2), ("experts_per_token", 4), ("moe_intermediate_size", 16), ("n_shared_experts", 1),
+    ("num_shared_experts", 2), ("shared_expert_intermediate_size", 64), ("first_k_dense_replace", 1),
+    ("moe_layer_freq", 2), ("interleave_moe_layer_step", 2), ("decoder_sparse_step", 1), ("mlp_only_layers", [0]),
+    ("intermediate_size_mlp", 64),
+])
+def test_moe_parts_on_a_model_without_experts_are_refused(key: str, value: object) -> None:
+    with pytest.raises(InstanceError) as info:
+        parse_model(BASE | {key: value}, "cfg.json")
+    assert info.value.field == key and "on a model with no experts" in info.value.detail
+
+
+@pytest.mark.parametrize("extra", [{}, {"n_shared_experts": 0, "mlp_only_layers": []}])
+def test_empty_moe_defaults_on_a_dense_model_are_accepted(extra: dict[str, Any]) -> None:
+    m = parse_model(BASE | extra, "cfg.json")
+    assert (m.experts, m.top_k, m.moe) == (1, 1, False)
+
+
+@pytest.mark.parametrize("changes", [
+    {"layer_types": ["linear_attention", "full_attention"] * 2},
+    {"attn_type_list": [0, 1, 0, 1]},  # MiniMax-01: 0 is lightning (linear) attention
+    {"linear_attn_config": {"kda_layers": [1, 2]}},  # Kimi Linear
+    {"full_attention_interval": 4},  # Qwen3-Next: gated DeltaNet between the full layers
+    {"linear_key_head_dim": 128, "linear_conv_kernel_dim": 4},
+    {"layers_block_type": ["mamba", "attention", "mamba", "attention"]},  # Zamba
+    {"hybrid_override_pattern": "M-M*"},  # Nemotron-H
+    {"attn_layer_period": 8, "attn_layer_offset": 4},  # Jamba
+    {"mamba_d_conv": 4},
+    {"ssm_state_size": 16},
+])
+def test_linear_attention_and_state_space_layers_by_every_spelling(changes: dict[str, Any]) -> None:
+    with pytest.raises(InstanceError) as info:
+        parse_model(BASE | changes, "hybrid.json")
+    assert "not modelled" in info.value.detail and "\n" not in str(info.value)
+
+
+def test_softmax_only_attn_type_list_is_accepted() -> None:
+    assert parse_model(BASE | {"attn_type_list": [1, 1, 1, 1]}, "cfg.json").full_layers == 4
+
+
+def test_layer_types_of_a_config_json_name_every_layer() -> None:
+    with pytest.raises(InstanceError) as info:
+        parse_model(BASE | {"sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]}, "cfg.json")
+    assert info.value.field == "layer_types" and "2 entries for num_hidden_layers = 4" in info.value.detail
+    # the project's TOML model keeps its cycle (the catalogue's GPT-OSS: sliding, full, ...)
+    m = load_model("gpt-oss-120b")
+    assert m.sliding_layers == m.full_layers == 18
+
+
+# K and V of 8 heads of 64 (H 64 / 8 heads, no num_key_value_heads): per token and layer
+PER_LAYER = 2 * 8 * 8
+
+
+@pytest.mark.parametrize(("changes", "sliding"), [
+    ({"sliding_window": 16}, (0, 1, 2, 3)),  # Mistral: every layer
+    ({"sliding_window": 16, "use_sliding_window": False, "max_window_layers": 2}, ()),  # Qwen2.5's default
+    ({"sliding_window": 16, "use_sliding_window": True, "max_window_layers": 2}, (2, 3)),  # Qwen2: from layer 2
+    ({"sliding_window": 16, "sliding_window_pattern": 2}, (0, 2)),  # Gemma 3: all but every 2nd
+    ({"sliding_window": 16, "model_type": "gemma2"}, (0, 2)),  # Gemma 2: every other, from the first
+    ({"sliding_window": None}, ()),  # Mixtral: null
+])
+def test_sliding_window_without_layer_types_is_priced_as_windowed_layers(changes: dict[str, Any],
+                                                                         sliding: tuple[int, ...]) -> None:
+    m = parse_model(BASE | changes, "cfg.json")
+    assert tuple(i for i, kind in enumerate(m.layer_types) if kind == "sliding") == sliding
+    context = 1000  # by hand: sliding layers keep 16 tokens, full ones all 1000
+    assert m.kv_elements_per_user(context) == PER_LAYER * (16 * len(sliding) + context * (4 - len(sliding)))
+
+
+@pytest.mark.parametrize(("key", "value"), [("intermediate_size", 10**12), ("sliding_window", 2**40),
+                                            ("head_dim", 2**30), ("q_lora_rank", 2**40)])
+def test_integer_sizes_have_real_bounds(key: str, value: int) -> None:
+    data = BASE | {key: value}
+    if key == "q_lora_rank":
+        data |= {"kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8}
+    with pytest.raises(InstanceError) as info:
+        parse_model(data, "cfg.json")
+    assert info.value.field == key and "exceeds the limit" in info.value.detail

@@ -9,9 +9,14 @@ the HuggingFace keys, so a ``config.json`` reads unchanged:
 ``vocab_size`` V, experts E = ``num_local_experts`` | ``num_experts`` |
 ``n_routed_experts``, top-k = ``num_experts_per_tok`` | ``experts_per_token``,
 expert width I = ``moe_intermediate_size`` | ``intermediate_size``,
-``layer_types`` (``full_attention`` / ``sliding_attention``, repeated
-cyclically over the layers) with ``sliding_window`` W, ``tie_word_embeddings``.
-Without an expert field the FFN is dense (E = k = 1).
+``layer_types`` (``full_attention`` / ``sliding_attention``; in a TOML model a
+cycle repeated over the layers, in a ``config.json`` one per layer) with
+``sliding_window`` W, ``tie_word_embeddings``. Without ``layer_types``, a
+``sliding_window`` is read as HuggingFace builds the layers: Qwen2's
+``use_sliding_window`` / ``max_window_layers``, a ``sliding_window_pattern``
+(Gemma 3), Gemma 2's alternation, else (Mistral) every layer slides. Without an
+expert field the FFN is dense (E = k = 1), and MoE-only keys (top-k, shared
+experts, dense-layer counts) are refused as a feature half-present.
 
 Also read: fields nested under ``text_config`` (Llama 4 and other multimodal
 wrappers; the vision tower is named as ignored); latent attention (MLA:
@@ -22,8 +27,12 @@ shared expert of ``intermediate_size``); dense FFN layers among MoE ones
 (``first_k_dense_replace`` / ``moe_layer_freq``, ``interleave_moe_layer_step``
 / ``intermediate_size_mlp``, ``decoder_sparse_step`` / ``mlp_only_layers``);
 ``num_nextn_predict_layers`` MTP modules (counted apart). Architectures that
-cannot be modelled (linear-attention or state-space layers, encoder-decoder)
-are refused in one line listing every blocker. A TOML model file is the project's
+cannot be modelled (linear or lightning attention and state-space layers, by every
+spelling: ``layer_types``, ``attn_type_list``, ``linear_attn_config``,
+``full_attention_interval``, ``linear_*`` / ``mamba_*`` / ``ssm_*`` keys,
+``layers_block_type``, ``hybrid_override_pattern``; encoder-decoder) are refused
+in one line listing every blocker, and so are features present in part (an MLA
+key without the others, a ``text_config`` that is not a table). A TOML model file is the project's
 own format, so a key outside :data:`MODEL_KEYS` is refused with the nearest known
 one; a ``config.json`` carries many keys no decode model needs, so those are
 ignored and kept in ``Model.unused`` (``--verbose`` lists them). Counts are bounded
@@ -55,15 +64,24 @@ __all__ = [
 ]
 
 MAX_LAYERS = MAX_MODEL_LAYERS
-_LIMIT = 1 << 40  # any other integer field
+_LIMIT = MAX_MODEL_HIDDEN  # any other integer field (ranks, head dims, top-k)
 
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 _TOPK = ("num_experts_per_tok", "experts_per_token")
 _WIDTH = ("moe_intermediate_size", "intermediate_size")
 _LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked"}
 _MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+# linear (lightning) attention or state-space layers, by every spelling the families use; then encoder-decoder
 _BLOCKER_KEYS = ("layers_block_type", "hybrid_override_pattern", "attn_layer_period", "mamba_d_state", "ssm_cfg",
-                 "linear_num_value_heads", "is_encoder_decoder", "encoder_layers", "num_encoder_layers")
+                 "linear_num_value_heads", "linear_attn_config", "full_attention_interval", "attn_type_list",
+                 "is_encoder_decoder", "encoder_layers", "num_encoder_layers")
+_STATE_PREFIXES = ("linear_", "mamba_", "ssm_")  # any such key: linear-attention or state-space layers
+# MoE-only keys: on a model without an expert count they describe a part the model does not have
+_MOE_ONLY = ("num_experts_per_tok", "experts_per_token", "moe_intermediate_size", "n_shared_experts",
+             "num_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq",
+             "interleave_moe_layer_step", "decoder_sparse_step", "mlp_only_layers", "intermediate_size_mlp")
+_WIDTH_LIMIT = 1 << 20  # an FFN or expert width (the largest published: 53,248)
+_WINDOW_LIMIT = 1 << 30  # tokens of a sliding window or attention chunk
 # every key the reader reads (or refuses as not modelled): a TOML model may use no other
 MODEL_KEYS = frozenset({
     "name", "description", "model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
@@ -72,6 +90,7 @@ MODEL_KEYS = frozenset({
     "moe_layer_freq", "interleave_moe_layer_step", "decoder_sparse_step", "mlp_only_layers", "intermediate_size_mlp",
     "shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts", "text_config", "vision_config",
     "audio_config", "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", *_BLOCKER_KEYS,
+    "use_sliding_window", "max_window_layers", "sliding_window_pattern",
 })
 
 
@@ -249,13 +268,44 @@ def _blockers(data: Mapping[str, Any]) -> list[str]:
         bad = sorted({t for t in types if isinstance(t, str) and any(w in t for w in _NOT_ATTENTION)})
         if bad:
             found.append(f"layer_types ({', '.join(bad)}: linear-attention or state-space layers)")
-    for key in _BLOCKER_KEYS[:6]:
-        if data.get(key) is not None:
-            found.append(f"{key} (state-space or linear-attention layers)")
+    for key in _BLOCKER_KEYS[:9]:
+        value = data.get(key)
+        if value is None or (key == "attn_type_list" and isinstance(value, list) and set(value) <= {1}):
+            continue  # MiniMax's attn_type_list: 0 = lightning (linear) attention, 1 = softmax
+        found.append(f"{key} (state-space or linear-attention layers)")
+    named = set(_BLOCKER_KEYS)
+    prefixed = sorted(str(k) for k in data if str(k).startswith(_STATE_PREFIXES) and k not in named
+                      and data[k] is not None)
+    if prefixed:
+        found.append(f"{prefixed[0]} ({', '.join(prefixed)[:200]}: linear-attention or state-space layers)")
     if data.get("is_encoder_decoder") is True or data.get("encoder_layers") or data.get("num_encoder_layers"):
         key = "is_encoder_decoder" if data.get("is_encoder_decoder") is True else (
             "encoder_layers" if data.get("encoder_layers") else "num_encoder_layers")
         found.append(f"{key} (encoder-decoder model)")
+    return found
+
+
+def _incomplete(outer: Mapping[str, Any], data: Mapping[str, Any], layers: object,
+                json_file: bool) -> list[tuple[str, str]]:
+    """Features present in part, all of them, as (field, reason): the config hides what it is."""
+    found: list[tuple[str, str]] = []
+    text = outer.get("text_config")
+    if text is not None and not isinstance(text, Mapping):
+        found.append(("text_config", f"expected a table of the text model's fields, got {type(text).__name__}"))
+    present = [k for k in _MLA_KEYS if data.get(k) is not None]
+    if present and len(present) < len(_MLA_KEYS):
+        missing = [k for k in _MLA_KEYS if k not in present]
+        found.append((missing[0], f"missing (latent attention needs {', '.join(_MLA_KEYS)}; "
+                                  f"{', '.join(present)} given)"))
+    if not any(data.get(k) is not None for k in _EXPERTS):
+        moe_only = [k for k in _MOE_ONLY if data.get(k) not in (None, 0, [], False)]
+        if moe_only:
+            found.append((moe_only[0], f"{', '.join(moe_only)} on a model with no experts "
+                                       f"(give {' | '.join(_EXPERTS[:3])})"))
+    types = data.get("layer_types")
+    if (json_file and isinstance(types, list) and types and type(layers) is int
+            and 0 < layers <= MAX_MODEL_LAYERS and len(types) != layers):
+        found.append(("layer_types", f"{len(types)} entries for num_hidden_layers = {layers}"))
     return found
 
 
@@ -346,6 +396,10 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
     if blockers:
         raise InstanceError(source, blockers[0].split(" ")[0],
                             "not modelled: " + "; ".join(blockers))
+    incomplete = _incomplete(outer, data, data.get("num_hidden_layers"), not strict)
+    if incomplete:
+        (first, reason), rest = incomplete[0], "; ".join(f"{k}: {why}" for k, why in incomplete[1:])
+        raise InstanceError(source, first, reason + (f"; also {rest}" if rest else ""))
     f = _Fields(data, source)
     layers = f.integer("num_hidden_layers", limit=MAX_MODEL_LAYERS)
     hidden = f.integer("hidden_size", limit=MAX_MODEL_HIDDEN)
@@ -381,7 +435,7 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
         width_key = f.first(_WIDTH)
         if width_key is None:
             raise f.fail(_WIDTH[0], "missing")
-        width = f.integer(width_key)
+        width = f.integer(width_key, limit=_WIDTH_LIMIT)
         shared_width = _shared_width(f, width)
         dense = _dense_layer_list(f, layers)
         if dense:
@@ -389,10 +443,10 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
             if key == "intermediate_size" and width_key == "intermediate_size":
                 raise f.fail("intermediate_size", "dense layers need their width (moe_intermediate_size "
                                                   "for the experts, intermediate_size for the dense FFN)")
-            dense_width = f.integer(key)
+            dense_width = f.integer(key, limit=_WIDTH_LIMIT)
     else:
         experts = top_k = 1
-        width = f.integer("intermediate_size")
+        width = f.integer("intermediate_size", limit=_WIDTH_LIMIT)
     raw_types = data.get("layer_types")
     if raw_types is None:
         types = ("full",) * layers
@@ -411,12 +465,14 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
         types = tuple(cycle[i % len(cycle)] for i in range(layers))
     if raw_types is None and data.get("attention_chunk_size") is not None:
         types = _chunked_layer_types(f, layers)
+    if raw_types is None and data.get("attention_chunk_size") is None:
+        types = _windowed_layer_types(f, layers)
     window = 0
     if "sliding" in types:
-        window = f.integer("sliding_window")
+        window = f.integer("sliding_window", limit=_WINDOW_LIMIT)
     chunk = 0
     if "chunked" in types:
-        chunk = f.integer("attention_chunk_size")
+        chunk = f.integer("attention_chunk_size", limit=_WINDOW_LIMIT)
     tied = data.get("tie_word_embeddings", False)
     if not isinstance(tied, bool):
         raise f.fail("tie_word_embeddings", f"expected true or false, got {tied!r}")
@@ -436,11 +492,37 @@ def parse_model(data: Mapping[str, Any], source: str = "<model>", name: str = ""
     )
 
 
+def _windowed_layer_types(f: _Fields, layers: int) -> tuple[str, ...]:
+    """Sliding-window layers of a config without ``layer_types``, as HuggingFace builds them.
+
+    Qwen2 (``use_sliding_window``): layers from ``max_window_layers`` on slide, none when it is false;
+    a ``sliding_window_pattern`` P (Gemma 3, Cohere 2): every layer but each P-th; Gemma 2: every
+    other layer, from the first; otherwise (Mistral) a ``sliding_window`` makes every layer slide."""
+    data = f.data
+    full = ("full",) * layers
+    if data.get("sliding_window") is None:
+        return full
+    if "use_sliding_window" in data:
+        if data["use_sliding_window"] is not True:
+            if data["use_sliding_window"] not in (False, None):
+                raise f.fail("use_sliding_window", f"expected true or false, got {data['use_sliding_window']!r}")
+            return full
+        first = f.integer("max_window_layers", default=0, limit=MAX_MODEL_LAYERS) \
+            if data.get("max_window_layers") != 0 else 0
+        return tuple("sliding" if i >= first else "full" for i in range(layers))
+    if data.get("sliding_window_pattern") is not None:
+        period = f.integer("sliding_window_pattern", limit=MAX_MODEL_LAYERS)
+        return tuple("full" if (i + 1) % period == 0 else "sliding" for i in range(layers))
+    if str(data.get("model_type", "")) == "gemma2":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(layers))
+    return ("sliding",) * layers
+
+
 def _shared_width(f: _Fields, width: int) -> int:
     """Summed width of the shared experts (DeepSeek / Kimi, Qwen2-MoE, Llama 4), 0 if none."""
     data = f.data
     if data.get("shared_expert_intermediate_size") is not None:
-        return f.integer("shared_expert_intermediate_size")
+        return f.integer("shared_expert_intermediate_size", limit=_WIDTH_LIMIT)
     for key in ("n_shared_experts", "num_shared_experts"):
         if data.get(key) is not None and data[key] != 0:
             if data.get("moe_intermediate_size") is None:
