@@ -14,10 +14,11 @@ import typer
 from rich.table import Table
 
 from ..errors import InstanceError
+from ..limits import MAX_SEED
 from ..plan import load_plan
 from ..planning.check import require_valid
 from ..units import format_time
-from .app import app, check_outputs, emit_json, err, handle_errors, out, refuse_unused
+from .app import app, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
 
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
@@ -69,15 +70,17 @@ def faults_command(
     plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
     kind: Annotated[str, typer.Option("--kind", help="circuit, device (an OCS) or accelerator")] = "circuit",
     json_out: Annotated[str | None, typer.Option("--json", help="write ocsplan.faults/1 JSON to PATH, or -")] = None,
-    sample: Annotated[int | None, typer.Option("--sample", help="analyse N faults drawn at random")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="seed of --sample (default 0)")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", help="analyse N faults drawn at random (1..20000)")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="seed of --sample, 0..2^63-1 (default 0)")] = None,
 ) -> None:
     """Every single fault of a kind: per demand intact, parallel, relay, fallback or stopped, and Eq. 1 T."""
-    from ..deploy.faults import analyse_faults, report_to_dict
+    from ..deploy.faults import MAX_FAULTS, analyse_faults, report_to_dict
     from ..realization.circuits import load_circuits
 
     check_outputs((json_out, "--json"))
     refuse_unused("--seed", seed is not None and sample is None, "without --sample")
+    check_count(sample, "--sample", 1, MAX_FAULTS)
+    check_count(seed, "--seed", 0, MAX_SEED)
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))

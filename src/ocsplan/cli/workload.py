@@ -37,6 +37,7 @@ from .app import (
     handle_errors,
     out,
     parse_option,
+    refuse_unused,
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
@@ -69,6 +70,9 @@ def _verify(tokens_per_step: int, accept_rate: float) -> tuple[int, float]:
     check_count(tokens_per_step, "--tokens-per-step", 1, MAX_TOKENS_PER_STEP)
     if not 0.0 < accept_rate <= 1.0:
         raise InstanceError("--accept-rate", "", f"must be in (0, 1], got {accept_rate:g}")
+    if accept_rate != 1.0 and tokens_per_step == 1:
+        raise InstanceError("--accept-rate", "", f"{accept_rate:g} needs --tokens-per-step above 1 "
+                                                 "(the one token of a step is always accepted)")
     return tokens_per_step, accept_rate
 ContextOpt = Annotated[str, typer.Option(help="context tokens, e.g. 5M (10^6), 32Ki (2^10)")]
 CommOpt = Annotated[str, typer.Option(help="communication precision: fp4 or bf16")]
@@ -177,6 +181,8 @@ def workload(
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
+    refuse_unused("--accept-rate", accept_rate != 1.0,
+                  "on the demand table (it sets tokens per second: give it to decode)")
     s = check_split(m, world, parse_split(split))
     lam = parse_option(parse_time, latency, "--latency")
     check_count(ports, "--ports", 1, MAX_PORTS)
