@@ -191,33 +191,50 @@ def _gf2_rank(masks: list[int]) -> int:
 
 
 FAULTS: dict[str, Any] = {
-    "schema": "ocsplan.faults/1", "kind": "circuit", "healthy": {"objective": 1.5e-05},
+    "schema": "ocsplan.faults/1", "kind": "circuit", "sampled": False, "healthy": {"objective": 1.5e-05},
     "faults": [{"id": f"circuit:{i}", "objective": 1.5e-05 + (i % 7) * 1.25e-06,
-                "stopped": ["attention.axis1.all-reduce"] if i % 5 == 0 else [], "demands": list(range(i % 3))}
+                "stopped": ["attention.axis1.all-reduce"] if i % 5 == 0 else [], "demands": i % 3}
                for i in range(14)],
     "summary": {"count": 14, "worst": {"id": "circuit:6", "objective": 2.25e-05}, "median": 1.875e-05,
                 "stopped": 3},
 }
 
 
+SPLIT = "8,8,8,8"  # gpt-oss-120b on 64 accelerators: (KVP, TPA, EP, TPE)
+
+
 @pytest.fixture(scope="module")
-def extra(files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def extra(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One deployment: the instance of gpt-oss-120b at SPLIT, its plan, simulation, circuits, decode on
+    OCS and EPS at the same split, and a faults file whose healthy objective and demands are the plan's."""
     folder = tmp_path_factory.mktemp("report-extra")
-    out = {"circuits": folder / "c.json", "ocs": folder / "ocs.json", "eps": folder / "eps.json",
-           "faults": folder / "faults.json"}
-    result = runner.invoke(app, ["realize", str(files[0]), "--fabric", str(FABRICS / "ocs-single.toml"),
-                                 "--out", str(out["circuits"])])
-    assert result.exit_code == 0, result.output
+    out = {name: folder / f"{name}.json" for name in ("plan", "sim", "circuits", "ocs", "eps", "faults")}
+    inst = folder / "inst.toml"
+    for argv in (["workload", "gpt-oss-120b", "--world", "64", "--split", SPLIT, "--emit", str(inst)],
+                 ["solve", str(inst), "--json", str(out["plan"])],
+                 ["simulate", str(out["plan"]), "--fabric", str(FABRICS / "ocs-single.toml"), "--mode", "ideal",
+                  "--json", str(out["sim"])],
+                 ["realize", str(out["plan"]), "--fabric", str(FABRICS / "ocs-single.toml"),
+                  "--out", str(out["circuits"])]):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 0, result.output
     for tech in ("ocs", "eps"):
-        result = runner.invoke(app, ["decode", "gpt-oss-120b", "--world", "64", "--fabric",
+        result = runner.invoke(app, ["decode", "gpt-oss-120b", "--world", "64", "--split", SPLIT, "--fabric",
                                      str(FABRICS / f"nvl576-all-{tech}.toml"), "--json", str(out[tech])])
         assert result.exit_code == 0, result.output
+    plan = json.loads(out["plan"].read_text())
+    FAULTS["healthy"]["objective"] = plan["objective_s"]
+    first = plan["meshes"][0]
+    row = {"mesh": first["name"], "axis": 0, "demand": 0, "how": "fallback", "schedule": "one-shot", "h": 2,
+           "v": 4096, "p": 1, "T": 1e-6}
+    for fault in FAULTS["faults"]:
+        fault["demands"] = [row] * int(fault["demands"])
     out["faults"].write_text(json.dumps(FAULTS))
     return out
 
 
 def _full(files: tuple[Path, Path], extra: dict[str, Path], out: Path) -> _Page:
-    result = runner.invoke(app, ["report", str(files[0]), "--simulation", str(files[1]), "--circuits",
+    result = runner.invoke(app, ["report", str(extra["plan"]), "--simulation", str(extra["sim"]), "--circuits",
                                  str(extra["circuits"]), "--decode", str(extra["ocs"]), "--decode",
                                  str(extra["eps"]), "--faults", str(extra["faults"]), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -226,11 +243,12 @@ def _full(files: tuple[Path, Path], extra: dict[str, Path], out: Path) -> _Page:
 
 def test_report_host_graphs(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
     page = _full(files, extra, tmp_path / "r.html")
-    plan: dict[str, Any] = json.loads(files[0].read_text())
+    plan: dict[str, Any] = json.loads(extra["plan"].read_text())
     circuits: dict[str, Any] = json.loads(extra["circuits"].read_text())
     gens = {g["generator"]: g for g in circuits["generators"]}
     tables = _tables(page, "host")
-    axes = [(m["name"], i, a) for m in plan["meshes"] for i, a in enumerate(m["axes"])]
+    axes = [(m["name"], i, a) for m in plan["meshes"] for i, a in enumerate(m["axes"])
+            if any(d["uses"] for d in a["demands"])]  # an axis without demands is named, not drawn
     assert [(a["data-mesh"], int(str(a["data-axis"]))) for a, _ in tables] == [(m, i) for m, i, _ in axes]
     assert len(page.svgs) == 2 + len(axes)  # port budget, decode split, one drawing per axis (all small)
     for (_, rows), (_, _, axis) in zip(tables, axes, strict=True):

@@ -49,7 +49,47 @@ def build(directory: Path) -> dict[str, str]:
     other = realize(plan, load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-ocs.toml"))
     (d / "circuits-nvl576.json").write_text(dumps_circuits(other))
     files["circuits_nvl576"] = str(d / "circuits-nvl576.json")
+    _other_plan_files(d, files, plan)
     return files
+
+
+def _other_plan_files(d: Path, files: dict[str, str], plan: object) -> None:
+    """Files that belong to another plan (another instance of the same shape), and wrong-typed ones."""
+    import json
+
+    from ocsplan.deploy.faults import analyse_faults, report_to_dict
+    from ocsplan.instance import loads_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+    from ocsplan.simlette import dumps_report, simulate_plan
+    from ocsplan.simlette.runs import SimOptions
+
+    from .cases import INSTANCE
+
+    fabric = load_fabric(d / "fabric.toml")
+    other = plan_heuristic(loads_instance(INSTANCE.replace('name = "hostile"', 'name = "other"')
+                                          .replace('payload = "64KiB"', 'payload = "1MiB"'), "other.toml"))
+    realized = realize(other, fabric)
+    texts = {
+        "other-circuits.json": dumps_circuits(realized),
+        "other-sim.json": dumps_report(simulate_plan(other, fabric, SimOptions(mode="ideal"))),
+        "other-faults.json": json.dumps(report_to_dict(analyse_faults(realized, other, "circuit"))),
+    }
+    base_faults = json.loads(texts["other-faults.json"])
+    base_faults["kind"] = 5
+    texts["faults-kind-int.json"] = json.dumps(base_faults)
+    circuits = json.loads(dumps_circuits(realize(plan, fabric)))  # type: ignore[arg-type]
+    circuits["plan"] = []
+    texts["circuits-plan-list.json"] = json.dumps(circuits)
+    circuits = json.loads(dumps_circuits(realize(plan, fabric)))  # type: ignore[arg-type]
+    circuits["ports_used"] = "eight"
+    texts["circuits-ports-str.json"] = json.dumps(circuits)
+    circuits = json.loads(dumps_circuits(realize(plan, fabric)))  # type: ignore[arg-type]
+    first, second = circuits["circuits"][0], circuits["circuits"][1]
+    first["a"] = second["a"]  # two circuits on one port: validate rejects it
+    texts["circuits-invalid.json"] = json.dumps(circuits)
+    for name, text in texts.items():
+        (d / name).write_text(text)
+        files[name.removesuffix(".json").replace("-", "_")] = str(d / name)
 
 
 def _c(id: str, *argv: str, status: int = 2, names: str = "", outputs: tuple[str, ...] = (),
@@ -103,4 +143,26 @@ CASES4: tuple[Case4, ...] = (
        "--tokens-per-step", "2", "--accept-rate", "0.5", names="--accept-rate: has no effect on the demand table"),
     _c("workload-tokens-per-step-0", "workload", "megatron-5t", "--split", "4,128,64,8", "--tokens-per-step", "0",
        names="--tokens-per-step"),
+    # 3. files that belong to another plan, wrong-typed fields
+    _c("report-circuits-other-plan", "report", P, "--circuits", "{other_circuits}", "--out", "{dir}/r4.html",
+       names="--circuits: ", outputs=("{dir}/r4.html",)),
+    _c("report-simulation-other-plan", "report", P, "--simulation", "{other_sim}", "--out", "{dir}/r4.html",
+       names="--simulation: ", outputs=("{dir}/r4.html",)),
+    _c("report-faults-other-plan", "report", P, "--faults", "{other_faults}", "--out", "{dir}/r4.html",
+       names="--faults: ", outputs=("{dir}/r4.html",)),
+    _c("report-faults-kind-int", "report", P, "--faults", "{faults_kind_int}", "--out", "{dir}/r4.html",
+       names="kind", outputs=("{dir}/r4.html",)),
+    _c("report-circuits-plan-list", "report", P, "--circuits", "{circuits_plan_list}", "--out", "{dir}/r4.html",
+       names="--circuits: ", outputs=("{dir}/r4.html",)),
+    _c("report-decode-other-deployment", "report", P, "--decode", "{other_sim}", "--out", "{dir}/r4.html",
+       names="--decode: ", outputs=("{dir}/r4.html",)),
+    _c("faults-circuits-of-other-plan", "faults", "{other_circuits}", "--plan", P, names="--plan"),
+    _c("faults-circuits-validate-rejects", "faults", "{circuits_invalid}", "--plan", P,
+       names="found by ocsplan validate"),
+    _c("faults-circuits-ports-str", "faults", "{circuits_ports_str}", "--plan", P, names="ports_used"),
+    _c("faults-circuits-plan-list", "faults", "{circuits_plan_list}", "--plan", P, names="plan"),
+    _c("simulate-circuits-of-other-plan", "simulate", P, "--fabric", F, "--circuits", "{other_circuits}",
+       names="other"),
+    _c("repair-circuits-of-other-plan", "repair", "{other_circuits}", "--plan", P, "--fabric", F, "--failed",
+       "accelerator:3", "--out", "{dir}/rep4.json", names="--plan", outputs=("{dir}/rep4.json",)),
 )

@@ -74,8 +74,9 @@ def faults_command(
     seed: Annotated[int | None, typer.Option("--seed", help="seed of --sample, 0..2^63-1 (default 0)")] = None,
 ) -> None:
     """Every single fault of a kind: per demand intact, parallel, relay, fallback or stopped, and Eq. 1 T."""
-    from ..deploy.faults import MAX_FAULTS, analyse_faults, report_to_dict
+    from ..deploy.faults import MAX_FAULTS, analyse_faults, check_match, report_to_dict
     from ..realization.circuits import load_circuits
+    from ..realization.validate import validate as validate_circuits
 
     check_outputs((json_out, "--json"))
     refuse_unused("--seed", seed is not None and sample is None, "without --sample")
@@ -84,6 +85,12 @@ def faults_command(
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
+    check_match(circuits, plan)
+    # the healthy fabric must be what the analysis assumes: a file validate rejects is refused
+    found = validate_circuits(circuits, plan)
+    if found:
+        raise InstanceError(str(circuits_path), "", f"{len(found)} fault(s) found by ocsplan validate, the first: "
+                                                    f"{str(found[0])[:160]}")
     start = time.perf_counter()
     report = analyse_faults(circuits, plan, kind, sample, seed or 0)
     elapsed = time.perf_counter() - start

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ..errors import PlanError
+from ..errors import InstanceError, OcsplanError, PlanError
 from ..files import read_json, read_text, write_atomic
 from .app import app, check_outputs, check_suffix, handle_errors
 from .console import write_stdout
@@ -15,8 +15,14 @@ from .console import write_stdout
 __all__ = ["report", "schema"]
 
 
-def _load(path: Path) -> dict[str, object]:
-    return read_json(read_text(path, lambda m: PlanError(f"{path}: {m}")), str(path))
+def _load(path: Path, option: str = "") -> dict[str, Any]:
+    """The file's JSON object; with ``option``, an error names it too."""
+    try:
+        return read_json(read_text(path, lambda m: PlanError(f"{path}: {m}")), str(path))
+    except OcsplanError as exc:
+        if not option:
+            raise
+        raise InstanceError(option, "", str(exc)) from None
 
 
 @app.command()
@@ -30,15 +36,41 @@ def report(
         "--decode", help="decode --json output (repeat: one per fabric, e.g. OCS and EPS)")] = None,
     faults: Annotated[Path | None, typer.Option("--faults", help="faults JSON (ocsplan.faults/1)")] = None,
 ) -> None:
-    """Write one HTML page: summary, port budget, demands, host graphs, decode, faults."""
+    """Write one HTML page: summary, port budget, demands, host graphs, decode, faults.
+
+    Every input is read by its reader or held to its schema, and must belong to the plan:
+    a file of another plan or deployment is refused naming its option."""
+    from ..plan import load_plan
+    from ..planning.check import require_valid
+    from ..realization.circuits import load_circuits
     from ..report import build_report
+    from ..report.inputs import check_decode, check_faults, check_simulation
 
     check_suffix(out, "--out", (".html", ".htm"))
     check_outputs((out, "--out"))
-    page = build_report(_load(plan), None if simulation is None else _load(simulation),
-                        circuits=None if circuits is None else _load(circuits),
-                        decode=[(p.name, _load(p)) for p in decode or ()],
-                        faults=None if faults is None else _load(faults))
+    require_valid(load_plan(plan), str(plan))
+    plan_data = _load(plan)
+    sim_data = None if simulation is None else _load(simulation, "--simulation")
+    if sim_data is not None:
+        check_simulation(sim_data, plan_data, "--simulation", str(simulation))
+    circuits_data = None
+    if circuits is not None:
+        try:
+            realized = load_circuits(circuits)
+        except OcsplanError as exc:
+            raise InstanceError("--circuits", "", str(exc)) from None
+        if (realized.plan.instance, realized.plan.world) != (plan_data["instance"], plan_data["world"]):
+            raise InstanceError("--circuits", "", f"{circuits}: plan: realizes {realized.plan.instance[:80]!r} "
+                                                  f"({realized.plan.world} ranks), not {plan_data['instance'][:80]!r} "
+                                                  f"({plan_data['world']})")
+        circuits_data = _load(circuits, "--circuits")
+    steps = [(str(p), _load(p, "--decode")) for p in decode or ()]
+    check_decode(steps, plan_data, "--decode")
+    faults_data = None if faults is None else _load(faults, "--faults")
+    if faults_data is not None:
+        check_faults(faults_data, plan_data, "--faults", str(faults))
+    page = build_report(plan_data, sim_data, circuits=circuits_data,
+                        decode=[(Path(p).name, d) for p, d in steps], faults=faults_data)
     write_atomic(out, page)
 
 

@@ -524,7 +524,11 @@ def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> C
     try:
         return _bounded(_circuits(data), source)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
-        raise PlanError(f"{source}: malformed circuits file: {_first(exc)}") from None
+        from ..schemas import first_error  # the error path only: name the field the schema finds
+
+        found = first_error(data, "circuits-1")
+        where = f"{found[0]}: " if found is not None else ""
+        raise PlanError(f"{source}: {where}malformed circuits file: {_first(exc)}") from None
 
 
 def _circuits(data: Mapping[str, Any]) -> Circuits:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InstanceError
 
-__all__ = ["schema", "schema_names", "schema_text"]
+__all__ = ["first_error", "schema", "schema_names", "schema_text"]
 
 
 def schema_names() -> list[str]:
@@ -34,3 +34,16 @@ def schema(name: str) -> dict[str, Any]:
     """The schema as a JSON object."""
     value: dict[str, Any] = json.loads(schema_text(name))
     return value
+
+
+def first_error(data: object, name: str) -> tuple[str, str] | None:
+    """(field path, message) of the most relevant error of ``data`` under the schema ``name``,
+    or None when it is valid: what a reader names when a file is malformed."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema(name))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    field = ".".join(str(p) for p in error.absolute_path) or "schema"
+    return field, " ".join(error.message.split())[:160]
