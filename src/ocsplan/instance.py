@@ -7,6 +7,7 @@ line and exit with status 2.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,14 @@ from .fields import unknown_keys
 from .files import read_toml, toml_data
 from .limits import (
     MAX_AXES,
+    MAX_BIT_TYPES,
     MAX_DEMANDS,
     MAX_LATENCY_S,
     MAX_LINK_BPS,
     MAX_MESHES,
     MAX_PAYLOAD,
     MAX_PORTS,
+    MAX_TOTAL_DEMANDS,
     MAX_TREE_ROUTE_RANKS,
     MAX_WEIGHT,
     MAX_WORLD,
@@ -78,6 +81,16 @@ class Mesh:
     name: str
     shape: tuple[int, ...]
     axes: tuple[Axis, ...]
+
+    @property
+    def bit_classes(self) -> tuple[tuple[int, ...], ...]:
+        """The axes whose bits the partition search tells apart: each axis with demands, and
+        the axes without demands as one class (their bits are interchangeable); () when the
+        mesh has fewer than two classes or no demand (its partition is then fixed)."""
+        active = [(i,) for i, ax in enumerate(self.axes) if ax.demands]
+        idle = tuple(i for i, ax in enumerate(self.axes) if not ax.demands)
+        classes = tuple(active) + ((idle,) if idle else ())
+        return classes if len(self.axes) >= 2 and len(classes) >= 2 and active else ()
 
 
 @dataclass(frozen=True)
@@ -325,12 +338,25 @@ class _Reader:
         if len(meshes_raw) > MAX_MESHES:
             raise self.fail("mesh", f"{len(meshes_raw)} meshes, the limit is {MAX_MESHES}")
         meshes = tuple(self.mesh(item, m, fabric.world) for m, item in enumerate(meshes_raw))
+        self.search_bounds(meshes)
         seen: set[str] = set()
         for m, mesh in enumerate(meshes):
             if mesh.name in seen:
                 raise self.fail(f"mesh[{m}].name", f"duplicate mesh name {mesh.name!r}")
             seen.add(mesh.name)
         return Instance(name, fabric, meshes, description, self.source)
+
+
+    def search_bounds(self, meshes: tuple[Mesh, ...]) -> None:
+        """Bounds on what the planners enumerate: all demands together, and the bit types of the
+        partition search (one class per multi-axis mesh: the product of their class counts)."""
+        demands = sum(len(ax.demands) for mesh in meshes for ax in mesh.axes)
+        if demands > MAX_TOTAL_DEMANDS:
+            raise self.fail("mesh", f"{demands} demands in all, the limit is {MAX_TOTAL_DEMANDS}")
+        types = math.prod(len(mesh.bit_classes) for mesh in meshes if mesh.bit_classes)
+        if types > MAX_BIT_TYPES:
+            raise self.fail("mesh", f"{types} bit types (the product of the axis classes of the multi-axis meshes "
+                                    f"that have demands), the limit is {MAX_BIT_TYPES}")
 
 
 def shared_host_problem(instance: Instance) -> InstanceError | None:

@@ -17,6 +17,7 @@ from .errors import OcsplanError
 
 __all__ = [
     "MAX_AXES",
+    "MAX_BIT_TYPES",
     "MAX_CACHE_ENTRY_BYTES",
     "MAX_CONNECT_TIMEOUT_S",
     "MAX_COUNT",
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_PORTS",
     "MAX_SEED",
     "MAX_TIME_LIMIT_S",
+    "MAX_TOTAL_DEMANDS",
     "MAX_TREE_ROUTE_RANKS",
     "MAX_WEIGHT",
     "MAX_WORLD",
@@ -52,6 +54,8 @@ MAX_PORTS = 4096  # ports per accelerator; also bounds every multiplicity
 MAX_MESHES = 64  # meshes of one instance
 MAX_AXES = 64  # axes of one mesh (sizes of one are allowed, so not just n)
 MAX_DEMANDS = 64  # demands of one axis
+MAX_TOTAL_DEMANDS = 1024  # demands of one instance (8 meshes x 2 axes x 64 demands: solve in 16 s, 125 MB)
+MAX_BIT_TYPES = 512  # bit types of the partition search: the product over multi-axis meshes of their axis classes
 MAX_TREE_ROUTE_RANKS = 1 << 12  # ranks of an axis with an explicit tree-route (5 s at 2^12, 35 s at 2^14)
 MAX_PAYLOAD = 1 << 50  # bytes of one demand's buffer (1 PiB)
 MAX_WEIGHT = 1e12  # calls per step of one demand

@@ -239,15 +239,9 @@ def mesh_classes(instance: Instance) -> list[tuple[int, list[tuple[int, ...]], l
     """
     out = []
     for m, mesh in enumerate(instance.meshes):
-        if len(mesh.axes) < 2:
-            continue
-        active = [i for i, ax in enumerate(mesh.axes) if ax.demands]
-        idle = tuple(i for i, ax in enumerate(mesh.axes) if not ax.demands)
-        classes = [(i,) for i in active] + ([idle] if idle else [])
-        sizes = [sum(mesh.axes[i].bits for i in cls) for cls in classes]
-        if len(classes) < 2 or not active:
-            continue
-        out.append((m, classes, sizes))
+        classes = list(mesh.bit_classes)
+        if classes:
+            out.append((m, classes, [sum(mesh.axes[i].bits for i in cls) for cls in classes]))
     return out
 
 
