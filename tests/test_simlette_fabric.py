@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -10,10 +12,10 @@ from ocsplan.errors import InstanceError, RealizationError
 from ocsplan.instance import load_instance
 from ocsplan.plan import Plan
 from ocsplan.planning.heuristic import plan_heuristic
-from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.realization.realize import realize
 from ocsplan.simlette import Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
-from ocsplan.simlette.circuitmap import technology
+from ocsplan.simlette.circuitmap import circuits_for_generators, technology
 
 from .conftest import ROOT, instance_path
 
@@ -64,6 +66,42 @@ def test_circuits_from_plan_single_and_two_level(multimesh: Plan) -> None:
             inside = x // 32 == (x ^ g.mask) // 32  # racks of 32
             assert (link.ocs, link.cables) == ((1, 2) if inside else (3, 4))
             assert single.of(x, g.mask)[0].ocs == 1
+
+
+def _reference_links(gens: Sequence[tuple[int, int, int]], world: int,
+                     spec: FabricSpec) -> dict[tuple[int, int], tuple[Link, ...]]:
+    """Brute force: circuits_for_generators's links before issue 37, one Link per rank, copy and port."""
+    two = spec.two_level
+    links: dict[tuple[int, int], list[Link]] = {}
+    port = 0
+    crossing: Counter[int] = Counter()
+    for mask, copies, skip in gens:
+        port += skip
+        for _ in range(copies):
+            for x in range(world):
+                inter = two and x // spec.rack_size != (x ^ mask) // spec.rack_size
+                links.setdefault((x, mask), []).append(Link(port, 3, 4) if inter else Link(port, 1, 2))
+                crossing[port] += inter
+            port += 1
+    return {k: tuple(v) for k, v in links.items()}
+
+
+@pytest.mark.parametrize("fabric", ["ocs-single", "nvl576-all-ocs"])
+@pytest.mark.parametrize("gens", [((1, 2, 0), (0b110, 1, 0), (96, 0, 2), (1, 1, 0), (64, 3, 1)),
+                                  ((255, 4, 0), (32, 1, 0), (0b10001, 2, 0))])
+def test_circuits_for_generators_equal_the_brute_force(fabric: str, gens: tuple[tuple[int, int, int], ...]) -> None:
+    """Shared Links, all copies of a rank at once: the same map, in the same order (repeated masks, rings)."""
+    spec = load_fabric(FABRICS / f"{fabric}.toml")
+    got = circuits_for_generators(gens, 256, spec).links
+    want = _reference_links(gens, 256, spec)
+    assert list(got.items()) == list(want.items())
+
+
+def test_plan_circuits_equal_the_brute_force(multimesh: Plan) -> None:
+    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    gens = [(g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
+            for g in multimesh.generators]
+    assert list(circuits_from_plan(multimesh, spec).links.items()) == list(_reference_links(gens, 256, spec).items())
 
 
 @pytest.mark.parametrize("fabric", ["ocs-single", "nvl576-all-ocs"])

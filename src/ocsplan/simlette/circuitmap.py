@@ -117,18 +117,25 @@ def circuits_for_generators(
     has uplinks cannot be realized.
     """
     two = spec.two_level
-    links: dict[tuple[int, int], list[Link]] = {}
+    links: dict[tuple[int, int], tuple[Link, ...]] = {}
     port = 0
     crossing: Counter[int] = Counter()  # inter-rack circuits per rail
     for mask, copies, skip in gens:
         port += skip
-        for _ in range(copies):
-            for x in range(world):
-                inter = two and rack_of(x, spec) != rack_of(x ^ mask, spec)
-                link = Link(port, 3, 4) if inter else Link(port, 1, 2)
-                links.setdefault((x, mask), []).append(link)
-                crossing[port] += inter
-            port += 1
+        if copies <= 0:
+            continue
+        inter = [two and rack_of(x, spec) != rack_of(x ^ mask, spec) for x in range(world)]
+        ports = range(port, port + copies)
+        # one (frozen) Link per port and kind, shared by every rank: all copies of a rank at once
+        near, far = tuple(Link(p, 1, 2) for p in ports), tuple(Link(p, 3, 4) for p in ports)
+        for x in range(world):
+            key = (x, mask)
+            added = far if inter[x] else near
+            before = links.get(key)
+            links[key] = added if before is None else before + added
+        for p in ports:
+            crossing[p] += sum(inter)
+        port += copies
     if port > spec.ports:
         raise RealizationError(
             f"the circuits need {port} ports per accelerator, the fabric has {spec.ports}")
@@ -140,7 +147,7 @@ def circuits_for_generators(
                 raise RealizationError(
                     f"rail {rail}: {-(-count // racks)} circuits leave a rack, "
                     f"level 1 has {up} uplinks")
-    return CircuitMap({k: tuple(v) for k, v in links.items()}, "plan")
+    return CircuitMap(links, "plan")
 
 
 # -- the realizer's output, read structurally --------------------------------------------

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cayley import expand
 from .timing import dl_flits
@@ -74,41 +76,103 @@ def _segments(flits: int, ports: int, up: int, spines: int) -> list[tuple[int, i
     return out
 
 
+_KINDS = ("out", "in", "up", "down")
+_CHUNK = 1 << 20  # (segment, source) pairs per numpy pass: bounds the memory at large worlds
+
+
+@lru_cache(maxsize=4096)
+def _segment_table(flits: int, ports: int, up: int, spines: int) -> NDArray[np.int64]:
+    """:func:`_segments` as a read-only (segments x 4) array, memoised by message length."""
+    table = np.array(_segments(flits, ports, up, spines), dtype=np.int64).reshape(-1, 4)
+    table.setflags(write=False)
+    return table
+
+
 def phase_loads(sends: Sends, bits: Sequence[int], world: int, shape: SwitchedShape) -> list[dict[str, int]]:
-    """Per phase: the flits of the busiest link of each kind ("out", "in", "up", "down")."""
+    """Per phase: the flits of the busiest link of each kind ("out", "in", "up", "down").
+
+    Memoised by (sends, bits, world, shape): the splits of a decode step and the
+    cells of a sweep share most demands."""
+    return [dict(zip(_KINDS, loads, strict=True)) for loads in _phase_loads(sends, tuple(bits), world, shape)]
+
+
+@lru_cache(maxsize=4096)
+def _phase_loads(sends: Sends, bits: tuple[int, ...], world: int,
+                 shape: SwitchedShape) -> tuple[tuple[int, int, int, int], ...]:
+    """Per phase (out, in, up, down): every message's segments at once, in numpy.
+
+    Every node starts a message at the same port pointer (all pointers start at 0
+    and advance by the same flits), so a segment's rail is one number and a port's
+    load depends on the rail only; XOR with a generator permutes the ranks, so every
+    input port of a rail receives what every output port sends."""
     L, R = shape.ports, shape.rack_size
     two = shape.up > 0 and world > R
+    up, spines = (shape.up, shape.spines) if two else (0, 0)
     ways2 = shape.up // shape.spines if two else 1
-    src = np.arange(world, dtype=np.int64)
-    rack_src = src // R
-    pointer = np.zeros(world, dtype=np.int64)
-    result: list[dict[str, int]] = []
+    links = (world // R + 1) * L * max(1, shape.up)
+    pointer = 0
+    result: list[tuple[int, int, int, int]] = []
     for phase in sends:
-        out = np.zeros(world * L, dtype=np.int64)
-        into = np.zeros(world * L, dtype=np.int64)
-        racks = world // R + 1
-        upl = np.zeros(racks * L * max(1, shape.up), dtype=np.int64)
-        down = np.zeros(racks * L * max(1, shape.up), dtype=np.int64)
+        gens: list[int] = []
+        tables: list[NDArray[np.int64]] = []
+        rails: list[NDArray[np.int64]] = []
         for local, nbytes in phase:
             f = dl_flits(nbytes)
             if f <= 0:
                 continue
-            g = expand(local, bits)
-            dst = src ^ g
-            cross = (dst // R != rack_src) if two else None
-            for piece, blk1, blk2, count in _segments(f, L, shape.up if two else 0, shape.spines if two else 0):
-                rail = (pointer + piece) % L
-                np.add.at(out, src * L + rail, count)
-                np.add.at(into, dst * L + rail, count)
-                if cross is not None and cross.any():
-                    s, r, d = src[cross], rail[cross], dst[cross]
-                    u = (s + blk1) % shape.up
-                    np.add.at(upl, (rack_src[cross] * L + r) * shape.up + u, count)
-                    u2 = u % shape.spines + ((s + blk2) % ways2) * shape.spines
-                    np.add.at(down, ((d // R) * L + r) * shape.up + u2, count)
+            table = _segment_table(f, L, up, spines)
+            gens.append(expand(local, bits))
+            tables.append(table)
+            rails.append((pointer + table[:, 0]) % L)
             pointer = (pointer + f) % L
-        result.append({"out": int(out.max()), "in": int(into.max()), "up": int(upl.max()), "down": int(down.max())})
-    return result
+        if not tables:
+            result.append((0, 0, 0, 0))
+            continue
+        seg = np.concatenate(tables)
+        rail = np.concatenate(rails)
+        gen = np.repeat(np.array(gens, dtype=np.int64), [len(t) for t in tables])
+        count = seg[:, 3]
+        per_rail = np.bincount(rail, weights=count, minlength=L)
+        out = int(per_rail.max())
+        _check_peers(gens, world)
+        upl = np.zeros(links, dtype=np.int64)
+        down = np.zeros(links, dtype=np.int64)
+        if two:
+            _cross_loads(gen, rail, seg[:, 1], seg[:, 2], count, world, shape, ways2, upl, down)
+        result.append((out, out, int(upl.max()), int(down.max())))
+    return tuple(result)
+
+
+def _check_peers(gens: list[int], world: int) -> None:
+    """ValueError unless every rank's peer over every generator is a rank (XOR then permutes the ranks)."""
+    if world & (world - 1) == 0:
+        ok = max(gens) < world
+    else:
+        ok = int((np.arange(world, dtype=np.int64)[None, :] ^ np.unique(gens)[:, None]).max()) < world
+    if not ok:
+        raise ValueError(f"a peer lies outside the {world} ranks")
+
+
+def _cross_loads(gen: NDArray[np.int64], rail: NDArray[np.int64], blk1: NDArray[np.int64],
+                 blk2: NDArray[np.int64], count: NDArray[np.int64], world: int, shape: SwitchedShape,
+                 ways2: int, upl: NDArray[np.int64], down: NDArray[np.int64]) -> None:
+    """Add the flits of every (segment, source) pair that leaves its rack to the leaf up- and spine down-links."""
+    L, R, n_up, S = shape.ports, shape.rack_size, shape.up, shape.spines
+    src = np.arange(world, dtype=np.int64)
+    rack_src = src // R
+    step = max(1, _CHUNK // world)
+    for a in range(0, len(gen), step):
+        dst = src[None, :] ^ gen[a:a + step, None]
+        rows, s = np.nonzero(dst // R != rack_src[None, :])
+        if not len(s):
+            continue
+        d = dst[rows, s]
+        rows = rows + a
+        r, weight = rail[rows], count[rows]
+        u = (s + blk1[rows]) % n_up
+        upl += np.bincount((rack_src[s] * L + r) * n_up + u, weights=weight, minlength=len(upl)).astype(np.int64)
+        u2 = u % S + ((s + blk2[rows]) % ways2) * S
+        down += np.bincount(((d // R) * L + r) * n_up + u2, weights=weight, minlength=len(down)).astype(np.int64)
 
 
 def switched_time(sends: Sends, bits: Sequence[int], world: int, shape: SwitchedShape, latency: float,
@@ -118,7 +182,13 @@ def switched_time(sends: Sends, bits: Sequence[int], world: int, shape: Switched
     ``latency``: the unloaded hop through one switch; ``cross_latency``: through leaf,
     spine and leaf (ignored on one level). A rack's up- and down-links see no flit
     before a node has put its earlier, in-rack messages on its ports: their busy time
-    starts that many flits (over L ports) late."""
+    starts that many flits (over L ports) late. Memoised like :func:`phase_loads`."""
+    return _switched_time(sends, tuple(bits), world, shape, latency, cross_latency, flit_time)
+
+
+@lru_cache(maxsize=4096)
+def _switched_time(sends: Sends, bits: tuple[int, ...], world: int, shape: SwitchedShape, latency: float,
+                   cross_latency: float, flit_time: float) -> float:
     R, L = shape.rack_size, shape.ports
     two = shape.up > 0 and world > R
     total = 0.0
