@@ -5,26 +5,39 @@ rate), not on the context, so one plan serves every context of a sweep. A
 :class:`PlanCache` holds them in memory (at most 512) and, with a directory, on
 disk as ``<sha256 of the instance>.json`` with the analytical prices beside
 them as ``<sha256 of instance and fabric>.times.json`` (files-layer
-:class:`~ocsplan.files.CacheDir`). A damaged entry is made again. Pickled (to
-a worker process), a cache keeps its directory and starts with empty memory.
+:class:`~ocsplan.files.CacheDir`). Pickled (to a worker process), a cache keeps
+its directory and starts with empty memory.
+
+Trust model: the directory is untrusted input. Every entry is
+``{"schema": "ocsplan.cache-entry/1", "key": <sha256 of what it was made from>,
+"code": <fingerprint of the ocsplan sources>, "body": ...}``, read with the
+project's bounded JSON reader (size, depth, duplicate keys, non-finite numbers).
+An entry whose key or code differs (foreign, or made by other code), that is
+damaged, wrong-typed or non-finite, or whose plan does not pass the plan checker
+against its instance, is made again and renamed over; one that is not a regular
+file (a FIFO, a device) is refused naming it (``CacheDir``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError
-from ..files import CacheDir
+from ..errors import OcsplanError
+from ..files import CacheDir, code_fingerprint, read_json
 from ..instance import loads_instance
 from ..plan import Plan, dumps_plan, loads_plan
+from ..planning.check import require_valid
 from ..planning.registry import solve
 from ..realization.fabrics import FabricSpec
 from .pricing import Priced, price_planned
 
-__all__ = ["MEMORY_PLANS", "PlanCache"]
+__all__ = ["ENTRY_SCHEMA", "MEMORY_PLANS", "PlanCache"]
+
+ENTRY_SCHEMA = "ocsplan.cache-entry/1"
 
 MEMORY_PLANS = 512  # plans held in memory; the memory is emptied when full
 
@@ -47,21 +60,46 @@ class PlanCache:
         """Forget the plans held in memory (the disk entries stay)."""
         self._memory.clear()
 
+    def _get(self, name: str, key: str) -> Any:
+        """The body of the entry ``name`` if it is sound and was made from ``key`` by this code, else None."""
+        assert self.store is not None
+        found = self.store.get(name)
+        if found is None:
+            return None
+        try:
+            entry = read_json(found, str(self.store.path(name)))
+        except OcsplanError:
+            return None
+        if set(entry) != {"schema", "key", "code", "body"} or entry["schema"] != ENTRY_SCHEMA:
+            return None
+        if entry["key"] != key or entry["code"] != code_fingerprint():
+            return None
+        return entry["body"]
+
+    def _put(self, name: str, key: str, body: object) -> None:
+        assert self.store is not None
+        self.store.put(name, json.dumps({"schema": ENTRY_SCHEMA, "key": key, "code": code_fingerprint(),
+                                         "body": body}, sort_keys=True))
+
     def plan(self, text: str) -> Plan:
         """The planner's plan of the instance ``text`` (``ocsplan.solve``)."""
         plan = self._memory.get(text)
-        name = f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+        key = hashlib.sha256(text.encode()).hexdigest()
+        name = f"{key}.json"
         if plan is None and self.store is not None:
-            found = self.store.get(name)
-            if found is not None:
+            body = self._get(name, key)
+            if isinstance(body, dict):
                 try:
-                    plan = loads_plan(found, str(self.store.path(name)))
-                except PlanError:
-                    plan = None  # a damaged cache entry is planned again
+                    found = loads_plan(json.dumps(body), str(self.store.path(name)))
+                    require_valid(found, str(self.store.path(name)), loads_instance(text, "<workload>"))
+                    plan = found
+                except (OcsplanError, ValueError, TypeError):
+                    plan = None  # a damaged or foreign entry is planned again
+            if plan is None:
+                plan = solve(loads_instance(text, "<workload>"))
+                self._put(name, key, json.loads(dumps_plan(plan)))
         if plan is None:
             plan = solve(loads_instance(text, "<workload>"))
-        if self.store is not None and not self.store.has(name):
-            self.store.put(name, dumps_plan(plan))
         if len(self._memory) >= MEMORY_PLANS:
             self._memory.clear()
         self._memory[text] = plan
@@ -71,16 +109,29 @@ class PlanCache:
         """The plan of ``text`` priced on ``spec``; analytical prices are kept on disk beside the plan."""
         if network == "simlette" or self.store is None:  # OCS: one analytical model, whatever the EPS one
             return price_planned(self.plan(text), spec, network)
-        name = f"{hashlib.sha256((text + repr(spec)).encode()).hexdigest()}.times.json"
-        found = self.store.get(name)
-        if found is not None:
-            try:
-                data = json.loads(found)
-                times = {tuple(k.split("/", 1)): (str(v[0]), float(v[1])) for k, v in data.items()}
-                return Priced({(a, b): v for (a, b), v in times.items()})
-            except (ValueError, TypeError, IndexError, AttributeError):
-                pass  # a damaged entry is priced again
+        key = hashlib.sha256((text + repr(spec)).encode()).hexdigest()
+        name = f"{key}.times.json"
+        times = _times(self._get(name, key))
+        if times is not None:
+            return Priced(times)
         priced = price_planned(self.plan(text), spec, network)
-        self.store.put(name, json.dumps({f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())},
-                                        sort_keys=True))
+        self._put(name, key, {f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())})
         return priced
+
+
+def _times(body: object) -> dict[tuple[str, str], tuple[str, float]] | None:
+    """Analytical prices from a cache entry's body: ``{"region/axis": [schedule, seconds]}``, every
+    time finite and non-negative; None if anything else."""
+    if not isinstance(body, dict):
+        return None
+    out: dict[tuple[str, str], tuple[str, float]] = {}
+    for key, value in body.items():
+        region, slash, axis = key.partition("/")
+        if not slash or not isinstance(value, list) or len(value) != 2:
+            return None
+        schedule, seconds = value
+        if (not isinstance(schedule, str) or isinstance(seconds, bool) or not isinstance(seconds, int | float)
+                or not math.isfinite(seconds) or seconds < 0):
+            return None
+        out[(region, axis)] = (schedule, float(seconds))
+    return out

@@ -1,0 +1,128 @@
+"""The decode plan cache is untrusted input (issue 38, category 5): a damaged, foreign,
+non-finite, wrong-typed, deeply nested or stale entry is made again, never used; one that
+is not a regular file is refused naming it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocsplan.decode.cache import ENTRY_SCHEMA, PlanCache
+from ocsplan.decode.technology import StepDemand
+from ocsplan.errors import InstanceError
+from ocsplan.files import code_fingerprint
+from ocsplan.plan import dumps_plan
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.workload import Split, load_model
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-ocs.toml")
+MODEL = load_model("gpt-oss-120b")
+
+
+def _text(split: Split) -> str:
+    return StepDemand(MODEL, 8, split, 1, _fp4()).planned_text(SPEC)
+
+
+def _fp4() -> Any:
+    from ocsplan.workload.demand import COMM
+
+    return COMM["fp4"]
+
+
+TEXT = _text(Split(1, 8, 8, 1))
+OTHER = _text(Split(1, 8, 1, 8))
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> tuple[PlanCache, Path]:
+    return PlanCache(tmp_path / "c"), tmp_path / "c"
+
+
+def _entry(folder: Path, suffix: str) -> Path:
+    [path] = [p for p in folder.iterdir() if p.name.endswith(suffix) and (suffix != ".json" or
+                                                                          not p.name.endswith(".times.json"))]
+    return path
+
+
+def test_entries_carry_what_they_were_made_from(cache: tuple[PlanCache, Path]) -> None:
+    store, folder = cache
+    plan = store.plan(TEXT)
+    entry = json.loads(_entry(folder, ".json").read_text())
+    assert entry["schema"] == ENTRY_SCHEMA and set(entry) == {"schema", "key", "code", "body"}
+    assert json.loads(dumps_plan(plan)) == entry["body"]
+
+
+def _timeless(text: str) -> dict[str, Any]:
+    """A plan's JSON without its solve time (the one field that is not a function of the instance)."""
+    data: dict[str, Any] = json.loads(text)
+    data.pop("solve_seconds")
+    return data
+
+
+def _rewrite(path: Path, edit: Callable[[dict[str, Any]], object]) -> None:
+    entry = json.loads(path.read_text())
+    edit(entry)
+    path.write_text(json.dumps(entry))
+
+
+def _foreign_plan(entry: dict[str, Any]) -> None:
+    entry["body"] = json.loads(dumps_plan(PlanCache().plan(OTHER)))  # a sound plan of another instance
+
+
+@pytest.mark.parametrize("edit", [
+    lambda e: e.update(key="0" * 64),  # made from something else
+    lambda e: e.update(code="other-code"),  # made by other code
+    lambda e: e["body"].update(objective_s=e["body"]["objective_s"] / 2),  # a number the plan does not derive
+    lambda e: e["body"].update(world="eight"),  # wrong-typed
+    lambda e: e.update(extra=1),  # a key the entry format does not have
+    _foreign_plan,
+], ids=["key", "code", "objective", "typed", "extra", "foreign"])
+def test_a_bad_plan_entry_is_planned_again(cache: tuple[PlanCache, Path],
+                                           edit: Callable[[dict[str, Any]], object]) -> None:
+    store, folder = cache
+    fresh = dumps_plan(store.plan(TEXT))
+    path = _entry(folder, ".json")
+    _rewrite(path, edit)
+    again = PlanCache(folder)  # a new process: nothing in memory
+    assert _timeless(dumps_plan(again.plan(TEXT))) == _timeless(fresh)
+    entry = json.loads(path.read_text())  # and the entry made again
+    assert _timeless(json.dumps(entry["body"])) == _timeless(fresh)
+    assert entry["key"] == hashlib.sha256(TEXT.encode()).hexdigest() and entry["code"] == code_fingerprint()
+
+
+@pytest.mark.parametrize("text", ['{"schema": ' * 100 + "1" + "}" * 100, "[]", "\udcff", "NaN"])
+def test_damaged_plan_entries_are_planned_again(cache: tuple[PlanCache, Path], text: str) -> None:
+    store, folder = cache
+    fresh = dumps_plan(store.plan(TEXT))
+    path = _entry(folder, ".json")
+    path.write_text(text, errors="surrogateescape")
+    assert _timeless(dumps_plan(PlanCache(folder).plan(TEXT))) == _timeless(fresh)
+
+
+@pytest.mark.parametrize("value", ["NaN", "-1.0", '"fast"', "1e999", "true"])
+def test_a_non_finite_or_wrong_typed_price_is_priced_again(cache: tuple[PlanCache, Path], value: str) -> None:
+    store, folder = cache
+    fresh = store.prices(TEXT, SPEC, "analytical").times
+    path = _entry(folder, ".times.json")
+    entry = json.loads(path.read_text())
+    first = sorted(entry["body"])[0]
+    text = path.read_text().replace(json.dumps(entry["body"][first][1]), value, 1)
+    path.write_text(text)
+    assert PlanCache(folder).prices(TEXT, SPEC, "analytical").times == fresh
+
+
+def test_a_fifo_entry_is_refused_naming_it(cache: tuple[PlanCache, Path]) -> None:
+    store, folder = cache
+    store.plan(TEXT)
+    path = _entry(folder, ".json")
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(InstanceError, match="cache entry is a FIFO"):
+        PlanCache(folder).plan(TEXT)
