@@ -15,13 +15,14 @@ The writers live with what they write (e.g. the model exports in
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import math
 import os
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,7 +33,7 @@ from .limits import MAX_CACHE_ENTRY_BYTES, MAX_DEPTH, MAX_FILE_BYTES, nesting_de
 
 __all__ = [
     "CacheDir", "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
-    "write_atomic_with",
+    "write_atomic_all", "write_atomic_with",
 ]
 
 
@@ -249,6 +250,56 @@ def _write_in_place(target: Path, write: Callable[[Path], object]) -> None:
         raise InstanceError(str(target), "", f"cannot write: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def write_atomic_all(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
+    """Write several outputs of one command: all or none.
+
+    Every regular target is first written to a temporary file beside it; then the character
+    devices and FIFOs are written in place; only when all of that succeeded are the temporary
+    files renamed into place. A failure anywhere (a full device, a FIFO nobody reads, a full
+    disk) removes the temporary files and leaves every target as it was (a device or FIFO
+    written before the failure cannot be taken back, so they come after the files are staged)."""
+    import tempfile
+
+    staged: list[tuple[Path, Path]] = []
+    special: list[tuple[Path, bytes]] = []
+    try:
+        for path, data in items:
+            target = Path(path)
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            if _special(target):
+                special.append((target, raw))
+                continue
+            directory = target.parent if str(target.parent) else Path(".")
+            try:
+                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix="".join(target.suffixes),
+                                            dir=directory)
+            except OSError as exc:
+                raise InstanceError(str(path), "", f"cannot write: {exc.strerror or exc}") from None
+            tmp = Path(name)
+            staged.append((tmp, target))
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(raw)
+                os.chmod(tmp, 0o666 & ~_umask())
+            except OSError as exc:
+                raise InstanceError(str(path), "", f"cannot write: {exc.strerror or exc}") from None
+        for target, raw in special:
+            _write_in_place(target, functools.partial(_put_bytes, raw))
+        for tmp, target in staged:
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise InstanceError(str(target), "", f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _ in staged:
+            if tmp.exists():
+                tmp.unlink()
+
+
+def _put_bytes(data: bytes, path: Path) -> None:
+    path.write_bytes(data)
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:

@@ -50,6 +50,9 @@ def build(directory: Path) -> dict[str, str]:
     (d / "circuits-nvl576.json").write_text(dumps_circuits(other))
     files["circuits_nvl576"] = str(d / "circuits-nvl576.json")
     _other_plan_files(d, files, plan)
+    (d / "a-dir-link").unlink(missing_ok=True)
+    (d / "a-dir-link").symlink_to(d / "a-dir")
+    files["dir_link"] = str(d / "a-dir-link")
     return files
 
 
@@ -99,6 +102,8 @@ def _c(id: str, *argv: str, status: int = 2, names: str = "", outputs: tuple[str
 
 P, F, C, INST = "{plan_json}", "{fabric_toml}", "{circuits_json}", "{instance_toml}"
 FABRICS = str(ROOT / "simulate" / "fabrics")
+REPAIR = ("repair", "{circuits_nvl576}", "--plan", P, "--fabric", FABRICS + "/nvl576-all-ocs.toml", "--failed",
+          "accelerator:3")
 PARETO = ("pareto", "megatron-5t", "--contexts", "5M", "--batches", "1", "--fabrics", F)
 
 CASES4: tuple[Case4, ...] = (
@@ -165,4 +170,17 @@ CASES4: tuple[Case4, ...] = (
        names="other"),
     _c("repair-circuits-of-other-plan", "repair", "{other_circuits}", "--plan", P, "--fabric", F, "--failed",
        "accelerator:3", "--out", "{dir}/rep4.json", names="--plan", outputs=("{dir}/rep4.json",)),
+    # 2. outputs, all of them: two options on one file, both on stdout, a second output that fails
+    _c("repair-out-equals-diff", *REPAIR, "--out", "{dir}/rep.json", "--diff", "{dir}/rep.json",
+       names="--diff: ", outputs=("{dir}/rep.json",)),
+    _c("repair-out-and-diff-on-stdout", *REPAIR, "--out", "-", "--diff", "-", names="--diff: stdout is also"),
+    _c("repair-diff-full-device", *REPAIR, "--out", "{dir}/rep.json", "--diff", "{full}", names="/dev/full",
+       outputs=("{dir}/rep.json",)),
+    _c("repair-diff-fifo-unread", *REPAIR, "--out", "{dir}/rep.json", "--diff", "{fifo}",
+       names="FIFO nobody reads", outputs=("{dir}/rep.json",)),
+    _c("solve-json-symlink-to-dir", "solve", INST, "--json", "{dir_link}", names="--json"),
+    _c("pareto-csv-equals-png", *PARETO, "--csv", "{dir}/p.csv", "--png", "{dir}/p.csv", names="--png",
+       outputs=("{dir}/p.csv",)),
+    _c("compare-csv-equals-demands", "compare", INST, "--methods", "heuristic", "--csv", "{dir}/c.csv",
+       "--demands", "{dir}/c.csv", names="is also the output of", outputs=("{dir}/c.csv",)),
 )

@@ -128,10 +128,26 @@ def check_count(value: int | None, option: str, low: int, high: int) -> None:
 
 
 def check_outputs(*targets: tuple[str | Path | None, str]) -> None:
-    """Every output path (``-`` is stdout) writable, before any work starts."""
+    """Every output path (``-`` is stdout) writable and its own, before any work starts: two
+    options naming one file (or both stdout) would overwrite or interleave each other."""
+    import os
+    import stat
+
+    seen: dict[str, str] = {}
     for path, option in targets:
-        if path is not None and str(path) != "-":
+        if path is None:
+            continue
+        if str(path) != "-":
             check_output(path, option)
+        key = "-" if str(path) == "-" else os.path.realpath(path)
+        try:
+            shared = key != "-" and stat.S_ISCHR(os.stat(key).st_mode)  # /dev/null may take both
+        except OSError:
+            shared = False
+        if key in seen and not shared:
+            where = "stdout" if key == "-" else str(path)
+            raise InstanceError(option, "", f"{where} is also the output of {seen[key]}: give each output its own")
+        seen[key] = option
 
 
 def check_suffix(path: str | Path | None, option: str, suffixes: tuple[str, ...]) -> None:

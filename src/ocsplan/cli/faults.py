@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from ..errors import InstanceError
+from ..files import write_atomic_all
 from ..limits import MAX_SEED
 from ..plan import load_plan
 from ..planning.check import require_valid
@@ -147,6 +148,10 @@ def repair_command(
     for a in ids:
         if a not in {m.failed for m in result.moves}:
             console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
-    emit_json(dumps_circuits(result.circuits), out_path)
+    texts = [(out_path, dumps_circuits(result.circuits))]
     if diff_path is not None:
-        emit_json(json.dumps(diff_to_dict(result, circuits), indent=1) + "\n", diff_path)
+        texts.append((diff_path, json.dumps(diff_to_dict(result, circuits), indent=1) + "\n"))
+    write_atomic_all([(path, text) for path, text in texts if path != "-"])  # both files or neither
+    for path, text in texts:
+        if path == "-":
+            emit_json(text, path)

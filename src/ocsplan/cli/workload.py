@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import InstanceError
-from ..files import write_atomic
+from ..files import write_atomic, write_atomic_all
 from ..limits import MAX_JOBS, MAX_PORTS
 from ..units import format_bytes, format_count, format_time, parse_time
 from ..workload import (
@@ -401,7 +401,7 @@ def pareto(
     accelerator_latency: AccLatencyOpt = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
-    from ..decode import NETWORKS, cells_csv, pareto_sweep, write_png
+    from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
     from ..executor import Executor
     from ..realization.fabrics import load_fabric
 
@@ -439,7 +439,9 @@ def pareto(
     table.caption = f"{points} points ({len(cells)} cells x {points // max(1, len(cells))} splits)"
     table.caption_justify = "left"
     out.print(table)
+    outputs: list[tuple[str | Path, str | bytes]] = []
     if csv_out is not None:
-        write_atomic(csv_out, cells_csv(cells))
+        outputs.append((csv_out, cells_csv(cells)))
     if png is not None:
-        write_png(cells, png)
+        outputs.append((png, png_bytes(cells)))
+    write_atomic_all(outputs)  # both or neither

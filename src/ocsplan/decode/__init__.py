@@ -11,7 +11,7 @@ the plans (in memory, and on disk through the files layer).
 from __future__ import annotations
 
 from .cache import PlanCache
-from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, write_png
+from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, png_bytes, write_png
 from .pricing import NATIVE, NETWORKS, Priced, price_native, price_planned
 from .step import best_step, decode_step, plan_for
 from .technology import TECHNOLOGIES, StepDemand, Technology
@@ -31,6 +31,7 @@ __all__ = [
     "decode_step",
     "pareto_sweep",
     "plan_for",
+    "png_bytes",
     "price_native",
     "price_planned",
     "write_png",

@@ -29,7 +29,7 @@ from ..workload.step import Step
 from .cache import PlanCache
 from .step import decode_step
 
-__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "write_png"]
+__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes", "write_png"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,11 @@ def cells_csv(cells: Sequence[Cell]) -> str:
 
 
 def write_png(cells: Sequence[Cell], path: Path) -> None:
+    """:func:`png_bytes` written atomically to ``path``."""
+    write_atomic(path, png_bytes(cells))
+
+
+def png_bytes(cells: Sequence[Cell]) -> bytes:
     """Figure 4 (interactivity vs throughput) above Figure 5 (step breakdown), one column per context."""
     import matplotlib
 
@@ -190,4 +195,4 @@ def write_png(cells: Sequence[Cell], path: Path) -> None:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
