@@ -21,7 +21,9 @@ This module and ``__main__`` are facades over the layers and exempt.
 
 from __future__ import annotations
 
-from .cayley import Topology
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     InfeasibleError,
     InstanceError,
@@ -30,11 +32,33 @@ from .errors import (
     RealizationError,
     SolverUnavailable,
 )
-from .instance import Axis, Budget, Demand, Instance, Mesh, load_instance, loads_instance
-from .plan import Plan, load_plan, write_plan
-from .planning.check import check_plan
-from .planning.registry import PLANNERS, solve
-from .schedules import SCHEDULES
+
+if TYPE_CHECKING:
+    from .cayley import Topology
+    from .instance import Axis, Budget, Demand, Instance, Mesh, load_instance, loads_instance
+    from .plan import Plan, load_plan, write_plan
+    from .planning.check import check_plan
+    from .planning.registry import PLANNERS, solve
+    from .schedules import SCHEDULES
+
+# The library's names, imported on first use (PEP 562): `import ocsplan.cli` and
+# `ocsplan --help` do not pay for the planner, the schedules and the Cayley graphs.
+_LAZY = {
+    "Topology": "cayley", "Axis": "instance", "Budget": "instance", "Demand": "instance", "Instance": "instance",
+    "Mesh": "instance", "load_instance": "instance", "loads_instance": "instance", "Plan": "plan",
+    "load_plan": "plan", "write_plan": "plan", "check_plan": "planning.check", "PLANNERS": "planning.registry",
+    "solve": "planning.registry", "SCHEDULES": "schedules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ocsplan' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PLANNERS",

@@ -34,11 +34,10 @@ from typing import Any, Generic, TypeVar
 
 from .errors import InstanceError, OcsplanError
 from .files import code_fingerprint
-from .limits import MAX_CONNECT_TIMEOUT_S
+from .limits import CONNECT_TIMEOUT_S, MAX_CONNECT_TIMEOUT_S
 
 __all__ = ["CONNECT_TIMEOUT_S", "Executor", "Failure", "check_address", "describe_error"]
 
-CONNECT_TIMEOUT_S = 10.0  # default --connect-timeout: how long a Dask scheduler may take to answer
 # a scheduler address: [tcp:// | tls://] host : port, host a name, an IPv4 or a bracketed IPv6 address
 _ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})")
 _SCHEMES = ("tcp", "tls")

@@ -16,6 +16,7 @@ from itertools import accumulate
 from .errors import OcsplanError
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
     "MAX_AXES",
     "MAX_BIT_TYPES",
     "MAX_CACHE_ENTRY_BYTES",
@@ -69,6 +70,7 @@ MAX_CACHE_ENTRY_BYTES = 64 << 20  # one plan cache entry (a larger one is made a
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)
+CONNECT_TIMEOUT_S = 10.0  # the default --connect-timeout (seconds a Dask scheduler may take to answer)
 MAX_CONNECT_TIMEOUT_S = 3600.0  # every --connect-timeout (seconds a Dask scheduler may take to answer)
 
 MAX_MODEL_LAYERS = 4096  # num_hidden_layers of a model file (the largest published is under 200)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..executor import CONNECT_TIMEOUT_S
+from ..limits import CONNECT_TIMEOUT_S  # not from executor: --help need not import asyncio
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "ConnectTimeoutOpt"]
 
