@@ -151,3 +151,44 @@ def test_messages_print_emoji_codes_verbatim(capsys: pytest.CaptureFixture[str])
 
     err.print("--failed: 'accelerator:x:' is not an id", markup=False)
     assert capsys.readouterr().err == "--failed: 'accelerator:x:' is not an id\n"
+
+
+# issue 42: the tables a new user meets first fit an 80-column terminal with every number whole
+_NUMBERS = __import__("re").compile(r"\d+\.\d+|\d{2,}")
+
+
+@pytest.fixture(scope="module")
+def small_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("fit")
+    plan, circuits = folder / "p.json", folder / "c.json"
+    for argv in (["solve", str(instance_path("paper-multimesh-n256")), "--json", str(plan)],
+                 ["realize", str(plan), "--fabric", str(FABRICS / "ocs-single.toml"), "--out", str(circuits)]):
+        assert CliRunner().invoke(app, argv).exit_code == 0
+    return plan, circuits
+
+
+def _fit_commands(plan: Path, circuits: Path) -> list[list[str]]:
+    return [
+        ["solve", str(instance_path("paper-multimesh-n256"))],
+        ["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--split", "4,128,64,8"],
+        ["faults", str(circuits), "--plan", str(plan), "--sample", "20"],
+        ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1,2", "--fabrics",
+         str(FABRICS / "nvl576-all-eps.toml")],
+    ]
+
+
+@pytest.mark.parametrize("which", range(4), ids=["solve", "decode", "faults", "pareto"])
+@pytest.mark.parametrize("columns", [80, 120])
+def test_tables_fit_the_terminal_with_every_number_whole(small_plan: tuple[Path, Path], which: int,
+                                                         columns: int) -> None:
+    args = _fit_commands(*small_plan)[which]
+    wide = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
+    narrow = CliRunner().invoke(app, args, env={"COLUMNS": str(columns)})
+    assert wide.exit_code == 0 and narrow.exit_code == 0, narrow.output
+    assert "…" not in narrow.stdout
+    assert max(len(line) for line in _lines(narrow.stdout)) <= columns
+    # every number in the wide table's rows appears whole in the narrow rendering
+    rows = [line for line in _lines(wide.stdout) if "│" in line]
+    assert rows
+    for number in sorted({n for line in rows for n in _NUMBERS.findall(line)}):
+        assert number in narrow.stdout, (number, narrow.stdout)
