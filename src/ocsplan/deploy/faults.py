@@ -57,6 +57,7 @@ __all__ = [
     "check_match",
     "failed_circuits",
     "fault_ids",
+    "rank_key",
     "ranked",
     "relay_cost",
     "report_to_dict",
@@ -401,9 +402,14 @@ def _natural(fault: str) -> tuple[str, int, str]:
     return (kind, int(name), "") if name.isdigit() else (kind, -1, name)
 
 
+def rank_key(stopped: int, objective: float, fault: str) -> tuple[int, float, tuple[str, int, str]]:
+    """The one ranking of faults, worst first: more demands stopped, then a larger objective,
+    then the fault id in natural order (circuit:6 before circuit:13). The report sorts by it too."""
+    return -stopped, -objective, _natural(fault)
+
+
 def _rank(f: FaultOutcome) -> tuple[int, float, tuple[str, int, str]]:
-    """Worst first: more demands stopped, then a larger objective, then the fault id."""
-    return -len(f.stopped), -f.objective, _natural(f.id)
+    return rank_key(len(f.stopped), f.objective, f.id)
 
 
 def summarize(outcomes: Iterable[FaultOutcome]) -> FaultSummary:

@@ -90,17 +90,20 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             + _split_svg(labels, splits) + '<table class="decode">' + "".join(rows) + "</table>")
 
 
-def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, float, str, int]:
+def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, float, list[str], int]:
     try:
         objective = float(fault["objective"])
-        stopped = fault.get("stopped", [])
-        return str(fault["id"]), objective, ",".join(str(s) for s in stopped), len(fault.get("demands", []))
+        stopped = [str(s) for s in fault.get("stopped", [])]
+        return str(fault["id"]), objective, stopped, len(fault.get("demands", []))
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanError(f"{name}: faults[{index}]: missing or malformed field {exc}") from None
 
 
 def faults_section(faults: Mapping[str, Any], name: str = "faults") -> str:
-    """The fault summary and the 10 worst faults by objective (largest first, ties by id)."""
+    """The fault summary and the 10 worst faults in the faults analysis's own ranking
+    (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by objective)."""
+    from ..deploy.faults import rank_key
+
     if faults.get("schema") != "ocsplan.faults/1":
         raise PlanError(f"{name}: schema {faults.get('schema')!r}, expected 'ocsplan.faults/1'")
     try:
@@ -115,10 +118,11 @@ def faults_section(faults: Mapping[str, Any], name: str = "faults") -> str:
     head = "".join(f'<tr><th>{escape(k)}</th><td class="t" id="faults-{escape(k.replace(" ", "-"))}">'
                    f"{escape(v) if isinstance(v, str) else _num(v)}</td></tr>" for k, v in items)
     rows = [_fault_row(f, i, name) for i, f in enumerate(faults.get("faults", []))]
-    rows.sort(key=lambda r: (-r[1], r[0]))
+    rows.sort(key=lambda r: rank_key(len(r[2]), r[1], r[0]))
     body = ["<tr><th>rank</th><th>id</th><th>objective_s</th><th>stopped</th><th>demands</th></tr>"]
     body += [f'<tr><td>{i + 1}</td><td class="t">{escape(fid)}</td><td>{_num(obj)}</td>'
-             f'<td class="t">{escape(stop) or "-"}</td><td>{n}</td></tr>'
+             f'<td class="t">{escape(",".join(stop)) or "-"}</td><td>{n}</td></tr>'
              for i, (fid, obj, stop, n) in enumerate(rows[:10])]
-    return ("<h2>Faults</h2><table>" + head + '</table><h3>Worst 10 faults by objective</h3>'
+    return ("<h2>Faults</h2><table>" + head + "</table>"
+            "<h3>Worst 10 faults (stopping faults first, then by objective)</h3>"
             '<table class="faults">' + "".join(body) + "</table>")
