@@ -3,8 +3,9 @@
 One table keyed by the fabric's technology (:func:`ocsplan.simlette.circuitmap.technology`):
 all-OCS prices the planner's plan on its circuits, all-EPS the native K_M schedules
 on the switches, hybrid the native schedules with the inter-rack traffic on the
-OCS uplinks. A new technology is one more entry. (The power pieces of a level's
-technology are :data:`ocsplan.workload.power.TECH_POWER`.)
+OCS uplinks. A new technology is one more entry. (A level's power comes from its
+technology's port tables, :data:`ocsplan.workload.power.EPS_PORT_W` and
+:data:`~ocsplan.workload.power.OCS_PORT_W`, in :func:`~ocsplan.workload.power.fabric_power`.)
 """
 
 from __future__ import annotations

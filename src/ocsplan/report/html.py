@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import PlanError
 from .svg import figure_svg
+from .svg import number as _num
 
 __all__ = ["build_report", "port_budget_svg"]
 
@@ -18,13 +19,6 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
           "th{background:#eee;white-space:nowrap}td{white-space:nowrap}td.t{text-align:left}"
           "div.axis{display:flex;flex-wrap:wrap;align-items:flex-start;gap:1em}"
           "div.axis h3{flex-basis:100%;margin:0.5em 0 0}")
-
-
-def _num(value: Any) -> str:
-    """A number as the page shows it: integers exact, floats to 6 significant digits."""
-    if value is None:
-        return "-"
-    return escape(f"{value:.6g}" if isinstance(value, float) else str(value))
 
 
 def _row(cells: Sequence[str], tag: str = "td") -> str:

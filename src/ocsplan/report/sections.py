@@ -8,18 +8,13 @@ from typing import Any
 
 from ..errors import PlanError
 from .svg import figure_svg
+from .svg import number as _num
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
 
 DECODE_FIELDS = ("fabric", "technology", "network", "world", "batch", "split", "compute_s", "launch_s",
                  "comm_s", "step_s", "tokens_per_s_user", "tokens_per_s", "power_w", "tokens_per_s_mw")
 _SPLIT_COLOURS = (("compute_s", "#1f77b4"), ("launch_s", "#ff7f0e"), ("comm_s", "#2ca02c"))
-
-
-def _num(value: Any) -> str:
-    if value is None:
-        return "-"
-    return escape(f"{value:.6g}" if isinstance(value, float) else str(value))
 
 
 def step_split(step: Mapping[str, Any], name: str) -> dict[str, float]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+from html import escape
 from typing import Any
 
-__all__ = ["figure_svg"]
+__all__ = ["figure_svg", "number"]
 
 
 def figure_svg(fig: Any) -> str:
@@ -18,3 +19,11 @@ def figure_svg(fig: Any) -> str:
     plt.close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg"):]
+
+
+def number(value: Any) -> str:
+    """A number as the page shows it (one home for every section): integers exact, floats to 6
+    significant digits, None as "-"; HTML-escaped."""
+    if value is None:
+        return "-"
+    return escape(f"{value:.6g}" if isinstance(value, float) else str(value))
