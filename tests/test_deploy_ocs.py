@@ -132,3 +132,14 @@ def test_the_export_is_deterministic(tmp_path: Path) -> None:
     plan = plan_heuristic(load_instance(instance_path("paper-multimesh-n256")))
     circuits = realize(plan, load_fabric(FABRICS / "nvl576-all-ocs.toml"))
     assert ocs_files(circuits) == ocs_files(realize(plan, load_fabric(FABRICS / "nvl576-all-ocs.toml")))
+
+
+def test_index_holds_to_its_schema(exported: tuple[dict[str, Any], dict[str, str]]) -> None:
+    import jsonschema
+
+    schema = json.loads((ROOT / "src" / "ocsplan" / "schemas" / "ocs-export-1.json").read_text())
+    _, files = exported
+    index = json.loads(files["index.json"])
+    jsonschema.Draft202012Validator(schema).validate(index)
+    index["counts"]["cables"] = -1
+    assert not jsonschema.Draft202012Validator(schema).is_valid(index)
