@@ -68,3 +68,15 @@ def test_batch_that_fits_nowhere() -> None:
     cells = pareto_sweep(load_model("megatron-5t"), RX00, [spec], [5_000_000], [32], 512)
     assert cells[0].best is None and cells[0].timed == 0 and cells[0].infeasible == 72
     assert cells_csv(cells).splitlines()[1].startswith("megatron-5t,5000000,32,nvl576-all-eps,,")
+
+
+def test_speculative_decoding_is_priced_in_the_sweep() -> None:
+    """pareto --tokens-per-step 2 --accept-rate 0.7: each winner is the best split under decode_step's
+    pricing of k = 2, a = 0.7 (an independent loop over the splits), and it changes the answer."""
+    model, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / "nvl576-all-eps.toml")
+    cells = pareto_sweep(model, RX00, [spec], [32768], [1], 8, tokens_per_step=2, accept_rate=0.7)
+    plain = pareto_sweep(model, RX00, [spec], [32768], [1], 8)
+    best = max(decode_step(model, RX00, spec, 8, s, 1, 32768, tokens_per_step=2, accept_rate=0.7).tokens_per_s_user
+               for s in valid_splits(model, 8) if memory_per_rank(model, RX00, 8, s, 1, 32768).fits)
+    assert cells[0].best is not None and cells[0].best.tokens_per_s_user == best
+    assert plain[0].best is not None and plain[0].best.tokens_per_s_user != best

@@ -399,6 +399,8 @@ def pareto(
     ports: FabricPortsOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
+    tokens_per_step: TokensOpt = 1,
+    accept_rate: AcceptOpt = 1.0,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
@@ -408,6 +410,7 @@ def pareto(
     m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
+    k, accept = _verify(tokens_per_step, accept_rate)
     precision = precision_for(comm)
     ctx = [parse_option(parse_tokens, c.strip(), "--contexts") for c in contexts.split(",") if c.strip()]
     if not ctx:
@@ -423,7 +426,8 @@ def pareto(
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
-                             executor=executor, cache=cache, progress=bar.update)
+                             executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
+                             accept_rate=accept)
     table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
         table.add_column(col, justify="left" if col in ("fabric", "split") else "right")

@@ -46,26 +46,31 @@ class Cell:
 
 
 # a worker process gets the cache's directory (a pickled PlanCache starts with empty memory)
-Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache, str]
+Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache, str,
+             tuple[int, float]]
 
 
 def _task(task: Task) -> list[Step | None]:
-    model, acc, spec, world, split, batch, contexts, precision, cache, network = task
+    model, acc, spec, world, split, batch, contexts, precision, cache, network, (k, accept) = task
     out: list[Step | None] = []
     for context in contexts:
         if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
             out.append(None)
             continue
         out.append(decode_step(model, acc, spec, world, split, batch, context, network=network,
-                               precision=precision, check_memory=False, cache=cache))
+                               precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
+                               accept_rate=accept))
     return out
 
 
 def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
                  batches: Sequence[int], world: int, *, precision: Precision = COMM["fp4"],
                  network: str = "analytical", within: float = 0.07, executor: Executor | None = None,
-                 cache: Path | None = None, progress: Callable[[int, int], None] | None = None) -> list[Cell]:
+                 cache: Path | None = None, progress: Callable[[int, int], None] | None = None,
+                 tokens_per_step: int = 1, accept_rate: float = 1.0) -> list[Cell]:
     """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics.
+
+    ``tokens_per_step`` and ``accept_rate``: speculative decoding as ``decode_step`` prices it.
 
     The (fabric, batch, split) points run on ``executor`` (local processes or a Dask
     cluster; default: in this process); a point that fails twice stops the sweep.
@@ -75,7 +80,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     ctx = tuple(contexts)
     plans = PlanCache(cache)
     ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
-    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans, ranking)
+    verify = (tokens_per_step, accept_rate)
+    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans, ranking, verify)
                          for spec in fabrics for b in batches for s in splits]
     found: dict[int, list[Step | None]] = {}
     failed: list[str] = []
@@ -106,7 +112,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                     bar = (1 - within) * best.tokens_per_s_user
                     finalists = [st for st in feasible if st.tokens_per_s_user >= bar]
                     simulated = [decode_step(model, acc, spec, world, st.split, b, context, network="simlette",
-                                             precision=precision, check_memory=False, cache=plans)
+                                             precision=precision, check_memory=False, cache=plans,
+                                             tokens_per_step=tokens_per_step, accept_rate=accept_rate)
                                  for st in finalists]
                     best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
                 if network == "simlette" and progress is not None:
