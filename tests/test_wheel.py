@@ -1,4 +1,4 @@
-"""An installed wheel runs outside a checkout (issue 39): the catalogues are package data.
+"""An installed wheel runs the tour outside a checkout (issue 39): the catalogues are package data.
 
 The wheel is built from a copy of the sources (no build/ or egg-info left in the checkout),
 installed without dependencies into a fresh virtual environment that borrows this one's
@@ -75,4 +75,9 @@ def test_the_installed_wheel_finds_its_fabrics(installed: tuple[Path, Path, dict
     pareto = _run([str(ocsplan), "pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1",
                    "--fabrics", "all-eps,hybrid,all-ocs"], work, env)
     assert pareto.returncode == 0, pareto.stderr
-    assert sorted(os.listdir(work)) == ["step.json"]
+    deployed = _run([str(ocsplan), "deploy", "gpt-oss-120b", "--world", "16", "--split", "4,4,4,4", "--fabric",
+                     "ocs-single", "--baseline", "eps-single", "--out", "dep"], work, env)
+    assert deployed.returncode == 0, deployed.stderr
+    manifest = json.loads((work / "dep" / "manifest.json").read_text())
+    assert {f["path"] for f in manifest["files"]} >= {"plan.json", "circuits.json", "report.html", "msccl/index.json"}
+    assert sorted(os.listdir(work)) == ["dep", "step.json"]
