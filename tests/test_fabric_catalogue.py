@@ -61,6 +61,9 @@ def test_a_file_in_the_working_directory_wins(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     assert load_fabric("all-ocs").ports == 16
     assert load_fabric("nvl576-all-ocs").ports == 36
+    (tmp_path / "hybrid").mkdir()  # a directory is a path too, refused as one (not the catalogue's)
+    with pytest.raises(InstanceError, match=r"^hybrid: .*directory"):
+        load_fabric("hybrid")
 
 
 def test_fabrics_lists_the_catalogue() -> None:

@@ -16,6 +16,7 @@ every preset; replacing the switch by an OCS pass-through (10 ns) gives the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -270,12 +271,12 @@ def fabric_names() -> list[str]:
 
 
 def load_fabric(spec: str | Path, option: str = "") -> FabricSpec:
-    """A fabric by path (a ``.toml`` name or an existing file) or by catalogue name
+    """A fabric by path (a ``.toml`` name, a name with a ``/``, anything that exists) or by catalogue name
     (:func:`fabric_catalogue`); errors name file and field, an unknown name names ``option``
     (the command-line option that gave it) and lists the known names."""
     text = str(spec)
     path = Path(text)
-    if path.suffix == ".toml" or path.is_file():
+    if path.suffix == ".toml" or "/" in text or os.path.lexists(text):  # a FIFO or a directory is refused there
         return parse_fabric(read_toml(path), text)
     stem = fabric_catalogue().get(text)
     if stem is None:
