@@ -105,7 +105,7 @@ def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
     assert len(csv_path.read_text().splitlines()) == 1 + 4 and png.exists()
     bad = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--fabrics", "no-such",
                               "--csv", str(tmp_path / "x.csv")])
-    assert bad.exit_code == 2 and "--fabrics: no fabric file 'no-such'" in bad.stderr
+    assert bad.exit_code == 2 and "--fabrics: unknown fabric 'no-such' (catalogue: all-eps," in bad.stderr
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -32,8 +32,18 @@ from .errors import InstanceError, OcsplanError, PlanError
 from .limits import MAX_CACHE_ENTRY_BYTES, MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
 
 __all__ = [
-    "CacheDir", "check_output", "code_fingerprint", "read_json", "read_text", "read_toml", "toml_data", "write_atomic",
-    "write_atomic_all", "write_atomic_with",
+    "CacheDir",
+    "check_directory",
+    "check_output",
+    "code_fingerprint",
+    "read_json",
+    "read_text",
+    "read_toml",
+    "toml_data",
+    "write_atomic",
+    "write_atomic_all",
+    "write_atomic_with",
+    "write_directory",
 ]
 
 
@@ -313,6 +323,59 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
                 handle.write(data)
 
     write_atomic_with(path, write)
+
+
+def check_directory(target: str | Path, error: Callable[[str], OcsplanError], replace: bool = False,
+                    option: str = "--out") -> None:
+    """``target`` can become a directory :func:`write_directory` writes: it is missing or an empty
+    directory (or any directory, with ``replace``), in an existing directory; else ``error``."""
+    path = Path(target)
+    if path.exists() and not path.is_dir():
+        raise error(f"{path}: {option} exists and is not a directory")
+    if not replace and path.is_dir() and any(path.iterdir()):
+        raise error(f"{path}: {option} is a non-empty directory")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise error(f"{path}: {option} parent {parent} is not a directory")
+
+
+def write_directory(target: str | Path, fill: Callable[[Path], object], error: Callable[[str], OcsplanError],
+                    replace: bool = False, option: str = "--out") -> None:
+    """Let ``fill`` write a whole directory at a temporary path beside ``target``, then rename it
+    into place: no partial directory, whatever fails. An existing non-empty ``target`` is refused
+    (``error``) unless ``replace``; it is then removed only once the new one is in place."""
+    import shutil
+    import tempfile
+
+    path = Path(target)
+    check_directory(path, error, replace, option)
+    full = path.is_dir() and any(path.iterdir())
+    parent = path.absolute().parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
+    except OSError as exc:
+        raise error(f"{path}: cannot write: {exc.strerror or exc}") from None
+    old = None
+    try:
+        fill(tmp)
+        os.chmod(tmp, 0o777 & ~_umask())
+        if full:
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=parent))
+            os.replace(path, old / path.name)
+        elif path.is_dir():
+            path.rmdir()
+        os.replace(tmp, path)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and (old / path.name).exists() and not path.exists():
+            os.replace(old / path.name, path)  # the old directory back in place
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise error(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 @cache

@@ -10,7 +10,7 @@ from .app import app, main
 
 # Each import registers its commands; this order is the order of `ocsplan --help`.
 # isort: off
-from . import plan, studies, realize, simulate, workload, report, export, faults  # noqa: F401
+from . import plan, studies, realize, simulate, workload, report, export, faults, deploy  # noqa: F401
 # isort: on
 
 __all__ = ["app", "main"]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import OcsplanError
-from ..files import read_text
+from ..files import read_text, write_directory
 from ..plan import load_plan
 from ..planning.check import require_valid
 from .app import app, err, fail, handle_errors, out
@@ -21,7 +19,7 @@ from .console import Bar
 if TYPE_CHECKING:
     from ..deploy import XmlCost
 
-__all__ = ["MAX_EXPORT_ENTRIES", "export_command"]
+__all__ = ["MAX_EXPORT_ENTRIES", "ExportDirectory", "ExportError", "export_command"]
 
 MAX_EXPORT_ENTRIES = 1 << 16  # entries of a directory given to --check (scanned lazily, refused above)
 
@@ -32,26 +30,15 @@ class ExportError(OcsplanError):
 
 def _write_directory(target: Path, files: dict[str, str]) -> None:
     """All files into a temporary directory beside ``target``, then one rename: no partial directory."""
-    if target.exists() and not target.is_dir():
-        raise ExportError(f"{target}: --out exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()):
-        raise ExportError(f"{target}: --out is a non-empty directory")
-    parent = target.absolute().parent
-    if not parent.is_dir():
-        raise ExportError(f"{target}: --out parent {parent} is not a directory")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         for name, text in sorted(files.items()):
             (tmp / name).write_text(text, encoding="utf-8")
-        if target.is_dir():
-            target.rmdir()
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    write_directory(target, fill, ExportError)
 
 
-class _Directory(Mapping[str, str]):
+class ExportDirectory(Mapping[str, str]):
     """An export directory's ``.xml`` and ``.json`` files by name, each read when asked for."""
 
     def __init__(self, directory: Path) -> None:
@@ -111,7 +98,7 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
             max_steps: int, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
             export_msccl: Callable[..., dict[str, str]], quiet: bool = False) -> None:
     if check is not None:
-        costs = check_export(_Directory(check), str(check))
+        costs = check_export(ExportDirectory(check), str(check))
         for name, cost in sorted(costs.items()):
             out.print(f"{name}: ok, h={cost.h}, v={float(cost.v):.6g} bytes per link", markup=False)
         out.print(f"{check}: {len(costs)} schedule(s) checked", markup=False)

@@ -120,7 +120,8 @@ def repair_table(moves: Sequence[Move], changes: int, devices: int) -> Table:
 def repair_command(
     circuits_path: Annotated[Path, typer.Argument(metavar="CIRCUITS", help="circuits JSON (ocsplan realize --out)")],
     plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
-    fabric: Annotated[Path, typer.Option("--fabric", help="the fabric TOML file the circuits were realized on")],
+    fabric: Annotated[str, typer.Option("--fabric", help="the fabric the circuits were realized on: a catalogue "
+                                                          "name or a TOML file")],
     failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (repeat for more)")],
     out_path: Annotated[str, typer.Option("--out", help="write the repaired circuits JSON to PATH, or -")],
     diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff")] = None,
@@ -137,7 +138,7 @@ def repair_command(
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     check_match(circuits, plan)
-    spec = load_fabric(fabric)
+    spec = load_fabric(fabric, "--fabric")
     mismatch = fabric_faults(circuits, spec)
     if mismatch:
         raise InstanceError("--fabric", "", f"{fabric} is not the fabric of {circuits_path}: {mismatch[0]}")

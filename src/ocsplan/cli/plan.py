@@ -55,7 +55,8 @@ def solve(
         Path | None, typer.Option(help="write the exact model first: .mps, .lp, .pb.txt")
     ] = None,
     realize_fabric: Annotated[
-        Path | None, typer.Option("--realize", help="also realize the plan on this fabric file")] = None,
+        str | None, typer.Option("--realize", help="also realize the plan on this fabric (a catalogue name or "
+                                                   "a TOML file)")] = None,
     circuits_out: Annotated[
         str | None, typer.Option("--circuits", help="with --realize: write circuits JSON to PATH, or -")] = None,
     placement: Annotated[
@@ -82,7 +83,7 @@ def solve(
     check_outputs((json_out, "--json"), (circuits_out, "--circuits"), (export, "--export"))
     inst = load_instance(instance)
     if realize_fabric is not None:
-        load_fabric(realize_fabric)  # a bad fabric file is refused before the solve
+        load_fabric(realize_fabric, "--realize")  # a bad fabric file is refused before the solve
     options: dict[str, Any] = {}
     if time_limit is not None:
         options["time_limit"] = time_limit
@@ -102,7 +103,8 @@ def solve(
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
-    realized = realize_plan(plan, realize_fabric, placement or "contiguous") if realize_fabric is not None else None
+    realized = (None if realize_fabric is None
+                else realize_plan(plan, realize_fabric, placement or "contiguous", "--realize"))
     (err if json_out == "-" else out).print(plan_table(plan))
     for note in plan.notes:
         (err if json_out == "-" else out).print(f"note: {note}", markup=False)

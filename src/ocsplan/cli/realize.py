@@ -10,20 +10,22 @@ import typer
 from ..plan import Plan, load_plan
 from ..planning.check import require_valid
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
+from .console import write_stdout
+from .options import FABRIC_HELP
 
 if TYPE_CHECKING:
     from ..realization.circuits import Circuits
 
 # the realization modules (networkx among them) are imported by the commands that use them
 
-__all__ = ["realize_command", "realize_plan", "report_realization", "validate_command"]
+__all__ = ["fabrics_command", "realize_command", "realize_plan", "report_realization", "validate_command"]
 
 
-def realize_plan(plan: Plan, fabric_path: Path, placement: str) -> Circuits:
+def realize_plan(plan: Plan, fabric: str | Path, placement: str, option: str = "--fabric") -> Circuits:
     from ..realization.fabrics import load_fabric
     from ..realization.realize import realize
 
-    return realize(plan, load_fabric(fabric_path), placement)
+    return realize(plan, load_fabric(fabric, option), placement)
 
 
 def report_realization(c: Circuits, target: str | None, quiet: bool = False) -> None:
@@ -42,7 +44,7 @@ def report_realization(c: Circuits, target: str | None, quiet: bool = False) -> 
 @handle_errors
 def realize_command(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN", help="plan JSON (ocsplan solve --json)")],
-    fabric: Annotated[Path, typer.Option(help="fabric TOML file (simulate/fabrics/)")],
+    fabric: Annotated[str, typer.Option(help=FABRIC_HELP)],
     out_path: Annotated[str | None, typer.Option("--out", help="write circuits JSON to PATH, or - for stdout")] = None,
     placement: Annotated[
         str, typer.Option(help="contiguous, bits (the plan's generators pick the rack bits) or bits:4,3,2,1,0")
@@ -62,7 +64,8 @@ def validate_command(
     plan_path: Annotated[
         Path | None, typer.Option("--plan", help="also check every schedule transfer of this plan")] = None,
     fabric: Annotated[
-        Path | None, typer.Option(help="also check the fabric fields and hardware counts against this fabric")
+        str | None, typer.Option(help="also check the fabric fields and hardware counts against this fabric "
+                                      "(a catalogue name or a TOML file)")
     ] = None,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
@@ -75,7 +78,7 @@ def validate_command(
     plan = load_plan(plan_path) if plan_path is not None else None
     if plan is not None:
         require_valid(plan, str(plan_path))
-    spec = load_fabric(fabric) if fabric is not None else None
+    spec = load_fabric(fabric, "--fabric") if fabric is not None else None
     faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(circuits, plan)
     for fault in faults:
         out.print(str(fault), markup=False, soft_wrap=True)
@@ -86,3 +89,47 @@ def validate_command(
               f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
               + (f", every transfer of {plan_path} has a circuit" if plan is not None else "")
               + (f", matches {fabric}" if spec is not None else ""), markup=False)
+
+
+@app.command("fabrics")
+@handle_errors
+def fabrics_command(
+    json_out: Annotated[bool, typer.Option("--json", help="print the catalogue as JSON on stdout")] = False,
+) -> None:
+    """List the shipped fabrics: the names every --fabric accepts (a TOML path works too)."""
+    import json
+
+    from rich.table import Table
+
+    from ..realization.fabrics import CATALOGUE_PREFIX, fabric_names, load_fabric
+
+    rows = []
+    for name in fabric_names():
+        spec = load_fabric(name)
+        rows.append({
+            "name": name,
+            "aliases": [spec.name] if spec.name != name else [],
+            "accelerators": spec.accelerators,
+            "serving": spec.serving,
+            "ports": spec.ports,
+            "link_Gbps": round(spec.link * 8 / 1e9, 6),
+            "rack_size": spec.rack_size,
+            "racks": spec.racks,
+            "levels": len(spec.levels),
+            "technology": "/".join(level.technology for level in spec.levels),
+            "description": spec.description,
+        })
+    if json_out:
+        write_stdout(json.dumps({"fabrics": rows}, indent=1) + "\n")
+        return
+    table = Table(title=f"{len(rows)} shipped fabrics (a name with the {CATALOGUE_PREFIX} prefix works too)",
+                  title_justify="left")
+    for col in ("name", "accelerators", "serving", "ports", "link", "racks", "levels", "technology",
+                "description"):
+        table.add_column(col, justify="right" if col in ("accelerators", "serving", "ports", "levels") else "left")
+    for r in rows:
+        racks = f"{r['racks']} x {r['rack_size']}" if r["levels"] == 2 else "-"
+        table.add_row(str(r["name"]), str(r["accelerators"]), str(r["serving"]), str(r["ports"]),
+                      f"{r['link_Gbps']:g} Gb/s", racks, str(r["levels"]), str(r["technology"]),
+                      str(r["description"]))
+    out.print(table)

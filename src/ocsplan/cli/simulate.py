@@ -27,7 +27,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
 
 __all__ = ["simulate", "sweep"]
 
@@ -76,7 +76,7 @@ def _select(plan: Plan, demand: str | None) -> Callable[[int, int, int], bool] |
 @handle_errors
 def simulate(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
-    fabric: Annotated[Path, typer.Option(help="fabric file, e.g. simulate/fabrics/ocs-single.toml")],
+    fabric: Annotated[str, typer.Option(help=FABRIC_HELP)],
     mode: Annotated[str, typer.Option(help="ideal, message or flit")] = "message",
     buffer: Annotated[
         str | None, typer.Option(help="receive buffer per accelerator port and channel (default unlimited)")
@@ -107,7 +107,7 @@ def simulate(
     with paused_gc(keep=True):
         plan = load_plan(plan_path)
         require_valid(plan, str(plan_path))
-        spec = load_fabric(fabric)
+        spec = load_fabric(fabric, "--fabric")
         realized = None
         if circuits is not None:
             refuse_unused("--circuits", all(level.technology == "eps" for level in spec.levels),
@@ -149,7 +149,7 @@ def simulate(
 @handle_errors
 def sweep(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
-    fabric: Annotated[Path, typer.Option(help="fabric file")],
+    fabric: Annotated[str, typer.Option(help=FABRIC_HELP)],
     csv_out: Annotated[Path, typer.Option("--csv", help="write the rows to this CSV file")],
     png: Annotated[Path | None, typer.Option(help="also plot completion time against payload")] = None,
     payloads: Annotated[str, typer.Option(help="LOW:HIGH, powers of two in between")] = "1KiB:1MiB",
@@ -185,7 +185,7 @@ def sweep(
     sizes = payload_range(first, last)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
-    spec = load_fabric(fabric)
+    spec = load_fabric(fabric, "--fabric")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads

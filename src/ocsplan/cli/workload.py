@@ -40,7 +40,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -274,7 +274,7 @@ def _step_tables(step: Any) -> tuple[Table, str]:
 @handle_errors
 def decode(
     model: ModelArg,
-    fabric: Annotated[Path, typer.Option(help="fabric file, e.g. simulate/fabrics/nvl576-all-ocs.toml")],
+    fabric: Annotated[str, typer.Option(help=FABRIC_HELP)],
     accelerator: AccOpt = "rx00",
     world: WorldOpt = 512,
     batch: BatchOpt = 1,
@@ -301,7 +301,8 @@ def decode(
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     k, a = _verify(tokens_per_step, accept_rate)
-    spec = _overridden([load_fabric(fabric)], acc.power, link_rate, ports, switch_latency, accelerator_latency)[0]
+    spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, ports, switch_latency,
+                       accelerator_latency)[0]
     console = err if json_out == "-" else out
     bar = Bar(err, f"decode ({network})", 1, quiet=quiet or network != "simlette")
     if split == "auto":
@@ -325,7 +326,8 @@ def decode(
 @app.command()
 @handle_errors
 def power(
-    fabrics: Annotated[list[Path], typer.Argument(metavar="FABRIC...", help="fabric files; ratios are to the first")],
+    fabrics: Annotated[list[str], typer.Argument(metavar="FABRIC...", help="catalogue names (ocsplan fabrics) or "
+                                                                       "fabric files; ratios are to the first")],
     accelerator: AccOpt = "rx00",
     rate: Annotated[str | None, typer.Option(help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
     ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
@@ -337,7 +339,7 @@ def power(
     acc = load_accelerator(accelerator)
     bps = None if rate is None else _rate_option(rate, "--rate")
     check_count(ports, "--ports", 1, MAX_PORTS)
-    results = [fabric_power(load_fabric(f), acc.power, rate=bps, ports=ports) for f in fabrics]
+    results = [fabric_power(load_fabric(f, "FABRIC"), acc.power, rate=bps, ports=ports) for f in fabrics]
     first = results[0].total
     table = Table(title=f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)", title_justify="left")
     for col in ("fabric", "rate", "ports", "devices", "XPUs", "switches", "pluggables", "CPO", "total",
@@ -349,17 +351,6 @@ def power(
                       f"{b.switches_total / 1e3:.1f} kW", f"{b.pluggables} = {b.pluggables_total / 1e3:.1f} kW",
                       f"{b.cpo} = {b.cpo_total / 1e3:.1f} kW", f"{b.total / 1e3:.1f} kW", f"{first / b.total:.3f}")
     out.print(table)
-
-
-def _fabric_path(name: str) -> Path:
-    """A fabric file, or a short name ``all-eps`` for ``simulate/fabrics/nvl576-all-eps.toml``."""
-    path = Path(name)
-    if path.suffix == ".toml" or path.exists():
-        return path
-    short = Path("simulate") / "fabrics" / f"nvl576-{name}.toml"
-    if not short.exists():
-        raise InstanceError("--fabrics", "", f"no fabric file {name!r} (and no {short})")
-    return short
 
 
 def _int_list(text: str, option: str) -> list[int]:
@@ -378,8 +369,8 @@ def pareto(
     model: ModelArg,
     contexts: Annotated[str, typer.Option(help="context lengths, e.g. 32Ki,5M")] = "32Ki,5M",
     batches: Annotated[str, typer.Option(help="batch sizes")] = "1,2,4,8,16",
-    fabrics: Annotated[str, typer.Option(help="fabric files or short names (all-eps = "
-                                              "simulate/fabrics/nvl576-all-eps.toml)")] = "all-eps,hybrid,all-ocs",
+    fabrics: Annotated[str, typer.Option(help="comma-separated catalogue names (ocsplan fabrics) or fabric "
+                                              "files")] = "all-eps,hybrid,all-ocs",
     accelerator: AccOpt = "rx00",
     world: WorldOpt = 512,
     comm: CommOpt = "fp4",
@@ -416,7 +407,7 @@ def pareto(
     if not ctx:
         raise InstanceError("--contexts", "", "empty list")
     sizes = _int_list(batches, "--batches")
-    specs = _overridden([load_fabric(_fabric_path(f.strip())) for f in fabrics.split(",") if f.strip()], acc.power,
+    specs = _overridden([load_fabric(f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip()], acc.power,
                         link_rate, ports, switch_latency, accelerator_latency)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")

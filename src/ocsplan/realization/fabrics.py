@@ -1,4 +1,9 @@
-"""Physical fabric files (``simulate/fabrics/*.toml``): devices, racks, latency budget.
+"""Physical fabric files: devices, racks, latency budget.
+
+The catalogue ships as package data (``realization/data/fabrics/*.toml``, copied to
+``simulate/fabrics/`` in a checkout); every command taking a fabric accepts a path or a
+short name (:func:`fabric_names`): the file's stem, or the stem without its
+``nvl576-`` prefix (``all-ocs`` = ``nvl576-all-ocs``).
 
 One format serves the realizer (which circuits go through which OCS device
 ports) and Simlette (per-hop latency, EPS queues). See README "Fabric files".
@@ -11,14 +16,16 @@ every preset; replacing the switch by an OCS pass-through (10 ns) gives the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
 from ..fields import unknown_keys
-from ..files import read_toml
+from ..files import read_toml, toml_data
 from ..limits import (
     MAX_LATENCY_S,
     MAX_LINK_BPS,
@@ -37,6 +44,8 @@ __all__ = [
     "LatencyBudget",
     "Level",
     "Overrides",
+    "fabric_catalogue",
+    "fabric_names",
     "load_fabric",
     "override_fabric",
     "parse_fabric",
@@ -237,9 +246,44 @@ def _parse_racks(racks: object, levels: list[Level], accelerators: int, source: 
     return rack_size, serving
 
 
-def load_fabric(path: str | Path) -> FabricSpec:
-    """Read and validate a fabric TOML file (errors name file and field)."""
-    return parse_fabric(read_toml(path), str(path))
+CATALOGUE_PREFIX = "nvl576-"  # a catalogue file's short name drops it: all-ocs = nvl576-all-ocs
+
+
+def _shipped() -> Any:
+    return resources.files("ocsplan.realization").joinpath("data").joinpath("fabrics")
+
+
+def fabric_catalogue() -> dict[str, str]:
+    """Every name of a shipped fabric to its file stem: the stem itself and the stem without
+    :data:`CATALOGUE_PREFIX` (``nvl576-all-ocs`` and ``all-ocs``), by name."""
+    stems = sorted(p.name[:-5] for p in _shipped().iterdir() if p.name.endswith(".toml"))
+    names = {stem: stem for stem in stems}
+    for stem in stems:
+        short = stem.removeprefix(CATALOGUE_PREFIX)
+        if short != stem and short not in names:
+            names[short] = stem
+    return dict(sorted(names.items()))
+
+
+def fabric_names() -> list[str]:
+    """The short name of each shipped fabric (one per file), in file order."""
+    return sorted({stem: stem.removeprefix(CATALOGUE_PREFIX) for stem in fabric_catalogue().values()}.values())
+
+
+def load_fabric(spec: str | Path, option: str = "") -> FabricSpec:
+    """A fabric by path (a ``.toml`` name, a name with a ``/``, anything that exists) or by catalogue name
+    (:func:`fabric_catalogue`); errors name file and field, an unknown name names ``option``
+    (the command-line option that gave it) and lists the known names."""
+    text = str(spec)
+    path = Path(text)
+    if path.suffix == ".toml" or "/" in text or os.path.lexists(text):  # a FIFO or a directory is refused there
+        return parse_fabric(read_toml(path), text)
+    stem = fabric_catalogue().get(text)
+    if stem is None:
+        raise InstanceError(option or text, "", f"unknown fabric {text!r} (catalogue: {', '.join(fabric_names())}; "
+                                                f"or a .toml path)")
+    where = f"fabrics/{stem}.toml"
+    return parse_fabric(toml_data(_shipped().joinpath(f"{stem}.toml").read_text(encoding="utf-8"), where), where)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,157 @@
+"""A deployment directory's contents, from a model to a report (issue 39): ``ocsplan deploy``.
+
+Pure: every stage is the library function its own command calls (``decode`` for the split and
+the steps, the decode plan cache for the plan, ``realize``, ``validate``, ``export``, its check,
+``faults``, ``report``); this module only chains them and names the files. Consistent by
+construction: the instance is the one ``decode`` planned for the chosen split on the fabric, the
+plan is that plan, and every other file is derived from it. The CLI writes the files atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..decode.cache import PlanCache
+from ..decode.step import best_step, decode_step, plan_for
+from ..decode.technology import StepDemand
+from ..errors import InstanceError, OcsplanError
+from ..plan import Plan, dumps_plan
+from ..realization.circuits import Circuits, dumps_circuits
+from ..realization.fabric_check import fabric_faults
+from ..realization.fabrics import FabricSpec
+from ..realization.realize import realize
+from ..realization.validate import validate
+from ..workload.accelerator import Accelerator
+from ..workload.demand import Precision
+from ..workload.model import Model
+from ..workload.splits import Split, check_split
+from ..workload.step import Step, step_to_dict
+from .check import XmlCost
+from .export import check_export, export_msccl
+from .faults import FaultReport, analyse_faults, report_to_dict
+
+__all__ = ["DEFAULT_FAULTS", "MANIFEST", "SCHEMA", "Deployment", "build_deployment", "check_fabric",
+           "manifest_text"]
+
+SCHEMA = "ocsplan.deploy/1"
+MANIFEST = "manifest.json"
+MSCCL_DIR = "msccl"
+DEFAULT_FAULTS = 2048  # circuit faults analysed in full up to this many; a sample of as many beyond
+OCS_FILES_NOTE = ("OCS cross-connect and cabling files are not yet written (issue 41): the cross-connects are "
+                  "in circuits.json")
+
+
+class DeployError(OcsplanError):
+    """A stage whose output the next stage refuses (a circuits file validate rejects, an MSCCL
+    file its checker rejects): a bug, never expected."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Everything ``ocsplan deploy`` writes, and what its summary prints."""
+
+    step: Step  # decode on the fabric
+    baseline: Step  # decode on the baseline fabric at the same split
+    timed: int  # splits timed to choose the split (0: given)
+    plan: Plan
+    circuits: Circuits
+    faults: FaultReport
+    msccl: dict[str, XmlCost]  # checked MSCCL file -> its (h, v)
+    files: dict[str, str] = field(default_factory=dict)  # path in the directory -> text (no manifest)
+    notes: tuple[str, ...] = ()
+
+
+def check_fabric(spec: FabricSpec, option: str = "--fabric") -> None:
+    """Deploy realizes circuits: every level of the fabric is OCS."""
+    kinds = [level.technology for level in spec.levels]
+    if any(kind != "ocs" for kind in kinds):
+        raise InstanceError(option, "", f"{spec.name} has {'/'.join(kinds)} levels: deploy realizes circuits on "
+                                        f"an all-OCS fabric (ocsplan fabrics lists them)")
+
+
+def _json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
+def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline: FabricSpec, world: int,
+                     batch: int, context: int, precision: Precision, split: Split | None = None, *,
+                     faults: int | None = None, progress: Callable[[int, int], None] | None = None) -> Deployment:
+    """The deployment of ``model`` on ``spec``: the best split (``split`` None, as ``decode --split
+    auto``) or the given one, its plan, circuits, MSCCL files, decode steps and faults, and the
+    report page. ``faults``: circuit faults analysed (default all up to :data:`DEFAULT_FAULTS`,
+    else a sample of as many, seed 0)."""
+    from ..report import build_report
+    from ..report.inputs import check_decode, check_faults
+
+    check_fabric(spec)
+    cache = PlanCache()
+    if split is None:
+        step, ranked = best_step(model, acc, spec, world, batch, context, precision=precision, cache=cache,
+                                 progress=progress)
+        timed = len(ranked)
+    else:
+        check_split(model, world, split)
+        step = decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=cache)
+        timed = 0
+    chosen = step.split
+    instance = StepDemand(model, world, chosen, batch, precision).planned_text(spec)
+    plan = plan_for(model, spec, world, chosen, batch, precision, cache)  # the plan decode priced
+    circuits = realize(plan, spec, "contiguous")
+    found = fabric_faults(circuits, spec) + validate(circuits, plan)
+    if found:
+        raise DeployError(f"validate: {len(found)} fault(s) in the realized circuits, the first: {found[0]}")
+    xml = export_msccl(plan)
+    msccl = check_export(xml, MSCCL_DIR)
+    other = decode_step(model, acc, baseline, world, chosen, batch, context, precision=precision, cache=cache)
+    count = len(circuits.circuits)
+    sample = None if (faults is None and count <= DEFAULT_FAULTS) else min(count, faults or DEFAULT_FAULTS)
+    report = analyse_faults(circuits, plan, "circuit", None if sample == count else sample, 0)
+
+    plan_text = dumps_plan(plan)
+    plan_data = json.loads(plan_text)
+    circuits_text = dumps_circuits(circuits)
+    decodes = [("decode-fabric.json", step_to_dict(step)), ("decode-baseline.json", step_to_dict(other))]
+    faults_data = report_to_dict(report)
+    check_decode(decodes, plan_data, "deploy")
+    check_faults(faults_data, plan_data, "deploy", "faults.json")
+    page = build_report(plan_data, None, circuits=json.loads(circuits_text), decode=decodes, faults=faults_data)
+    files = {"instance.toml": instance, "plan.json": plan_text, "circuits.json": circuits_text,
+             **{name: _json(data) for name, data in decodes}, "faults.json": _json(faults_data),
+             **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()}, "report.html": page}
+    notes = (OCS_FILES_NOTE,) + (() if not report.sampled else
+                                 (f"faults.json: {report.summary.count} of {count} circuit faults, sampled "
+                                  f"(seed 0)",))
+    return Deployment(step, other, timed, plan, circuits, report, msccl, files, notes)
+
+
+def _schema(path: str, text: str) -> str | None:
+    """The format a file declares (its JSON ``schema`` field), or None."""
+    if not path.endswith(".json"):
+        return None
+    value = json.loads(text).get("schema")
+    return value if isinstance(value, str) else None
+
+
+def manifest_text(d: Deployment, inputs: Mapping[str, object]) -> str:
+    """``manifest.json`` (schema ``ocsplan.deploy/1``): the inputs, the chosen split, the checks,
+    and every file with its schema and SHA-256."""
+    from .. import __version__
+
+    s = d.step.split
+    entries = [{"path": path, "schema": _schema(path, text), "bytes": len(text.encode()),
+                "sha256": hashlib.sha256(text.encode()).hexdigest()} for path, text in sorted(d.files.items())]
+    return _json({
+        "schema": SCHEMA,
+        "ocsplan": __version__,
+        "inputs": dict(inputs),
+        "split": {"kvp": s.kvp, "tpa": s.tpa, "ep": s.ep, "tpe": s.tpe},
+        "splits_timed": d.timed,
+        "checks": {"validate": "ok", "msccl": f"{len(d.msccl)} file(s) checked",
+                   "faults": f"{d.faults.summary.count} circuit fault(s){' sampled' if d.faults.sampled else ''}"},
+        "notes": list(d.notes),
+        "files": entries,
+    })
