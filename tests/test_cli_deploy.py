@@ -26,7 +26,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("deploy") / "dep"
     result = runner.invoke(app, [*DEPLOY, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "issue 41" in result.stdout and "8,8,8,8 (given)" in result.stdout
+    assert "ocs/ (" in result.stdout and "8,8,8,8 (given)" in result.stdout
     return out
 
 
@@ -41,7 +41,9 @@ def test_every_file_is_in_the_manifest_with_its_hash(deployed: Path) -> None:
     assert set(on_disk) >= TOP and "msccl/index.json" in on_disk
     index = json.loads((deployed / "msccl" / "index.json").read_text())
     xml = sorted(f"msccl/{d['file']}" for d in index["demands"])
-    assert sorted(on_disk) == sorted([*TOP, "msccl/index.json", *xml])
+    ocs = [f"ocs/{name}" for name in json.loads((deployed / "ocs" / "index.json").read_text())["files"]]
+    assert "ocs/cabling.csv" in ocs and "ocs/cross-connects.json" in ocs
+    assert sorted(on_disk) == sorted([*TOP, "msccl/index.json", *xml, *ocs])
     manifest = json.loads((deployed / "manifest.json").read_text())
     jsonschema.validate(manifest, schema("deploy-1"))
     listed = {f["path"]: f for f in manifest["files"]}

@@ -63,7 +63,10 @@ def _grouped(files: dict[str, str]) -> list[str]:
     for folder in folders:
         inside = [n.split("/", 1)[1] for n in files if n.startswith(f"{folder}/")]
         xml = sum(1 for n in inside if n.endswith(".xml"))
-        names.append(f"{folder}/ ({xml} XML checked, {len(inside) - xml} other)")
+        if xml:
+            names.append(f"{folder}/ ({xml} XML checked, {len(inside) - xml} other)")
+        else:
+            names.append(f"{folder}/ ({len(inside)} files: cross-connects per device, cabling, host graphs)")
     return names
 
 

@@ -32,6 +32,7 @@ from ..workload.splits import Split, check_split
 from ..workload.step import Step, step_to_dict
 from .check import XmlCost
 from .export import check_export, export_msccl
+from .ocs import ocs_files
 from .faults import FaultReport, analyse_faults, report_to_dict
 
 __all__ = ["DEFAULT_FAULTS", "MANIFEST", "SCHEMA", "Deployment", "build_deployment", "check_fabric",
@@ -40,9 +41,8 @@ __all__ = ["DEFAULT_FAULTS", "MANIFEST", "SCHEMA", "Deployment", "build_deployme
 SCHEMA = "ocsplan.deploy/1"
 MANIFEST = "manifest.json"
 MSCCL_DIR = "msccl"
+OCS_DIR = "ocs"
 DEFAULT_FAULTS = 2048  # circuit faults analysed in full up to this many; a sample of as many beyond
-OCS_FILES_NOTE = ("OCS cross-connect and cabling files are not yet written (issue 41): the cross-connects are "
-                  "in circuits.json")
 
 
 class DeployError(OcsplanError):
@@ -121,10 +121,10 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     page = build_report(plan_data, None, circuits=json.loads(circuits_text), decode=decodes, faults=faults_data)
     files = {"instance.toml": instance, "plan.json": plan_text, "circuits.json": circuits_text,
              **{name: _json(data) for name, data in decodes}, "faults.json": _json(faults_data),
-             **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()}, "report.html": page}
-    notes = (OCS_FILES_NOTE,) + (() if not report.sampled else
-                                 (f"faults.json: {report.summary.count} of {count} circuit faults, sampled "
-                                  f"(seed 0)",))
+             **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()},
+             **{f"{OCS_DIR}/{name}": text for name, text in ocs_files(circuits).items()}, "report.html": page}
+    notes = () if not report.sampled else (f"faults.json: {report.summary.count} of {count} circuit faults, "
+                                           f"sampled (seed 0)",)
     return Deployment(step, other, timed, plan, circuits, report, msccl, files, notes)
 
 
