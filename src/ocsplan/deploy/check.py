@@ -13,22 +13,19 @@ and receives pair in FIFO order per (sender, receiver, channel) and agree on cnt
 on where the chunks land (the send's dstbuf/dstoff) and where they came from (the
 receive's srcbuf/srcoff); every data step moves 1..MSCCL_MAX_COUNT - 1 chunks; a
 wait names a signalled (``hasdep="1"``) data step; a ``nop`` precedes a data step.
-Hostile text is refused before or while parsing (see :func:`parse_bounded`).
+Hostile text is refused before or while parsing (see :func:`_read`).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict, deque
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import cast
 
 from ..errors import OcsplanError
 
-__all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml",
-           "parse_bounded"]
+__all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml"]
 
 # the checker's own copies of the executor's limits (msccl-executor-nccl src/include/msccl/msccl_struct.h)
 MSCCL_MAX_COUNT = 72  # a step's cnt must stay below it
@@ -48,48 +45,107 @@ class UnsafeXmlError(OcsplanError):
     """Text refused before it is parsed or executed (a DTD, too deep, too long an attribute)."""
 
 
-def parse_bounded(text: str, source: str) -> ET.Element:
+class _Reader:
+    """An ``xml.etree`` parser target: keeps only the algo header, the first gpu's chunk counts and
+    each threadblock's steps as tuples (no element tree), and enforces the bounds as elements open."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.path: list[str] = []
+        self.algo: dict[str, str] | None = None
+        self.gpu_attrs: list[dict[str, str]] = []
+        self.gpus: list[list[_Tb]] = []
+        self.steps: list[_Step] | None = None  # the open threadblock's
+        self.signals: list[bool] = []
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        path = self.path
+        path.append(tag)
+        if tag == "step" and self.steps is not None and len(path) == 4:
+            self._step(attrib)
+            return
+        if len(path) > MAX_XML_DEPTH:
+            raise UnsafeXmlError(f"{self.source}: <{tag[:40]}>: nested deeper than {MAX_XML_DEPTH} elements")
+        if len(tag) > MAX_XML_ATTR_CHARS:
+            raise UnsafeXmlError(f"{self.source}: <{tag[:40]}...>: element name of {len(tag)} "
+                                 f"characters, the limit is {MAX_XML_ATTR_CHARS}")
+        self._bounded(tag, attrib)
+        if len(path) == 1:
+            if tag != "algo":
+                raise CheckError(f"{self.source}: root element {tag!r}, expected algo")
+            self.algo = dict(attrib)
+        elif len(path) == 2 and tag == "gpu":
+            g = len(self.gpus)
+            if _int(attrib, "id", self.source) != g:
+                raise CheckError(f"{self.source}: gpu {g} has id {attrib.get('id')}")
+            self.gpu_attrs.append(dict(attrib))
+            self.gpus.append([])
+        elif len(path) == 3 and tag == "tb" and path[1] == "gpu":
+            tbs = self.gpus[-1]
+            where = f"{self.source}: gpu {len(self.gpus) - 1} tb {len(tbs)}"
+            self.steps, self.signals = [], []
+            tbs.append(_Tb(_int(attrib, "send", where), _int(attrib, "recv", where), _int(attrib, "chan", where),
+                           self.steps, self.signals))
+
+    def _bounded(self, tag: str, attrib: dict[str, str]) -> None:
+        for key, value in attrib.items():
+            if len(value) > MAX_XML_ATTR_CHARS or len(key) > MAX_XML_ATTR_CHARS:
+                raise UnsafeXmlError(f"{self.source}: {tag[:40]} attribute {key[:40]}: "
+                                     f"{max(len(key), len(value))} characters, the limit is "
+                                     f"{MAX_XML_ATTR_CHARS}")
+
+    def _step(self, a: dict[str, str]) -> None:
+        steps = self.steps
+        assert steps is not None
+        k = len(steps)
+        try:
+            step = (a["type"], a["srcbuf"], int(a["srcoff"]), a["dstbuf"], int(a["dstoff"]), int(a["cnt"]),
+                    int(a["depid"]), int(a["deps"]))
+            if int(a["s"]) != k:
+                raise CheckError(f"{self._where()} step {k}: s={a['s']}")
+            self.signals.append(a["hasdep"] == "1" or int(a["hasdep"]) == 1)
+        except (KeyError, ValueError):
+            self._bounded("step", a)
+            for key in _STEP_INTS:
+                _int(a, key, f"{self._where()} step {k}")
+            for key in ("type", "srcbuf", "dstbuf"):
+                if key not in a:
+                    raise CheckError(f"{self._where()} step {k}: attribute {key} missing") from None
+            raise
+        if sum(map(len, a.values())) > MAX_XML_ATTR_CHARS or len(a) > len(_STEP_KEYS):
+            self._bounded("step", a)  # one value may be over the bound (names: see start)
+        steps.append(step)
+
+    def _where(self) -> str:
+        return f"{self.source}: gpu {len(self.gpus) - 1} tb {len(self.gpus[-1]) - 1}"
+
+    def end(self, tag: str) -> None:
+        self.path.pop()
+        if tag == "tb" and len(self.path) == 2:
+            self.steps = None
+
+    def close(self) -> None:
+        return None
+
+
+def _read(text: str, source: str) -> _Reader:
     """Parse ``text`` refusing a DOCTYPE or ENTITY declaration (no entity expansion), nesting
-    deeper than MAX_XML_DEPTH and attribute values over MAX_XML_ATTR_CHARS, as they are met."""
+    deeper than MAX_XML_DEPTH and names or attribute values over MAX_XML_ATTR_CHARS, as they are
+    met; the parser is fed _FEED characters at a time and builds no tree."""
     for decl in ("<!DOCTYPE", "<!ENTITY"):
         if decl in text:
             raise UnsafeXmlError(f"{source}: {decl[2:]}: declarations are refused (MSCCL XML has none)")
-    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
-    depth = 0
-    root: ET.Element | None = None
-
-    def drain() -> None:
-        nonlocal depth, root
-        for event, node in cast(Iterator[tuple[str, object]], parser.read_events()):
-            if not isinstance(node, ET.Element):
-                continue
-            if event == "end":
-                depth -= 1
-                continue
-            depth += 1
-            root = node if root is None else root
-            if depth > MAX_XML_DEPTH:
-                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}>: nested deeper than {MAX_XML_DEPTH} elements")
-            if len(node.tag) > MAX_XML_ATTR_CHARS:
-                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}...>: element name of {len(node.tag)} "
-                                     f"characters, the limit is {MAX_XML_ATTR_CHARS}")
-            for key, value in node.attrib.items():
-                if len(value) > MAX_XML_ATTR_CHARS or len(key) > MAX_XML_ATTR_CHARS:
-                    raise UnsafeXmlError(f"{source}: {node.tag[:40]} attribute {key[:40]}: "
-                                         f"{max(len(key), len(value))} characters, the limit is "
-                                         f"{MAX_XML_ATTR_CHARS}")
-
+    reader = _Reader(source)
+    parser = ET.XMLParser(target=reader)
     try:
         for at in range(0, len(text), _FEED):
             parser.feed(text[at:at + _FEED])
-            drain()
         parser.close()
-        drain()
     except ET.ParseError as exc:
         raise CheckError(f"{source}: not XML ({exc})") from None
-    if root is None:
+    if reader.algo is None:
         raise CheckError(f"{source}: not XML (no element)")
-    return root
+    return reader
 
 
 @dataclass(frozen=True)
@@ -100,6 +156,7 @@ class XmlCost:
 
 _Step = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
 _STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
+_STEP_KEYS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
 
 
 @dataclass
@@ -111,8 +168,8 @@ class _Tb:
     signals: list[bool]  # hasdep="1": the executor raises this step's flag
 
 
-def _int(node: ET.Element, key: str, where: str) -> int:
-    text = node.get(key)
+def _int(attrib: dict[str, str], key: str, where: str) -> int:
+    text = attrib.get(key)
     if text is None:
         raise CheckError(f"{where}: attribute {key} missing")
     try:
@@ -121,38 +178,16 @@ def _int(node: ET.Element, key: str, where: str) -> int:
         raise CheckError(f"{where}: attribute {key}={text!r} is not an integer") from None
 
 
-def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
-    root = parse_bounded(text, source)
-    if root.tag != "algo":
-        raise CheckError(f"{source}: root element {root.tag!r}, expected algo")
-    gpus: list[list[_Tb]] = []
-    for g, gpu in enumerate(root.findall("gpu")):
-        if _int(gpu, "id", source) != g:
-            raise CheckError(f"{source}: gpu {g} has id {gpu.get('id')}")
-        tbs = []
-        for b, tb in enumerate(gpu.findall("tb")):
-            where = f"{source}: gpu {g} tb {b}"
-            steps: list[_Step] = []
-            signals: list[bool] = []
-            for k, st in enumerate(tb.iterfind("step")):
-                a = st.attrib
-                try:
-                    step = (a.get("type", ""), a.get("srcbuf", ""), int(a["srcoff"]), a.get("dstbuf", ""),
-                            int(a["dstoff"]), int(a["cnt"]), int(a["depid"]), int(a["deps"]))
-                    if int(a["s"]) != k:
-                        raise CheckError(f"{where} step {k}: s={a['s']}")
-                    signals.append(int(a["hasdep"]) == 1)
-                except (KeyError, ValueError):
-                    for key in _STEP_INTS:
-                        _int(st, key, f"{where} step {k}")
-                    raise
-                steps.append(step)
-            tbs.append(_Tb(_int(tb, "send", where), _int(tb, "recv", where), _int(tb, "chan", where), steps,
-                           signals))
-        gpus.append(tbs)
-    if len(gpus) != _int(root, "ngpus", source):
-        raise CheckError(f"{source}: ngpus={root.get('ngpus')} but {len(gpus)} gpu elements")
-    return root, gpus
+def _parse(text: str, source: str) -> tuple[dict[str, str], dict[str, str], list[list[_Tb]]]:
+    """The algo's and first gpu's attributes and every gpu's threadblocks."""
+    reader = _read(text, source)
+    algo = reader.algo
+    assert algo is not None
+    if len(reader.gpus) != _int(algo, "ngpus", source):
+        raise CheckError(f"{source}: ngpus={algo.get('ngpus')} but {len(reader.gpus)} gpu elements")
+    if not reader.gpus:
+        raise CheckError(f"{source}: no gpu element")
+    return algo, reader.gpu_attrs[0], reader.gpus
 
 
 _SENDS = frozenset(("s",))
@@ -241,21 +276,18 @@ def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_
     The threadblocks are run greedily twice, in id order and in reverse, so a step
     whose stated dependencies are too weak meets its hazard in one of the two.
     """
-    root, gpus = _parse(text, source)
+    algo, first, gpus = _parse(text, source)
     _canonical(gpus, source)
-    costs = {_execute(root, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
+    costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
     return costs.pop()
 
 
-def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozenset[int], modulus: int,
-             chunk_bytes: Fraction, order: int) -> XmlCost:
+def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]], source: str,
+             gens: frozenset[int], modulus: int, chunk_bytes: Fraction, order: int) -> XmlCost:
     n = len(gpus)
-    coll = root.get("coll", "")
-    first = root.find("gpu")
-    if first is None:
-        raise CheckError(f"{source}: no gpu element")
+    coll = algo.get("coll", "")
     i_chunks = _int(first, "i_chunks", source)
     o_chunks = _int(first, "o_chunks", source)
     out_to = [{((x + g) % modulus if modulus else x ^ g) for g in gens} for x in range(n)]
