@@ -211,3 +211,26 @@ def test_exported_plans_pair_count_and_check(case: str) -> None:
         if name.endswith(".xml"):
             assert _rule_violations(body) == [], name
     assert len(check_export(files, case)) == len(demands)
+
+
+def test_parallel_all_gather_messages_are_contiguous_runs() -> None:
+    """Layered-parallel all-gather on Q3 (generators 1, 2, 4, one per layer; 3 chunks per rank,
+    chunk c over the layers in rotated order): every message carries one chunk of 1, 2, then 4
+    origins, so by hand each rank sends nine messages of cnt 1, 1, 1, 2, 2, 2, 4, 4, 4 (staged in
+    scratch, 8 ranks x 3 chunks), receives the same, and copies its own 3 chunks twice (output and
+    scratch) and the 7 x 3 chunks it received from scratch into the output."""
+    topo = Topology(3, frozenset({1, 2, 4}))
+    program = SCHEDULES["layered-parallel"].build(topo, 3 * 8 * 64)
+    root = ET.fromstring(program_xml(program, "agp"))
+    assert root.get("nchunksperloop") == "24"
+    for gpu in root.findall("gpu"):
+        assert (gpu.get("i_chunks"), gpu.get("o_chunks"), gpu.get("s_chunks")) == ("3", "24", "24")
+        counts: dict[str, list[int]] = {"s": [], "r": [], "cpy": []}
+        for st in gpu.iter("step"):
+            if st.get("type") in counts:
+                counts[str(st.get("type"))].append(int(st.get("cnt", "")))
+        assert sorted(counts["s"]) == sorted(counts["r"]) == [1, 1, 1, 2, 2, 2, 4, 4, 4]
+        assert counts["cpy"] == [1] * (6 + 21)
+    cost = check_xml(program_xml(program, "agp"), "agp", topo.gens, 0, program.unit)
+    form = closed_form("layered-parallel", topo)
+    assert (cost.h, cost.v) == (form.h, form.v_factor * program.payload)

@@ -159,12 +159,20 @@ def _bits(mask: int) -> list[int]:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where each collective keeps its chunks (buffer name, offset) on a rank."""
+    """Where each collective keeps its chunks (buffer name, offset) on a rank.
+
+    ``staged`` (an all-gather of several chunks per rank whose messages carry, per chunk, the
+    blocks of a coset of a growing subgroup of origins): chunk c of origin y is kept at scratch
+    ``c * size + pos[c][y]``, where pos[c] lists y's coordinates in a basis adapted to chunk c's
+    chain of subgroups, so that every message is one contiguous run on both ends; the output
+    (rank-major, chunks of one origin interleaved across the rotations) is filled by local
+    copies at the end."""
 
     collective: str
     size: int
     segments: int
     raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
+    staged: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def chunks(self) -> int:
@@ -173,13 +181,19 @@ class _Layout:
     def counts(self) -> tuple[int, int, int]:
         n, c = self.size, self.chunks
         if self.collective == "all-gather":
-            return c, n * c, 0
+            return c, n * c, n * c if self.staged else 0
         if self.collective == "all-reduce":
             return c, c, n * c if self.raw else 0
         return n * c, n * c, n * n * c
 
     def gather_off(self, seg: int) -> int:
         return (seg % self.size) * self.chunks + seg // self.size
+
+    def gather_cell(self, seg: int) -> Cell:
+        if self.staged is None:
+            return ("o", self.gather_off(seg))
+        c, y = divmod(seg, self.size)
+        return ("s", c * self.size + self.staged[c][y])
 
     def route_cell(self, rank: int, origin: int, dest: int, chunk: int) -> Cell:
         c = self.chunks
@@ -190,10 +204,55 @@ class _Layout:
         return ("s", (origin * self.size + dest) * c + chunk)
 
 
+def _staging(program: Program) -> tuple[tuple[int, ...], ...] | None:
+    """Per chunk, the scratch position of every origin (see _Layout), or None for an all-gather of one
+    chunk per rank (its output is already in message order when its layers are low bits). The basis is
+    grown from rank 0's message origins phase by phase; when those are subgroups S_1 < S_2 < ..., the
+    coset y ^ S_t is an aligned run of positions. Any other program still gets a bijection (correct,
+    only less contiguous)."""
+    size = program.size
+    chunks = program.segments // size
+    if program.collective != "all-gather" or chunks < 2 or program.modulus or program.segments % size:
+        return None
+    chains: list[list[set[int]]] = [[] for _ in range(chunks)]
+    for phase in program.phases:
+        held: list[set[int]] = [set() for _ in range(chunks)]
+        for tr in phase:
+            if tr.src == 0:
+                for item in tr.items:
+                    if item.op != "gather":
+                        return None
+                    for b in _bits(item.segs):
+                        held[b // size].add(b % size)
+        for c in range(chunks):
+            if held[c]:
+                chains[c].append(held[c])
+    out: list[tuple[int, ...]] = []
+    for chain in chains:
+        basis: list[int] = []
+        span = {0}
+        for group in [*chain, set(range(size))]:
+            for y in sorted(group):
+                if y not in span:
+                    basis.append(y)
+                    span |= {z ^ y for z in span}
+        pos = [0] * size
+        for m in range(size):
+            v = 0
+            for i, b in enumerate(basis):
+                if m >> i & 1:
+                    v ^= b
+            pos[v] = m
+        if sorted(pos) != list(range(size)):
+            return None
+        out.append(tuple(pos))
+    return tuple(out)
+
+
 def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_segs: int,
            sources: int, dests: int) -> list[tuple[Cell, Cell]]:
     if op == "gather":
-        return [(("o", layout.gather_off(b)), ("o", layout.gather_off(b))) for b in _bits(item_segs)]
+        return [(layout.gather_cell(b), layout.gather_cell(b)) for b in _bits(item_segs)]
     if op in ("reduce", "store"):
         return [(("o", b), ("o", b)) for b in _bits(item_segs)]
     if op == "route":
@@ -223,7 +282,7 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     ops = {item.op for phase in program.phases for t in phase for item in t.items}
     if "raw" in ops and ops != {"raw"}:
         raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
-    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
+    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops, staged=_staging(program))
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
     for t, phase in enumerate(program.phases):
@@ -256,6 +315,8 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             recv.wrote(cells, ref)
     if layout.raw:
         _final_sums(layout, ranks)
+    if layout.staged:
+        _unstage(layout, ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
 
 
@@ -274,6 +335,21 @@ def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
                 rank.wrote([("o", b)], ref)
 
 
+def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
+    """Staged all-gather: every received chunk copied from scratch to its place in the output, on
+    the threadblock that received it (after it, in its own order: no wait)."""
+    for x, rank in enumerate(ranks):
+        for seg in range(layout.segments):
+            if seg % layout.size == x:
+                continue
+            cell = layout.gather_cell(seg)
+            if cell not in rank.writer:
+                raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank {seg % layout.size}")
+            tb = rank.writer[cell][0]
+            ref = rank.add(tb, "cpy", cell, ("o", layout.gather_off(seg)), 1, rank.read([cell]))
+            rank.wrote([("o", layout.gather_off(seg))], ref)
+
+
 def _span(start: Cell, n: int) -> list[Cell]:
     return [(start[0], start[1] + k) for k in range(n)]
 
@@ -286,6 +362,8 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
             pairs = [(("i", x * c + k), ("o", x * c + k)) for k in range(c)]
         elif program.collective == "all-gather":
             pairs = [(("i", k), ("o", layout.gather_off(k * n + x))) for k in range(c)]
+            if layout.staged:  # the messages read the own chunk from scratch
+                pairs += [(("i", k), layout.gather_cell(k * n + x)) for k in range(c)]
         else:
             pairs = [(("i", k), ("o", k)) for k in range(c)]
         tb = rank.tb(-1, -1, 0)
