@@ -129,7 +129,7 @@ class _Rank:
     def wrote(self, cells: list[Cell], ref: StepRef) -> None:
         for c in cells:
             self.writer[c] = ref
-            self.readers[c] = []
+            self.readers.pop(c, None)
 
     def was_read(self, cells: list[Cell], ref: StepRef) -> None:
         for c in cells:
@@ -154,7 +154,12 @@ def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
 
 
 def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,15 @@ class _Layout:
     segments: int
     raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
     staged: tuple[tuple[int, ...], ...] | None = None
+    table: tuple[Cell, ...] = ()  # all-gather: gather_cell of every segment, computed once
+
+    @classmethod
+    def make(cls, collective: str, size: int, segments: int, raw: bool,
+             staged: tuple[tuple[int, ...], ...] | None) -> _Layout:
+        plain = cls(collective, size, segments, raw, staged)
+        if collective != "all-gather":
+            return plain
+        return cls(collective, size, segments, raw, staged, tuple(plain.gather_cell(b) for b in range(segments)))
 
     @property
     def chunks(self) -> int:
@@ -190,6 +204,8 @@ class _Layout:
         return (seg % self.size) * self.chunks + seg // self.size
 
     def gather_cell(self, seg: int) -> Cell:
+        if self.table:
+            return self.table[seg]
         if self.staged is None:
             return ("o", self.gather_off(seg))
         c, y = divmod(seg, self.size)
@@ -252,7 +268,8 @@ def _staging(program: Program) -> tuple[tuple[int, ...], ...] | None:
 def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_segs: int,
            sources: int, dests: int) -> list[tuple[Cell, Cell]]:
     if op == "gather":
-        return [(layout.gather_cell(b), layout.gather_cell(b)) for b in _bits(item_segs)]
+        table = layout.table
+        return [(table[b], table[b]) for b in _bits(item_segs)]
     if op in ("reduce", "store"):
         return [(("o", b), ("o", b)) for b in _bits(item_segs)]
     if op == "route":
@@ -282,7 +299,7 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     ops = {item.op for phase in program.phases for t in phase for item in t.items}
     if "raw" in ops and ops != {"raw"}:
         raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
-    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops, staged=_staging(program))
+    layout = _Layout.make(program.collective, size, program.segments, "raw" in ops, _staging(program))
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
     for t, phase in enumerate(program.phases):
@@ -317,6 +334,9 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
         _final_sums(layout, ranks)
     if layout.staged:
         _unstage(layout, ranks)
+    for rank in ranks:  # only the steps are rendered: free the cell maps first
+        rank.writer.clear()
+        rank.readers.clear()
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
 
 
@@ -345,9 +365,8 @@ def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
             cell = layout.gather_cell(seg)
             if cell not in rank.writer:
                 raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank {seg % layout.size}")
-            tb = rank.writer[cell][0]
-            ref = rank.add(tb, "cpy", cell, ("o", layout.gather_off(seg)), 1, rank.read([cell]))
-            rank.wrote([("o", layout.gather_off(seg))], ref)
+            ref = rank.writer[cell]  # the output cell is written once and never read: not recorded
+            rank.add(ref[0], "cpy", cell, ("o", layout.gather_off(seg)), 1, [ref])
 
 
 def _span(start: Cell, n: int) -> list[Cell]:
@@ -399,16 +418,18 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
                 raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on channel {chan}, "
                                  f"the executor allows {MAX_TBS_PER_CHANNEL}")
         marked = _dependences(program.schedule, g, rank)
-        lines.append(f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
+        gpu = [f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">"]
         for b, tb in enumerate(rank.tbs):
             if len(tb.steps) > max_steps:
                 raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
                                  f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
-            lines.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
+            gpu.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
             mine = marked.get(b, ())
-            lines.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
-            lines.append("</tb>")
-        lines.append("</gpu>")
+            gpu.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
+            gpu.append("</tb>")
+            tb.steps = []  # rendered: freed as the text grows
+        gpu.append("</gpu>")
+        lines.append("\n".join(gpu))
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
 
