@@ -246,14 +246,15 @@ def _canonical(gpus: list[list[_Tb]], source: str) -> None:
                                  f"reads {s[1]}[{s[2]}]")
 
 
-def _initial(coll: str, n: int, x: int, i_chunks: int) -> dict[tuple[str, int], Value]:
-    cells: dict[tuple[str, int], Value] = {}
+def _initial(coll: str, n: int, x: int, i_chunks: int) -> defaultdict[str, dict[int, Value]]:
+    """A rank's cells, buffer name -> offset -> value, holding its input."""
+    cells: defaultdict[str, dict[int, Value]] = defaultdict(dict)
     for k in range(i_chunks):
         if coll == "alltoall":
             c = i_chunks // n
-            cells[("i", k)] = (frozenset({(x, k // c, k % c)}), 0)
+            cells["i"][k] = (frozenset({(x, k // c, k % c)}), 0)
         else:
-            cells[("i", k)] = (frozenset({(x, k)}), 0)
+            cells["i"][k] = (frozenset({(x, k)}), 0)
     return cells
 
 
@@ -305,16 +306,16 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
     load: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
 
     def read(x: int, buf: str, off: int, cnt: int, where: str) -> list[Value]:
-        out = []
-        for k in range(off, off + cnt):
-            if (buf, k) not in cells[x]:
-                raise CheckError(f"{where}: reads {buf}[{k}] before anything is written there")
-            out.append(cells[x][(buf, k)])
-        return out
+        held = cells[x][buf]
+        try:
+            return [held[k] for k in range(off, off + cnt)]
+        except KeyError as exc:
+            raise CheckError(f"{where}: reads {buf}[{exc.args[0]}] before anything is written there") from None
 
     def write(x: int, buf: str, off: int, vals: list[Value]) -> None:
-        for k, v in enumerate(vals):
-            cells[x][(buf, off + k)] = v
+        held = cells[x][buf]
+        for k, v in enumerate(vals, off):
+            held[k] = v
 
     def reduce(a: list[Value], b: list[Value], where: str) -> list[Value]:
         out = []
@@ -401,7 +402,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
         raise CheckError(f"{source}: messages never received on {left[0][0]}->{left[0][1]} channel {left[0][2]}")
     for x in range(n):
         for k, want in _expected(coll, n, x, o_chunks).items():
-            got = cells[x].get(("o", k))
+            got = cells[x]["o"].get(k)
             if got is None or got[0] != want:
                 raise CheckError(f"{source}: gpu {x} output chunk {k} holds {sorted(got[0]) if got else 'nothing'}, "
                                  f"expected {sorted(want)}")
