@@ -29,6 +29,7 @@ __all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError"
 
 # the checker's own copies of the executor's limits (msccl-executor-nccl src/include/msccl/msccl_struct.h)
 MSCCL_MAX_COUNT = 72  # a step's cnt must stay below it
+MAX_CHANNELS = 32  # MAXCHANNELS (src/include/device.h)
 MAX_XML_DEPTH = 8  # element nesting (algo > gpu > tb > step is 4)
 MAX_XML_ATTR_CHARS = 1024  # characters of one attribute value
 _FEED = 1 << 16  # characters fed to the parser at a time
@@ -289,12 +290,17 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
              gens: frozenset[int], modulus: int, chunk_bytes: Fraction, order: int) -> XmlCost:
     n = len(gpus)
     coll = algo.get("coll", "")
+    channels = _int(algo, "nchannels", source)
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise CheckError(f"{source}: nchannels: {channels}, the executor allows 1..{MAX_CHANNELS}")
     i_chunks = _int(first, "i_chunks", source)
     o_chunks = _int(first, "o_chunks", source)
     out_to = [{((x + g) % modulus if modulus else x ^ g) for g in gens} for x in range(n)]
     in_from = [{((x - g) % modulus if modulus else x ^ g) for g in gens} for x in range(n)]
     for x, tbs in enumerate(gpus):
         for b, tb in enumerate(tbs):
+            if not 0 <= tb.chan < channels:
+                raise CheckError(f"{source}: gpu {x} tb {b}: chan: {tb.chan}, the file declares nchannels={channels}")
             for peer, allowed in ((tb.send, out_to[x]), (tb.recv, in_from[x])):
                 if peer != -1 and peer not in allowed:
                     raise CheckError(f"{source}: gpu {x} tb {b}: peer {peer} is not a neighbour in the axis graph")
@@ -303,7 +309,8 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
     pc = [[0] * len(tbs) for tbs in gpus]
     times = [[[0] * len(tb.steps) for tb in tbs] for tbs in gpus]  # message depth each step ran at
     # a message: the chunks' atoms and the depth at which it arrives
-    load: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
+    # per depth, chunks per (sender, receiver, channel): channel ch is its own circuit
+    load: dict[int, dict[tuple[int, int, int], int]] = defaultdict(lambda: defaultdict(int))
 
     def read(x: int, buf: str, off: int, cnt: int, where: str) -> list[Value]:
         held = cells[x][buf]
@@ -367,7 +374,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                     depth = d
             depth += 1
             fifo[(x, tb.send, tb.chan)].append(([a for a, _ in vals], depth))
-            load[depth][(x, tb.send)] += cnt
+            load[depth][(x, tb.send, tb.chan)] += cnt
             now = depth - 1
         elif kind == "re":
             vals = reduce(read(x, srcbuf, srcoff, cnt, where), read(x, dstbuf, dstoff, cnt, where), where)
@@ -407,5 +414,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                 raise CheckError(f"{source}: gpu {x} output chunk {k} holds {sorted(got[0]) if got else 'nothing'}, "
                                  f"expected {sorted(want)}")
     h = max(load, default=0)
-    v = sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()), Fraction(0))
+    # v as the cost model states it at multiplicity p = nchannels: T = h * latency + v / (p * R), so p
+    # times the bytes of the busiest circuit (link and channel) summed over depths
+    v = sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()), Fraction(0)) * channels
     return XmlCost(h, v)

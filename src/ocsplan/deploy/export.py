@@ -47,7 +47,8 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
                 verify(program, topo)
                 name = f"{mesh.name}.{i}.{k}"
                 try:
-                    files[f"{name}.xml"] = program_xml(program, name, protocol=protocol, max_steps=max_steps)
+                    files[f"{name}.xml"] = program_xml(program, name, protocol=protocol, max_steps=max_steps,
+                                                       channels=d.multiplicity)
                 except MscclError as exc:
                     raise MscclError(f"{where}: {exc}") from None
                 form = closed_form(d.schedule, topo)
@@ -57,7 +58,8 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
                     "file": f"{name}.xml", "mesh": mesh.name, "axis": i, "demand": k,
                     "collective": d.collective, "schedule": d.schedule, "payload_bytes": d.payload_bytes,
                     "ranks": topo.size, "generators": sorted(topo.gens), "modulus": 0,
-                    "chunk_bytes": str(program.unit), "h": form.h, "v_bytes": str(form.v_factor * d.payload_bytes),
+                    "chunk_bytes": str(program.unit / d.multiplicity), "h": form.h,
+                    "v_bytes": str(form.v_factor * d.payload_bytes),
                     "multiplicity": d.multiplicity, "groups": groups,
                 })
                 if progress is not None:

@@ -179,14 +179,28 @@ class _Layout:
     raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
     staged: tuple[tuple[int, ...], ...] | None = None
     table: tuple[Cell, ...] = ()  # all-gather: gather_cell of every segment, computed once
+    channels: int = 1  # every chunk is cut into this many pieces, piece ch carried on channel ch
 
     @classmethod
     def make(cls, collective: str, size: int, segments: int, raw: bool,
-             staged: tuple[tuple[int, ...], ...] | None) -> _Layout:
+             staged: tuple[tuple[int, ...], ...] | None, channels: int = 1) -> _Layout:
         plain = cls(collective, size, segments, raw, staged)
-        if collective != "all-gather":
-            return plain
-        return cls(collective, size, segments, raw, staged, tuple(plain.gather_cell(b) for b in range(segments)))
+        table = tuple(plain.gather_cell(b) for b in range(segments)) if collective == "all-gather" else ()
+        return cls(collective, size, segments, raw, staged, table, channels)
+
+    def sub(self, cell: Cell, ch: int) -> Cell:
+        """Piece ``ch`` of a one-channel cell. The input and output keep their meaning (block q of C
+        chunks -- an origin's, a destination's, the whole buffer -- becomes C * p chunks, channel ch
+        owning the C at ch * C), so each channel's pieces of a block stay contiguous; scratch is
+        channel-major."""
+        p = self.channels
+        if p == 1:
+            return cell
+        buf, off = cell
+        if buf == "s":
+            return (buf, ch * self.counts()[2] + off)
+        c = self.chunks
+        return (buf, (off // c) * c * p + ch * c + off % c)
 
     @property
     def chunks(self) -> int:
@@ -299,7 +313,7 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     ops = {item.op for phase in program.phases for t in phase for item in t.items}
     if "raw" in ops and ops != {"raw"}:
         raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
-    layout = _Layout.make(program.collective, size, program.segments, "raw" in ops, _staging(program))
+    layout = _Layout.make(program.collective, size, program.segments, "raw" in ops, _staging(program), channels)
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
     for t, phase in enumerate(program.phases):
@@ -310,7 +324,9 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
         for tr in phase:
             for item in tr.items:
                 moves = _moves(program, layout, tr.src, tr.dst, item.op, item.segs, item.sources, item.dests)
-                pending.append((tr.src, tr.dst, 0, moves, item.op == "reduce"))
+                for ch in range(channels):
+                    mine = moves if channels == 1 else [(layout.sub(a, ch), layout.sub(b, ch)) for a, b in moves]
+                    pending.append((tr.src, tr.dst, ch, mine, item.op == "reduce"))
         writes: list[tuple[int, int, int, Cell, Cell, int, bool]] = []
         for src, dst, chan, moves, reduce in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
@@ -348,11 +364,12 @@ def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
             for r in range(layout.size):
                 if r == x:
                     continue
-                cell = ("s", r * segs + b)
-                if cell not in rank.writer:
-                    raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
-                ref = rank.add(0, "re", cell, ("o", b), 1, rank.read([cell, ("o", b)]))
-                rank.wrote([("o", b)], ref)
+                for ch in range(layout.channels):
+                    cell, out = layout.sub(("s", r * segs + b), ch), layout.sub(("o", b), ch)
+                    if cell not in rank.writer:
+                        raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
+                    ref = rank.add(0, "re", cell, out, 1, rank.read([cell, out]))
+                    rank.wrote([out], ref)
 
 
 def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
@@ -362,11 +379,13 @@ def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
         for seg in range(layout.segments):
             if seg % layout.size == x:
                 continue
-            cell = layout.gather_cell(seg)
-            if cell not in rank.writer:
-                raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank {seg % layout.size}")
-            ref = rank.writer[cell]  # the output cell is written once and never read: not recorded
-            rank.add(ref[0], "cpy", cell, ("o", layout.gather_off(seg)), 1, [ref])
+            for ch in range(layout.channels):
+                cell = layout.sub(layout.gather_cell(seg), ch)
+                if cell not in rank.writer:
+                    raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank "
+                                     f"{seg % layout.size}")
+                ref = rank.writer[cell]  # the output cell is written once and never read: not recorded
+                rank.add(ref[0], "cpy", cell, layout.sub(("o", layout.gather_off(seg)), ch), 1, [ref])
 
 
 def _span(start: Cell, n: int) -> list[Cell]:
@@ -386,9 +405,11 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
         else:
             pairs = [(("i", k), ("o", k)) for k in range(c)]
         tb = rank.tb(-1, -1, 0)
-        for src, dst in pairs:
-            ref = rank.add(tb, "cpy", src, dst, 1, [])
-            rank.wrote([dst], ref)
+        for ch in range(layout.channels):
+            for src, dst in pairs:
+                dst = layout.sub(dst, ch)
+                ref = rank.add(tb, "cpy", layout.sub(src, ch), dst, 1, [])
+                rank.wrote([dst], ref)
 
 
 _LINE = ('<step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
@@ -399,7 +420,7 @@ INT8 = 127  # dependentBid is int8_t: a threadblock waited for needs an id below
 
 def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
             ranks: list[_Rank], max_steps: int) -> str:
-    i_chunks, o_chunks, s_chunks = layout.counts()
+    i_chunks, o_chunks, s_chunks = (k * channels for k in layout.counts())
     if max(i_chunks, o_chunks, s_chunks) > INT16 + 1:
         raise MscclError(f"{program.schedule}: {max(i_chunks, o_chunks, s_chunks)} chunks in a buffer, the "
                          f"executor's int16 offsets allow {INT16 + 1}")
