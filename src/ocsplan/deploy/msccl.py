@@ -300,9 +300,10 @@ def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_
 
 
 def program_xml(program: Program, name: str, *, protocol: str = "Simple", channels: int = 1,
-                max_steps: int = MAX_STEPS) -> str:
+                max_steps: int = MAX_STEPS, threadblocks: list[list[tuple[int, int, int]]] | None = None) -> str:
     """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks); ``max_steps`` is the
-    executor's build-time MSCCL_MAX_NUM_STEPS."""
+    executor's build-time MSCCL_MAX_NUM_STEPS. ``threadblocks``, if given, receives per rank its
+    threadblocks' (send, recv, chan) in id order."""
     if program.collective not in _COLL:
         raise MscclError(f"{program.schedule}: collective {program.collective!r} has no MSCCL name")
     if protocol not in PROTOCOLS:
@@ -353,6 +354,8 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     for rank in ranks:  # only the steps are rendered: free the cell maps first
         rank.writer.clear()
         rank.readers.clear()
+    if threadblocks is not None:
+        threadblocks.extend([(tb.send, tb.recv, tb.chan) for tb in rank.tbs] for rank in ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
 
 
