@@ -312,23 +312,28 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
     # per depth, chunks per (sender, receiver, channel): channel ch is its own circuit
     load: dict[int, dict[tuple[int, int, int], int]] = defaultdict(lambda: defaultdict(int))
 
-    def read(x: int, buf: str, off: int, cnt: int, where: str) -> list[Value]:
+    At = tuple[int, int, int, str]  # (gpu, tb, step, type): formatted only for an error
+
+    def name(at: At) -> str:
+        return f"{source}: gpu {at[0]} tb {at[1]} step {at[2]} ({at[3]})"
+
+    def read(x: int, buf: str, off: int, cnt: int, where: At) -> list[Value]:
         held = cells[x][buf]
         try:
-            return [held[k] for k in range(off, off + cnt)]
+            return [held[off]] if cnt == 1 else [held[k] for k in range(off, off + cnt)]
         except KeyError as exc:
-            raise CheckError(f"{where}: reads {buf}[{exc.args[0]}] before anything is written there") from None
+            raise CheckError(f"{name(where)}: reads {buf}[{exc.args[0]}] before anything is written there") from None
 
     def write(x: int, buf: str, off: int, vals: list[Value]) -> None:
         held = cells[x][buf]
         for k, v in enumerate(vals, off):
             held[k] = v
 
-    def reduce(a: list[Value], b: list[Value], where: str) -> list[Value]:
+    def reduce(a: list[Value], b: list[Value], where: At) -> list[Value]:
         out = []
         for (sa, da), (sb, db) in zip(a, b, strict=True):
             if sa & sb:
-                raise CheckError(f"{where}: inputs {sorted(sa & sb)} summed twice")
+                raise CheckError(f"{name(where)}: inputs {sorted(sa & sb)} summed twice")
             out.append((sa | sb, max(da, db)))
         return out
 
@@ -358,15 +363,19 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
             if len(msg) != cnt:
                 raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives {cnt} chunks, "
                                  f"the message has {len(msg)}")
-        where = f"{source}: gpu {x} tb {b} step {k} ({kind})" if kind != "nop" else ""
+        where = (x, b, k, kind)
         now = before
         if kind == "nop":
             pass
         elif kind == "cpy":
-            write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
+            held = cells[x]
+            if cnt == 1 and srcoff in held[srcbuf]:  # the common case, inline
+                held[dstbuf][dstoff] = held[srcbuf][srcoff]
+            else:
+                write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
         elif kind == "s":
             if tb.send == -1:
-                raise CheckError(f"{where}: sends on a threadblock without a send peer")
+                raise CheckError(f"{name(where)}: sends on a threadblock without a send peer")
             vals = read(x, srcbuf, srcoff, cnt, where)
             depth = before
             for _, d in vals:
@@ -387,7 +396,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
             write(x, dstbuf, dstoff, reduce(read(x, srcbuf, srcoff, cnt, where), [(a, depth) for a in msg], where))
             now = max(before, depth)
         else:
-            raise CheckError(f"{where}: step type {kind!r} not checked")
+            raise CheckError(f"{name(where)}: step type {kind!r} not checked")
         tx[b][k] = now
         pc[x][b] = k + 1
         return True
