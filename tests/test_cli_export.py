@@ -159,3 +159,77 @@ def test_unlisted_files_are_not_read(exported: tuple[Path, str], tmp_path: Path)
     target, _ = _copy(exported, tmp_path)
     (target / "stray.xml").write_bytes(b"\xff" * 10)  # not listed by index.json: never opened
     assert runner.invoke(app, ["export", "--check", str(target)]).exit_code == 0
+
+
+def _p2_plan_and_circuits(tmp_path: Path) -> tuple[Path, Path]:
+    """A plan with a demand of multiplicity 2 (bruck-parallel all-to-all on 4 ranks) and its circuits on a
+    two-level fabric with 12 ports per accelerator."""
+    from ocsplan.instance import loads_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+    from ocsplan.realization.circuits import write_circuits
+    from ocsplan.realization.shared_host import realize_shared_host
+
+    from .realize_cases import SMALL_FABRIC, SMALL_INSTANCE, small_fabric
+
+    text = (SMALL_INSTANCE.replace("ports = 8", "ports = 12").replace("[8, 8]", "[4, 16]")
+            .replace('"all-reduce"', '"all-to-all"'))
+    plan = plan_heuristic(loads_instance(text, "p2.toml"))
+    assert max(d.multiplicity for m in plan.meshes for a in m.axes for d in a.demands) == 2
+    fabric = small_fabric(SMALL_FABRIC.replace("ports = 8", "ports = 12").replace("up = 8", "up = 12")
+                          .replace("down = 8", "down = 12").replace("radix = 24", "radix = 36")
+                          .replace("radix = 16", "radix = 24"))
+    plan_path, circuits_path = tmp_path / "p2.plan.json", tmp_path / "p2.circ.json"
+    write_plan(plan, plan_path)
+    write_circuits(realize_shared_host(plan, fabric), circuits_path)
+    return plan_path, circuits_path
+
+
+def test_export_with_circuits_maps_threadblocks_to_ports(tmp_path: Path) -> None:
+    """Every (group, local rank, threadblock) of index.json names a port of the rank's accelerator whose
+    circuit, in the circuits file read as plain JSON, reaches the threadblock's peer at the named peer
+    port; the p = 2 channels to one peer use two different circuits."""
+    import xml.etree.ElementTree as ET
+
+    plan_path, circuits_path = _p2_plan_and_circuits(tmp_path)
+    out = tmp_path / "msccl"
+    result = runner.invoke(app, ["export", str(plan_path), "--circuits", str(circuits_path), "--out", str(out),
+                                 "--max-steps", "4096"])
+    assert result.exit_code == 0, result.output
+    index = json.loads((out / "index.json").read_text())
+    assert index["schema"] == "ocsplan.export-index/2"
+    raw = json.loads(circuits_path.read_text())
+    wired = {(x, port): (peer, peer_port) for x, node in enumerate(raw["nodes"]) for port, peer, peer_port, _ in node}
+    channels = 0
+    for d in index["demands"]:
+        root = ET.parse(out / d["file"]).getroot()
+        assert root.get("nchannels") == str(d["multiplicity"])
+        for g, group in enumerate(d["groups"]):
+            for r, gpu in enumerate(root.findall("gpu")):
+                x = group[r]
+                assert d["accelerators"][g][r] == raw["placement"]["accelerator"][x]
+                used: dict[int, set[int]] = {}
+                for b, tb in enumerate(gpu.findall("tb")):
+                    port, peer_port = d["ports"][g][r][b]
+                    peer = int(tb.get("send", "")) if tb.get("send") != "-1" else int(tb.get("recv", ""))
+                    if peer == -1:
+                        assert (port, peer_port) == (-1, -1)
+                        continue
+                    assert wired[(x, port)] == (group[peer], peer_port)
+                    used.setdefault(peer, set()).add(port)
+                    channels = max(channels, int(tb.get("chan", "")) + 1)
+                for peer, ports in used.items():  # send and receive share a circuit; each channel its own
+                    assert len(ports) == d["multiplicity"], (peer, ports)
+    assert channels == 2
+    result = runner.invoke(app, ["export", "--check", str(out)])
+    assert result.exit_code == 0, result.output
+
+
+def test_export_with_circuits_of_another_plan_refused(plan: Path, tmp_path: Path) -> None:
+    _, circuits_path = _p2_plan_and_circuits(tmp_path)
+    result = runner.invoke(app, ["export", str(plan), "--circuits", str(circuits_path), "--out",
+                                 str(tmp_path / "x"), "--max-steps", "4096"])
+    assert result.exit_code == 2
+    # same instance name and world, other ports: refused at the first threadblock without its circuit
+    assert result.output.startswith(f"--circuits {circuits_path}: ") and "circuit(s) to rank" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()

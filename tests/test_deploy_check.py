@@ -192,3 +192,30 @@ def test_trailing_nop_refused() -> None:
                                "dstoff": "-1", "cnt": "0", "depid": "1", "deps": "0", "hasdep": "0"})
     with pytest.raises(CheckError, match=r"^f\.xml: gpu 0 tb 0 step \d+ \(nop\): type: a nop ends"):
         check_xml(ET.tostring(root, encoding="unicode"), "f.xml", TOPO.gens, 0, unit)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ('nchannels="2"', 'nchannels="1"', "chan: 1, the file declares nchannels=1"),
+    ('nchannels="2"', 'nchannels="33"', "nchannels: 33"),
+    ('chan="1"', 'chan="0"', "repeats tb"),  # every message on channel 0: two threadblocks per peer
+])
+def test_channels_are_checked(old: str, new: str, field: str) -> None:
+    from fractions import Fraction
+
+    program = SCHEDULES["layered"].build(TOPO, PAYLOAD)
+    text = program_xml(program, "ag2", channels=2)
+    check_xml(text, "ag2", TOPO.gens, 0, Fraction(program.unit) / 2)
+    with pytest.raises(CheckError, match=field) as info:
+        check_xml(text.replace(old, new), "ag2", TOPO.gens, 0, Fraction(program.unit) / 2)
+    assert "\n" not in str(info.value)
+
+
+def test_two_channels_measured_as_p_circuits() -> None:
+    """A two-channel file checked with the chunk bytes of one channel piece: v is p times the busiest
+    circuit's bytes, equal to the one-channel file's v (the closed form does not depend on p)."""
+    from fractions import Fraction
+
+    program = SCHEDULES["layered"].build(TOPO, PAYLOAD)
+    one = check_xml(program_xml(program, "ag"), "ag", TOPO.gens, 0, Fraction(program.unit))
+    two = check_xml(program_xml(program, "ag2", channels=2), "ag2", TOPO.gens, 0, Fraction(program.unit) / 2)
+    assert one == two

@@ -3,7 +3,10 @@ independent checker and has the closed form's phases h and bytes per link v."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
+from collections import Counter
+from fractions import Fraction
 
 import pytest
 
@@ -211,3 +214,60 @@ def test_exported_plans_pair_count_and_check(case: str) -> None:
         if name.endswith(".xml"):
             assert _rule_violations(body) == [], name
     assert len(check_export(files, case)) == len(demands)
+    for entry in json.loads(files["index.json"])["demands"]:  # p parallel circuits: p channels
+        root = ET.fromstring(files[entry["file"]])
+        assert root.get("nchannels") == str(entry["multiplicity"])
+        assert {tb.get("chan") for tb in root.iter("tb")} == {str(c) for c in range(entry["multiplicity"])}
+
+
+def test_parallel_all_gather_messages_are_contiguous_runs() -> None:
+    """Layered-parallel all-gather on Q3 (generators 1, 2, 4, one per layer; 3 chunks per rank,
+    chunk c over the layers in rotated order): every message carries one chunk of 1, 2, then 4
+    origins, so by hand each rank sends nine messages of cnt 1, 1, 1, 2, 2, 2, 4, 4, 4 (staged in
+    scratch, 8 ranks x 3 chunks), receives the same, and copies its own 3 chunks twice (output and
+    scratch) and the 7 x 3 chunks it received from scratch into the output."""
+    topo = Topology(3, frozenset({1, 2, 4}))
+    program = SCHEDULES["layered-parallel"].build(topo, 3 * 8 * 64)
+    root = ET.fromstring(program_xml(program, "agp"))
+    assert root.get("nchunksperloop") == "24"
+    for gpu in root.findall("gpu"):
+        assert (gpu.get("i_chunks"), gpu.get("o_chunks"), gpu.get("s_chunks")) == ("3", "24", "24")
+        counts: dict[str, list[int]] = {"s": [], "r": [], "cpy": []}
+        for st in gpu.iter("step"):
+            if st.get("type") in counts:
+                counts[str(st.get("type"))].append(int(st.get("cnt", "")))
+        assert sorted(counts["s"]) == sorted(counts["r"]) == [1, 1, 1, 2, 2, 2, 4, 4, 4]
+        assert counts["cpy"] == [1] * (6 + 21)
+    cost = check_xml(program_xml(program, "agp"), "agp", topo.gens, 0, program.unit)
+    form = closed_form("layered-parallel", topo)
+    assert (cost.h, cost.v) == (form.h, form.v_factor * program.payload)
+
+
+def test_two_channels_split_every_message_and_cost_the_closed_form_at_p2() -> None:
+    """Layered all-gather on Q2 over 2 channels (by hand): each rank's block is 2 chunks (i_chunks 2,
+    o_chunks 8), channel c carrying piece c of every block; rank 0 sends its own piece to 2 on each
+    channel (1 chunk), then 2 pieces (its own and rank 2's) to 1 on each channel. Per channel the
+    busiest circuit carries 1 + 2 chunks of payload/8 bytes, times p = 2 circuits: v = 3/4 payload,
+    the closed form's v at any p."""
+    payload = 8 * 128
+    program = SCHEDULES["layered"].build(Topology(2, frozenset({1, 2})), payload)
+    text = program_xml(program, "ag2", channels=2)
+    root = ET.fromstring(text)
+    assert (root.get("nchannels"), root.get("nchunksperloop")) == ("2", "8")
+    sent: Counter[tuple[str, str]] = Counter()
+    gpu0 = root.findall("gpu")[0]
+    assert (gpu0.get("i_chunks"), gpu0.get("o_chunks")) == ("2", "8")
+    for tb in gpu0.findall("tb"):
+        for st in tb.findall("step"):
+            if st.get("type") == "s":
+                sent[(str(tb.get("send")), str(tb.get("chan")))] += int(st.get("cnt", ""))
+    assert sent == {("2", "0"): 1, ("2", "1"): 1, ("1", "0"): 2, ("1", "1"): 2}
+    cost = check_xml(text, "ag2", frozenset({1, 2}), 0, Fraction(payload, 8))
+    assert (cost.h, cost.v) == (2, Fraction(3, 4) * payload)
+
+
+def test_channels_over_the_executor_limit_refused_in_one_line() -> None:
+    program = SCHEDULES["layered"].build(Topology(2, frozenset({1, 2})), 4096)
+    with pytest.raises(MscclError, match=r"33 channels, the executor allows 1\.\.32") as info:
+        program_xml(program, "x", channels=33)
+    assert "\n" not in str(info.value)

@@ -81,13 +81,15 @@ def export_command(
     max_steps: Annotated[int, typer.Option("--max-steps", help="steps per threadblock the executor was built "
                                            "with (make MSCCL_MAX_NUM_STEPS=N; its own default is 64)")] = 128,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
+    circuits: Annotated[Path | None, typer.Option("--circuits", help="circuits file of the plan (ocsplan realize): "
+                                                  "index.json maps every threadblock to its ports")] = None,
 ) -> None:
     """Write MSCCL XML (one file per demand, and index.json) for a plan, or check such a directory."""
     from ..deploy import CheckError, MscclError, UnsafeXmlError
     from ..deploy.export import check_export, export_msccl
 
     try:
-        _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl, quiet)
+        _export(plan_path, fmt, out_dir, protocol, check, max_steps, check_export, export_msccl, quiet, circuits)
     except CheckError as exc:
         raise fail(f"check failed: {exc}", 1) from None
     except (MscclError, ExportError, UnsafeXmlError) as exc:
@@ -96,7 +98,7 @@ def export_command(
 
 def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str, check: Path | None,
             max_steps: int, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
-            export_msccl: Callable[..., dict[str, str]], quiet: bool = False) -> None:
+            export_msccl: Callable[..., dict[str, str]], quiet: bool = False, circuits: Path | None = None) -> None:
     if check is not None:
         costs = check_export(ExportDirectory(check), str(check))
         for name, cost in sorted(costs.items()):
@@ -111,7 +113,13 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
     require_valid(plan, str(plan_path))
     if max_steps < 1:
         raise fail(f"--max-steps {max_steps}: must be at least 1", 2)
+    wiring = None
+    if circuits is not None:
+        from ..realization.circuits import load_circuits
+
+        wiring = load_circuits(circuits)
     with Bar(err, "export (msccl)", quiet=quiet) as bar:
-        files = export_msccl(plan, protocol, max_steps, progress=bar.update)
+        files = export_msccl(plan, protocol, max_steps, progress=bar.update, circuits=wiring,
+                             circuits_source=f"--circuits {circuits}")
     _write_directory(out_dir, files)
     out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json", markup=False)

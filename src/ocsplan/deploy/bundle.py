@@ -32,8 +32,8 @@ from ..workload.splits import Split, check_split
 from ..workload.step import Step, step_to_dict
 from .check import XmlCost
 from .export import check_export, export_msccl
-from .ocs import ocs_files
 from .faults import FaultReport, analyse_faults, report_to_dict
+from .ocs import ocs_files
 
 __all__ = ["DEFAULT_FAULTS", "MANIFEST", "SCHEMA", "Deployment", "build_deployment", "check_fabric",
            "manifest_text"]

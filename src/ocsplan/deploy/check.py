@@ -13,25 +13,23 @@ and receives pair in FIFO order per (sender, receiver, channel) and agree on cnt
 on where the chunks land (the send's dstbuf/dstoff) and where they came from (the
 receive's srcbuf/srcoff); every data step moves 1..MSCCL_MAX_COUNT - 1 chunks; a
 wait names a signalled (``hasdep="1"``) data step; a ``nop`` precedes a data step.
-Hostile text is refused before or while parsing (see :func:`parse_bounded`).
+Hostile text is refused before or while parsing (see :func:`_read`).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict, deque
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import cast
 
 from ..errors import OcsplanError
 
-__all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml",
-           "parse_bounded"]
+__all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml"]
 
 # the checker's own copies of the executor's limits (msccl-executor-nccl src/include/msccl/msccl_struct.h)
 MSCCL_MAX_COUNT = 72  # a step's cnt must stay below it
+MAX_CHANNELS = 32  # MAXCHANNELS (src/include/device.h)
 MAX_XML_DEPTH = 8  # element nesting (algo > gpu > tb > step is 4)
 MAX_XML_ATTR_CHARS = 1024  # characters of one attribute value
 _FEED = 1 << 16  # characters fed to the parser at a time
@@ -48,48 +46,107 @@ class UnsafeXmlError(OcsplanError):
     """Text refused before it is parsed or executed (a DTD, too deep, too long an attribute)."""
 
 
-def parse_bounded(text: str, source: str) -> ET.Element:
+class _Reader:
+    """An ``xml.etree`` parser target: keeps only the algo header, the first gpu's chunk counts and
+    each threadblock's steps as tuples (no element tree), and enforces the bounds as elements open."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.path: list[str] = []
+        self.algo: dict[str, str] | None = None
+        self.gpu_attrs: list[dict[str, str]] = []
+        self.gpus: list[list[_Tb]] = []
+        self.steps: list[_Step] | None = None  # the open threadblock's
+        self.signals: list[bool] = []
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        path = self.path
+        path.append(tag)
+        if tag == "step" and self.steps is not None and len(path) == 4:
+            self._step(attrib)
+            return
+        if len(path) > MAX_XML_DEPTH:
+            raise UnsafeXmlError(f"{self.source}: <{tag[:40]}>: nested deeper than {MAX_XML_DEPTH} elements")
+        if len(tag) > MAX_XML_ATTR_CHARS:
+            raise UnsafeXmlError(f"{self.source}: <{tag[:40]}...>: element name of {len(tag)} "
+                                 f"characters, the limit is {MAX_XML_ATTR_CHARS}")
+        self._bounded(tag, attrib)
+        if len(path) == 1:
+            if tag != "algo":
+                raise CheckError(f"{self.source}: root element {tag!r}, expected algo")
+            self.algo = dict(attrib)
+        elif len(path) == 2 and tag == "gpu":
+            g = len(self.gpus)
+            if _int(attrib, "id", self.source) != g:
+                raise CheckError(f"{self.source}: gpu {g} has id {attrib.get('id')}")
+            self.gpu_attrs.append(dict(attrib))
+            self.gpus.append([])
+        elif len(path) == 3 and tag == "tb" and path[1] == "gpu":
+            tbs = self.gpus[-1]
+            where = f"{self.source}: gpu {len(self.gpus) - 1} tb {len(tbs)}"
+            self.steps, self.signals = [], []
+            tbs.append(_Tb(_int(attrib, "send", where), _int(attrib, "recv", where), _int(attrib, "chan", where),
+                           self.steps, self.signals))
+
+    def _bounded(self, tag: str, attrib: dict[str, str]) -> None:
+        for key, value in attrib.items():
+            if len(value) > MAX_XML_ATTR_CHARS or len(key) > MAX_XML_ATTR_CHARS:
+                raise UnsafeXmlError(f"{self.source}: {tag[:40]} attribute {key[:40]}: "
+                                     f"{max(len(key), len(value))} characters, the limit is "
+                                     f"{MAX_XML_ATTR_CHARS}")
+
+    def _step(self, a: dict[str, str]) -> None:
+        steps = self.steps
+        assert steps is not None
+        k = len(steps)
+        try:
+            step = (a["type"], a["srcbuf"], int(a["srcoff"]), a["dstbuf"], int(a["dstoff"]), int(a["cnt"]),
+                    int(a["depid"]), int(a["deps"]))
+            if int(a["s"]) != k:
+                raise CheckError(f"{self._where()} step {k}: s={a['s']}")
+            self.signals.append(a["hasdep"] == "1" or int(a["hasdep"]) == 1)
+        except (KeyError, ValueError):
+            self._bounded("step", a)
+            for key in _STEP_INTS:
+                _int(a, key, f"{self._where()} step {k}")
+            for key in ("type", "srcbuf", "dstbuf"):
+                if key not in a:
+                    raise CheckError(f"{self._where()} step {k}: attribute {key} missing") from None
+            raise
+        if sum(map(len, a.values())) > MAX_XML_ATTR_CHARS or len(a) > len(_STEP_KEYS):
+            self._bounded("step", a)  # one value may be over the bound (names: see start)
+        steps.append(step)
+
+    def _where(self) -> str:
+        return f"{self.source}: gpu {len(self.gpus) - 1} tb {len(self.gpus[-1]) - 1}"
+
+    def end(self, tag: str) -> None:
+        self.path.pop()
+        if tag == "tb" and len(self.path) == 2:
+            self.steps = None
+
+    def close(self) -> None:
+        return None
+
+
+def _read(text: str, source: str) -> _Reader:
     """Parse ``text`` refusing a DOCTYPE or ENTITY declaration (no entity expansion), nesting
-    deeper than MAX_XML_DEPTH and attribute values over MAX_XML_ATTR_CHARS, as they are met."""
+    deeper than MAX_XML_DEPTH and names or attribute values over MAX_XML_ATTR_CHARS, as they are
+    met; the parser is fed _FEED characters at a time and builds no tree."""
     for decl in ("<!DOCTYPE", "<!ENTITY"):
         if decl in text:
             raise UnsafeXmlError(f"{source}: {decl[2:]}: declarations are refused (MSCCL XML has none)")
-    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
-    depth = 0
-    root: ET.Element | None = None
-
-    def drain() -> None:
-        nonlocal depth, root
-        for event, node in cast(Iterator[tuple[str, object]], parser.read_events()):
-            if not isinstance(node, ET.Element):
-                continue
-            if event == "end":
-                depth -= 1
-                continue
-            depth += 1
-            root = node if root is None else root
-            if depth > MAX_XML_DEPTH:
-                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}>: nested deeper than {MAX_XML_DEPTH} elements")
-            if len(node.tag) > MAX_XML_ATTR_CHARS:
-                raise UnsafeXmlError(f"{source}: <{node.tag[:40]}...>: element name of {len(node.tag)} "
-                                     f"characters, the limit is {MAX_XML_ATTR_CHARS}")
-            for key, value in node.attrib.items():
-                if len(value) > MAX_XML_ATTR_CHARS or len(key) > MAX_XML_ATTR_CHARS:
-                    raise UnsafeXmlError(f"{source}: {node.tag[:40]} attribute {key[:40]}: "
-                                         f"{max(len(key), len(value))} characters, the limit is "
-                                         f"{MAX_XML_ATTR_CHARS}")
-
+    reader = _Reader(source)
+    parser = ET.XMLParser(target=reader)
     try:
         for at in range(0, len(text), _FEED):
             parser.feed(text[at:at + _FEED])
-            drain()
         parser.close()
-        drain()
     except ET.ParseError as exc:
         raise CheckError(f"{source}: not XML ({exc})") from None
-    if root is None:
+    if reader.algo is None:
         raise CheckError(f"{source}: not XML (no element)")
-    return root
+    return reader
 
 
 @dataclass(frozen=True)
@@ -100,6 +157,7 @@ class XmlCost:
 
 _Step = tuple[str, str, int, str, int, int, int, int]  # type srcbuf srcoff dstbuf dstoff cnt depid deps
 _STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
+_STEP_KEYS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
 
 
 @dataclass
@@ -111,8 +169,8 @@ class _Tb:
     signals: list[bool]  # hasdep="1": the executor raises this step's flag
 
 
-def _int(node: ET.Element, key: str, where: str) -> int:
-    text = node.get(key)
+def _int(attrib: dict[str, str], key: str, where: str) -> int:
+    text = attrib.get(key)
     if text is None:
         raise CheckError(f"{where}: attribute {key} missing")
     try:
@@ -121,38 +179,16 @@ def _int(node: ET.Element, key: str, where: str) -> int:
         raise CheckError(f"{where}: attribute {key}={text!r} is not an integer") from None
 
 
-def _parse(text: str, source: str) -> tuple[ET.Element, list[list[_Tb]]]:
-    root = parse_bounded(text, source)
-    if root.tag != "algo":
-        raise CheckError(f"{source}: root element {root.tag!r}, expected algo")
-    gpus: list[list[_Tb]] = []
-    for g, gpu in enumerate(root.findall("gpu")):
-        if _int(gpu, "id", source) != g:
-            raise CheckError(f"{source}: gpu {g} has id {gpu.get('id')}")
-        tbs = []
-        for b, tb in enumerate(gpu.findall("tb")):
-            where = f"{source}: gpu {g} tb {b}"
-            steps: list[_Step] = []
-            signals: list[bool] = []
-            for k, st in enumerate(tb.iterfind("step")):
-                a = st.attrib
-                try:
-                    step = (a.get("type", ""), a.get("srcbuf", ""), int(a["srcoff"]), a.get("dstbuf", ""),
-                            int(a["dstoff"]), int(a["cnt"]), int(a["depid"]), int(a["deps"]))
-                    if int(a["s"]) != k:
-                        raise CheckError(f"{where} step {k}: s={a['s']}")
-                    signals.append(int(a["hasdep"]) == 1)
-                except (KeyError, ValueError):
-                    for key in _STEP_INTS:
-                        _int(st, key, f"{where} step {k}")
-                    raise
-                steps.append(step)
-            tbs.append(_Tb(_int(tb, "send", where), _int(tb, "recv", where), _int(tb, "chan", where), steps,
-                           signals))
-        gpus.append(tbs)
-    if len(gpus) != _int(root, "ngpus", source):
-        raise CheckError(f"{source}: ngpus={root.get('ngpus')} but {len(gpus)} gpu elements")
-    return root, gpus
+def _parse(text: str, source: str) -> tuple[dict[str, str], dict[str, str], list[list[_Tb]]]:
+    """The algo's and first gpu's attributes and every gpu's threadblocks."""
+    reader = _read(text, source)
+    algo = reader.algo
+    assert algo is not None
+    if len(reader.gpus) != _int(algo, "ngpus", source):
+        raise CheckError(f"{source}: ngpus={algo.get('ngpus')} but {len(reader.gpus)} gpu elements")
+    if not reader.gpus:
+        raise CheckError(f"{source}: no gpu element")
+    return algo, reader.gpu_attrs[0], reader.gpus
 
 
 _SENDS = frozenset(("s",))
@@ -211,14 +247,15 @@ def _canonical(gpus: list[list[_Tb]], source: str) -> None:
                                  f"reads {s[1]}[{s[2]}]")
 
 
-def _initial(coll: str, n: int, x: int, i_chunks: int) -> dict[tuple[str, int], Value]:
-    cells: dict[tuple[str, int], Value] = {}
+def _initial(coll: str, n: int, x: int, i_chunks: int) -> defaultdict[str, dict[int, Value]]:
+    """A rank's cells, buffer name -> offset -> value, holding its input."""
+    cells: defaultdict[str, dict[int, Value]] = defaultdict(dict)
     for k in range(i_chunks):
         if coll == "alltoall":
             c = i_chunks // n
-            cells[("i", k)] = (frozenset({(x, k // c, k % c)}), 0)
+            cells["i"][k] = (frozenset({(x, k // c, k % c)}), 0)
         else:
-            cells[("i", k)] = (frozenset({(x, k)}), 0)
+            cells["i"][k] = (frozenset({(x, k)}), 0)
     return cells
 
 
@@ -241,27 +278,29 @@ def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_
     The threadblocks are run greedily twice, in id order and in reverse, so a step
     whose stated dependencies are too weak meets its hazard in one of the two.
     """
-    root, gpus = _parse(text, source)
+    algo, first, gpus = _parse(text, source)
     _canonical(gpus, source)
-    costs = {_execute(root, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
+    costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
     return costs.pop()
 
 
-def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozenset[int], modulus: int,
-             chunk_bytes: Fraction, order: int) -> XmlCost:
+def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]], source: str,
+             gens: frozenset[int], modulus: int, chunk_bytes: Fraction, order: int) -> XmlCost:
     n = len(gpus)
-    coll = root.get("coll", "")
-    first = root.find("gpu")
-    if first is None:
-        raise CheckError(f"{source}: no gpu element")
+    coll = algo.get("coll", "")
+    channels = _int(algo, "nchannels", source)
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise CheckError(f"{source}: nchannels: {channels}, the executor allows 1..{MAX_CHANNELS}")
     i_chunks = _int(first, "i_chunks", source)
     o_chunks = _int(first, "o_chunks", source)
     out_to = [{((x + g) % modulus if modulus else x ^ g) for g in gens} for x in range(n)]
     in_from = [{((x - g) % modulus if modulus else x ^ g) for g in gens} for x in range(n)]
     for x, tbs in enumerate(gpus):
         for b, tb in enumerate(tbs):
+            if not 0 <= tb.chan < channels:
+                raise CheckError(f"{source}: gpu {x} tb {b}: chan: {tb.chan}, the file declares nchannels={channels}")
             for peer, allowed in ((tb.send, out_to[x]), (tb.recv, in_from[x])):
                 if peer != -1 and peer not in allowed:
                     raise CheckError(f"{source}: gpu {x} tb {b}: peer {peer} is not a neighbour in the axis graph")
@@ -270,25 +309,31 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
     pc = [[0] * len(tbs) for tbs in gpus]
     times = [[[0] * len(tb.steps) for tb in tbs] for tbs in gpus]  # message depth each step ran at
     # a message: the chunks' atoms and the depth at which it arrives
-    load: dict[int, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
+    # per depth, chunks per (sender, receiver, channel): channel ch is its own circuit
+    load: dict[int, dict[tuple[int, int, int], int]] = defaultdict(lambda: defaultdict(int))
 
-    def read(x: int, buf: str, off: int, cnt: int, where: str) -> list[Value]:
-        out = []
-        for k in range(off, off + cnt):
-            if (buf, k) not in cells[x]:
-                raise CheckError(f"{where}: reads {buf}[{k}] before anything is written there")
-            out.append(cells[x][(buf, k)])
-        return out
+    At = tuple[int, int, int, str]  # (gpu, tb, step, type): formatted only for an error
+
+    def name(at: At) -> str:
+        return f"{source}: gpu {at[0]} tb {at[1]} step {at[2]} ({at[3]})"
+
+    def read(x: int, buf: str, off: int, cnt: int, where: At) -> list[Value]:
+        held = cells[x][buf]
+        try:
+            return [held[off]] if cnt == 1 else [held[k] for k in range(off, off + cnt)]
+        except KeyError as exc:
+            raise CheckError(f"{name(where)}: reads {buf}[{exc.args[0]}] before anything is written there") from None
 
     def write(x: int, buf: str, off: int, vals: list[Value]) -> None:
-        for k, v in enumerate(vals):
-            cells[x][(buf, off + k)] = v
+        held = cells[x][buf]
+        for k, v in enumerate(vals, off):
+            held[k] = v
 
-    def reduce(a: list[Value], b: list[Value], where: str) -> list[Value]:
+    def reduce(a: list[Value], b: list[Value], where: At) -> list[Value]:
         out = []
         for (sa, da), (sb, db) in zip(a, b, strict=True):
             if sa & sb:
-                raise CheckError(f"{where}: inputs {sorted(sa & sb)} summed twice")
+                raise CheckError(f"{name(where)}: inputs {sorted(sa & sb)} summed twice")
             out.append((sa | sb, max(da, db)))
         return out
 
@@ -318,15 +363,19 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
             if len(msg) != cnt:
                 raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives {cnt} chunks, "
                                  f"the message has {len(msg)}")
-        where = f"{source}: gpu {x} tb {b} step {k} ({kind})" if kind != "nop" else ""
+        where = (x, b, k, kind)
         now = before
         if kind == "nop":
             pass
         elif kind == "cpy":
-            write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
+            held = cells[x]
+            if cnt == 1 and srcoff in held[srcbuf]:  # the common case, inline
+                held[dstbuf][dstoff] = held[srcbuf][srcoff]
+            else:
+                write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
         elif kind == "s":
             if tb.send == -1:
-                raise CheckError(f"{where}: sends on a threadblock without a send peer")
+                raise CheckError(f"{name(where)}: sends on a threadblock without a send peer")
             vals = read(x, srcbuf, srcoff, cnt, where)
             depth = before
             for _, d in vals:
@@ -334,7 +383,7 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
                     depth = d
             depth += 1
             fifo[(x, tb.send, tb.chan)].append(([a for a, _ in vals], depth))
-            load[depth][(x, tb.send)] += cnt
+            load[depth][(x, tb.send, tb.chan)] += cnt
             now = depth - 1
         elif kind == "re":
             vals = reduce(read(x, srcbuf, srcoff, cnt, where), read(x, dstbuf, dstoff, cnt, where), where)
@@ -347,7 +396,7 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
             write(x, dstbuf, dstoff, reduce(read(x, srcbuf, srcoff, cnt, where), [(a, depth) for a in msg], where))
             now = max(before, depth)
         else:
-            raise CheckError(f"{where}: step type {kind!r} not checked")
+            raise CheckError(f"{name(where)}: step type {kind!r} not checked")
         tx[b][k] = now
         pc[x][b] = k + 1
         return True
@@ -369,10 +418,12 @@ def _execute(root: ET.Element, gpus: list[list[_Tb]], source: str, gens: frozens
         raise CheckError(f"{source}: messages never received on {left[0][0]}->{left[0][1]} channel {left[0][2]}")
     for x in range(n):
         for k, want in _expected(coll, n, x, o_chunks).items():
-            got = cells[x].get(("o", k))
+            got = cells[x]["o"].get(k)
             if got is None or got[0] != want:
                 raise CheckError(f"{source}: gpu {x} output chunk {k} holds {sorted(got[0]) if got else 'nothing'}, "
                                  f"expected {sorted(want)}")
     h = max(load, default=0)
-    v = sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()), Fraction(0))
+    # v as the cost model states it at multiplicity p = nchannels: T = h * latency + v / (p * R), so p
+    # times the bytes of the busiest circuit (link and channel) summed over depths
+    v = sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()), Fraction(0)) * channels
     return XmlCost(h, v)

@@ -17,6 +17,7 @@ from typing import Any
 from ..cayley import coset_bases, expand
 from ..files import read_json
 from ..plan import Plan, demand_topology
+from ..realization.circuits import Circuits
 from ..schedules import SCHEDULES, closed_form, verify
 from .check import CheckError, XmlCost, check_xml
 from .msccl import MAX_STEPS, MscclError, program_xml
@@ -25,14 +26,28 @@ __all__ = ["INDEX", "INDEX_SCHEMA", "check_export", "export_msccl"]
 
 INDEX = "index.json"
 INDEX_SCHEMA = "ocsplan.export-index/1"
+INDEX_SCHEMAS = (INDEX_SCHEMA, "ocsplan.export-index/2")  # 2: with the circuits' ports
 
 
 def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEPS,
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, str]:
+                 progress: Callable[[int, int], None] | None = None, circuits: Circuits | None = None,
+                 circuits_source: str = "--circuits") -> dict[str, str]:
     """File name -> text of the MSCCL export of every demand of ``plan``; ``progress(done,
-    total)`` after each demand."""
+    total)`` after each demand. With ``circuits`` (the plan realized, ``ocsplan realize``) the index
+    maps every (rank, threadblock) to the accelerator ports of its circuit (schema 2)."""
     if plan.stacked:
         raise MscclError(f"plan {plan.instance}: stacked (circulant) plans are not exported to MSCCL yet")
+    ports: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    if circuits is not None:
+        ref = circuits.plan
+        if (ref.instance, ref.world) != (plan.instance, plan.world) or len(circuits.nodes) != plan.world:
+            raise MscclError(f"{circuits_source}: plan.instance/world: circuits of {ref.instance} "
+                             f"({ref.world} ranks), the plan is {plan.instance} ({plan.world} ranks)")
+        for x, node in enumerate(circuits.nodes):
+            for np in node:
+                ports.setdefault((x, np.peer), []).append((np.port, np.peer_port))
+        for key in ports:
+            ports[key].sort()
     files: dict[str, str] = {}
     demands: list[dict[str, Any]] = []
     total = sum(len(axis.demands) for mesh in plan.meshes for axis in mesh.axes)
@@ -46,26 +61,57 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
                 program = SCHEDULES[d.schedule].build(topo, d.payload_bytes)
                 verify(program, topo)
                 name = f"{mesh.name}.{i}.{k}"
+                tbs: list[list[tuple[int, int, int]]] = []
                 try:
-                    files[f"{name}.xml"] = program_xml(program, name, protocol=protocol, max_steps=max_steps)
+                    files[f"{name}.xml"] = program_xml(program, name, protocol=protocol, max_steps=max_steps,
+                                                       channels=d.multiplicity, threadblocks=tbs)
                 except MscclError as exc:
                     raise MscclError(f"{where}: {exc}") from None
                 form = closed_form(d.schedule, topo)
                 groups = [[base | expand(x, axis.bits) for x in range(topo.size)]
                           for base in coset_bases(axis.bits, plan.n)]
+                wiring: dict[str, Any] = {}
+                if circuits is not None:
+                    wiring = {"accelerators": [[circuits.placement.accelerator[x] for x in group]
+                                               for group in groups],
+                              "ports": [_ports(group, tbs, ports, f"{circuits_source}: {where}") for group in groups]}
                 demands.append({
                     "file": f"{name}.xml", "mesh": mesh.name, "axis": i, "demand": k,
                     "collective": d.collective, "schedule": d.schedule, "payload_bytes": d.payload_bytes,
                     "ranks": topo.size, "generators": sorted(topo.gens), "modulus": 0,
-                    "chunk_bytes": str(program.unit), "h": form.h, "v_bytes": str(form.v_factor * d.payload_bytes),
-                    "multiplicity": d.multiplicity, "groups": groups,
+                    "chunk_bytes": str(program.unit / d.multiplicity), "h": form.h,
+                    "v_bytes": str(form.v_factor * d.payload_bytes),
+                    "multiplicity": d.multiplicity, "groups": groups, **wiring,
                 })
                 if progress is not None:
                     progress(len(demands), total)
-    index = {"schema": INDEX_SCHEMA, "instance": plan.instance, "world": plan.world, "protocol": protocol,
-             "max_steps": max_steps, "demands": demands}
+    index = {"schema": INDEX_SCHEMAS[circuits is not None], "instance": plan.instance, "world": plan.world,
+             "protocol": protocol, "max_steps": max_steps, "demands": demands}
     files[INDEX] = json.dumps(index, indent=1) + "\n"
     return files
+
+
+def _ports(group: list[int], tbs: list[list[tuple[int, int, int]]],
+           ports: dict[tuple[int, int], list[tuple[int, int]]], where: str) -> list[list[list[int]]]:
+    """Per local rank, per threadblock id: [port, peer_port] of the circuit it drives (channel c on the
+    c-th port, by number, of the rank's accelerator whose circuit reaches the peer), [-1, -1] for a
+    threadblock of local copies."""
+    out: list[list[list[int]]] = []
+    for r, rank_tbs in enumerate(tbs):
+        row: list[list[int]] = []
+        for send, recv, chan in rank_tbs:
+            peer = send if send != -1 else recv
+            if peer == -1:
+                row.append([-1, -1])
+                continue
+            x, y = group[r], group[peer]
+            found = ports.get((x, y), [])
+            if chan >= len(found):
+                raise MscclError(f"{where}: nodes[{x}]: {len(found)} circuit(s) to rank {y}, channel {chan} "
+                                 "needs one more")
+            row.append(list(found[chan]))
+        out.append(row)
+    return out
 
 
 def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
@@ -75,8 +121,9 @@ def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
         raise CheckError(f"{source}: no {INDEX}")
     index = read_json(files[INDEX], f"{source}/{INDEX}")
     try:
-        if index.get("schema") != INDEX_SCHEMA:
-            raise CheckError(f"{source}/{INDEX}: schema {index.get('schema')!r}, expected {INDEX_SCHEMA}")
+        if index.get("schema") not in INDEX_SCHEMAS:
+            raise CheckError(f"{source}/{INDEX}: schema {index.get('schema')!r}, expected one of "
+                             f"{', '.join(INDEX_SCHEMAS)}")
         out: dict[str, XmlCost] = {}
         for n, d in enumerate(index["demands"]):
             where = f"{source}/{INDEX}: demands[{n}]"

@@ -129,7 +129,7 @@ class _Rank:
     def wrote(self, cells: list[Cell], ref: StepRef) -> None:
         for c in cells:
             self.writer[c] = ref
-            self.readers[c] = []
+            self.readers.pop(c, None)
 
     def was_read(self, cells: list[Cell], ref: StepRef) -> None:
         for c in cells:
@@ -154,17 +154,53 @@ def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
 
 
 def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where each collective keeps its chunks (buffer name, offset) on a rank."""
+    """Where each collective keeps its chunks (buffer name, offset) on a rank.
+
+    ``staged`` (an all-gather of several chunks per rank whose messages carry, per chunk, the
+    blocks of a coset of a growing subgroup of origins): chunk c of origin y is kept at scratch
+    ``c * size + pos[c][y]``, where pos[c] lists y's coordinates in a basis adapted to chunk c's
+    chain of subgroups, so that every message is one contiguous run on both ends; the output
+    (rank-major, chunks of one origin interleaved across the rotations) is filled by local
+    copies at the end."""
 
     collective: str
     size: int
     segments: int
     raw: bool = False  # an all-reduce forwarding unsummed inputs: one scratch slot per (source, segment)
+    staged: tuple[tuple[int, ...], ...] | None = None
+    table: tuple[Cell, ...] = ()  # all-gather: gather_cell of every segment, computed once
+    channels: int = 1  # every chunk is cut into this many pieces, piece ch carried on channel ch
+
+    @classmethod
+    def make(cls, collective: str, size: int, segments: int, raw: bool,
+             staged: tuple[tuple[int, ...], ...] | None, channels: int = 1) -> _Layout:
+        plain = cls(collective, size, segments, raw, staged)
+        table = tuple(plain.gather_cell(b) for b in range(segments)) if collective == "all-gather" else ()
+        return cls(collective, size, segments, raw, staged, table, channels)
+
+    def sub(self, cell: Cell, ch: int) -> Cell:
+        """Piece ``ch`` of a one-channel cell. The input and output keep their meaning (block q of C
+        chunks -- an origin's, a destination's, the whole buffer -- becomes C * p chunks, channel ch
+        owning the C at ch * C), so each channel's pieces of a block stay contiguous; scratch is
+        channel-major."""
+        p = self.channels
+        if p == 1:
+            return cell
+        buf, off = cell
+        if buf == "s":
+            return (buf, ch * self.counts()[2] + off)
+        c = self.chunks
+        return (buf, (off // c) * c * p + ch * c + off % c)
 
     @property
     def chunks(self) -> int:
@@ -173,13 +209,21 @@ class _Layout:
     def counts(self) -> tuple[int, int, int]:
         n, c = self.size, self.chunks
         if self.collective == "all-gather":
-            return c, n * c, 0
+            return c, n * c, n * c if self.staged else 0
         if self.collective == "all-reduce":
             return c, c, n * c if self.raw else 0
         return n * c, n * c, n * n * c
 
     def gather_off(self, seg: int) -> int:
         return (seg % self.size) * self.chunks + seg // self.size
+
+    def gather_cell(self, seg: int) -> Cell:
+        if self.table:
+            return self.table[seg]
+        if self.staged is None:
+            return ("o", self.gather_off(seg))
+        c, y = divmod(seg, self.size)
+        return ("s", c * self.size + self.staged[c][y])
 
     def route_cell(self, rank: int, origin: int, dest: int, chunk: int) -> Cell:
         c = self.chunks
@@ -190,10 +234,56 @@ class _Layout:
         return ("s", (origin * self.size + dest) * c + chunk)
 
 
+def _staging(program: Program) -> tuple[tuple[int, ...], ...] | None:
+    """Per chunk, the scratch position of every origin (see _Layout), or None for an all-gather of one
+    chunk per rank (its output is already in message order when its layers are low bits). The basis is
+    grown from rank 0's message origins phase by phase; when those are subgroups S_1 < S_2 < ..., the
+    coset y ^ S_t is an aligned run of positions. Any other program still gets a bijection (correct,
+    only less contiguous)."""
+    size = program.size
+    chunks = program.segments // size
+    if program.collective != "all-gather" or chunks < 2 or program.modulus or program.segments % size:
+        return None
+    chains: list[list[set[int]]] = [[] for _ in range(chunks)]
+    for phase in program.phases:
+        held: list[set[int]] = [set() for _ in range(chunks)]
+        for tr in phase:
+            if tr.src == 0:
+                for item in tr.items:
+                    if item.op != "gather":
+                        return None
+                    for b in _bits(item.segs):
+                        held[b // size].add(b % size)
+        for c in range(chunks):
+            if held[c]:
+                chains[c].append(held[c])
+    out: list[tuple[int, ...]] = []
+    for chain in chains:
+        basis: list[int] = []
+        span = {0}
+        for group in [*chain, set(range(size))]:
+            for y in sorted(group):
+                if y not in span:
+                    basis.append(y)
+                    span |= {z ^ y for z in span}
+        pos = [0] * size
+        for m in range(size):
+            v = 0
+            for i, b in enumerate(basis):
+                if m >> i & 1:
+                    v ^= b
+            pos[v] = m
+        if sorted(pos) != list(range(size)):
+            return None
+        out.append(tuple(pos))
+    return tuple(out)
+
+
 def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_segs: int,
            sources: int, dests: int) -> list[tuple[Cell, Cell]]:
     if op == "gather":
-        return [(("o", layout.gather_off(b)), ("o", layout.gather_off(b))) for b in _bits(item_segs)]
+        table = layout.table
+        return [(table[b], table[b]) for b in _bits(item_segs)]
     if op in ("reduce", "store"):
         return [(("o", b), ("o", b)) for b in _bits(item_segs)]
     if op == "route":
@@ -210,9 +300,10 @@ def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_
 
 
 def program_xml(program: Program, name: str, *, protocol: str = "Simple", channels: int = 1,
-                max_steps: int = MAX_STEPS) -> str:
+                max_steps: int = MAX_STEPS, threadblocks: list[list[tuple[int, int, int]]] | None = None) -> str:
     """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks); ``max_steps`` is the
-    executor's build-time MSCCL_MAX_NUM_STEPS."""
+    executor's build-time MSCCL_MAX_NUM_STEPS. ``threadblocks``, if given, receives per rank its
+    threadblocks' (send, recv, chan) in id order."""
     if program.collective not in _COLL:
         raise MscclError(f"{program.schedule}: collective {program.collective!r} has no MSCCL name")
     if protocol not in PROTOCOLS:
@@ -223,7 +314,7 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     ops = {item.op for phase in program.phases for t in phase for item in t.items}
     if "raw" in ops and ops != {"raw"}:
         raise MscclError(f"{program.schedule}: mixes forwarded inputs and partial sums, not exported")
-    layout = _Layout(program.collective, size, program.segments, raw="raw" in ops)
+    layout = _Layout.make(program.collective, size, program.segments, "raw" in ops, _staging(program), channels)
     ranks = [_Rank() for _ in range(size)]
     _local_copies(program, layout, ranks)
     for t, phase in enumerate(program.phases):
@@ -234,7 +325,9 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
         for tr in phase:
             for item in tr.items:
                 moves = _moves(program, layout, tr.src, tr.dst, item.op, item.segs, item.sources, item.dests)
-                pending.append((tr.src, tr.dst, 0, moves, item.op == "reduce"))
+                for ch in range(channels):
+                    mine = moves if channels == 1 else [(layout.sub(a, ch), layout.sub(b, ch)) for a, b in moves]
+                    pending.append((tr.src, tr.dst, ch, mine, item.op == "reduce"))
         writes: list[tuple[int, int, int, Cell, Cell, int, bool]] = []
         for src, dst, chan, moves, reduce in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
@@ -256,6 +349,13 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
             recv.wrote(cells, ref)
     if layout.raw:
         _final_sums(layout, ranks)
+    if layout.staged:
+        _unstage(layout, ranks)
+    for rank in ranks:  # only the steps are rendered: free the cell maps first
+        rank.writer.clear()
+        rank.readers.clear()
+    if threadblocks is not None:
+        threadblocks.extend([(tb.send, tb.recv, tb.chan) for tb in rank.tbs] for rank in ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
 
 
@@ -267,11 +367,28 @@ def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
             for r in range(layout.size):
                 if r == x:
                     continue
-                cell = ("s", r * segs + b)
+                for ch in range(layout.channels):
+                    cell, out = layout.sub(("s", r * segs + b), ch), layout.sub(("o", b), ch)
+                    if cell not in rank.writer:
+                        raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
+                    ref = rank.add(0, "re", cell, out, 1, rank.read([cell, out]))
+                    rank.wrote([out], ref)
+
+
+def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
+    """Staged all-gather: every received chunk copied from scratch to its place in the output, on
+    the threadblock that received it (after it, in its own order: no wait)."""
+    for x, rank in enumerate(ranks):
+        for seg in range(layout.segments):
+            if seg % layout.size == x:
+                continue
+            for ch in range(layout.channels):
+                cell = layout.sub(layout.gather_cell(seg), ch)
                 if cell not in rank.writer:
-                    raise MscclError(f"rank {x} never receives the input of rank {r} segment {b}")
-                ref = rank.add(0, "re", cell, ("o", b), 1, rank.read([cell, ("o", b)]))
-                rank.wrote([("o", b)], ref)
+                    raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank "
+                                     f"{seg % layout.size}")
+                ref = rank.writer[cell]  # the output cell is written once and never read: not recorded
+                rank.add(ref[0], "cpy", cell, layout.sub(("o", layout.gather_off(seg)), ch), 1, [ref])
 
 
 def _span(start: Cell, n: int) -> list[Cell]:
@@ -286,12 +403,16 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
             pairs = [(("i", x * c + k), ("o", x * c + k)) for k in range(c)]
         elif program.collective == "all-gather":
             pairs = [(("i", k), ("o", layout.gather_off(k * n + x))) for k in range(c)]
+            if layout.staged:  # the messages read the own chunk from scratch
+                pairs += [(("i", k), layout.gather_cell(k * n + x)) for k in range(c)]
         else:
             pairs = [(("i", k), ("o", k)) for k in range(c)]
         tb = rank.tb(-1, -1, 0)
-        for src, dst in pairs:
-            ref = rank.add(tb, "cpy", src, dst, 1, [])
-            rank.wrote([dst], ref)
+        for ch in range(layout.channels):
+            for src, dst in pairs:
+                dst = layout.sub(dst, ch)
+                ref = rank.add(tb, "cpy", layout.sub(src, ch), dst, 1, [])
+                rank.wrote([dst], ref)
 
 
 _LINE = ('<step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
@@ -302,7 +423,7 @@ INT8 = 127  # dependentBid is int8_t: a threadblock waited for needs an id below
 
 def _render(program: Program, name: str, protocol: str, channels: int, layout: _Layout,
             ranks: list[_Rank], max_steps: int) -> str:
-    i_chunks, o_chunks, s_chunks = layout.counts()
+    i_chunks, o_chunks, s_chunks = (k * channels for k in layout.counts())
     if max(i_chunks, o_chunks, s_chunks) > INT16 + 1:
         raise MscclError(f"{program.schedule}: {max(i_chunks, o_chunks, s_chunks)} chunks in a buffer, the "
                          f"executor's int16 offsets allow {INT16 + 1}")
@@ -321,16 +442,18 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
                 raise MscclError(f"{program.schedule}: rank {g} has {count} {role} peers on channel {chan}, "
                                  f"the executor allows {MAX_TBS_PER_CHANNEL}")
         marked = _dependences(program.schedule, g, rank)
-        lines.append(f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">")
+        gpu = [f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">"]
         for b, tb in enumerate(rank.tbs):
             if len(tb.steps) > max_steps:
                 raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
                                  f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
-            lines.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
+            gpu.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
             mine = marked.get(b, ())
-            lines.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
-            lines.append("</tb>")
-        lines.append("</gpu>")
+            gpu.extend(_LINE % (k, *st, k in mine) for k, st in enumerate(tb.steps))
+            gpu.append("</tb>")
+            tb.steps = []  # rendered: freed as the text grows
+        gpu.append("</gpu>")
+        lines.append("\n".join(gpu))
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
 
