@@ -55,7 +55,7 @@ def test_every_file_is_in_the_manifest_with_its_hash(deployed: Path) -> None:
         assert entry["schema"] == declared, path
     assert {listed[p]["schema"] for p in ("plan.json", "circuits.json", "faults.json", "decode-fabric.json",
                                           "msccl/index.json")} == {
-        "ocsplan.plan/1", "ocsplan.circuits/1", "ocsplan.faults/1", "ocsplan.decode/1", "ocsplan.export-index/1"}
+        "ocsplan.plan/1", "ocsplan.circuits/1", "ocsplan.faults/1", "ocsplan.decode/1", "ocsplan.export-index/2"}
     assert manifest["split"] == {"kvp": 8, "tpa": 8, "ep": 8, "tpe": 8} and manifest["splits_timed"] == 0
 
 

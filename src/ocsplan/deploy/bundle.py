@@ -104,7 +104,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     found = fabric_faults(circuits, spec) + validate(circuits, plan)
     if found:
         raise DeployError(f"validate: {len(found)} fault(s) in the realized circuits, the first: {found[0]}")
-    xml = export_msccl(plan)
+    xml = export_msccl(plan, circuits=circuits)  # the index maps threadblocks to the circuits' ports
     msccl = check_export(xml, MSCCL_DIR)
     other = decode_step(model, acc, baseline, world, chosen, batch, context, precision=precision, cache=cache)
     count = len(circuits.circuits)
