@@ -271,3 +271,45 @@ def test_channels_over_the_executor_limit_refused_in_one_line() -> None:
     with pytest.raises(MscclError, match=r"33 channels, the executor allows 1\.\.32") as info:
         program_xml(program, "x", channels=33)
     assert "\n" not in str(info.value)
+
+
+NAMED = ["paper-fig3-n512", "paper-multimesh-n256", "paper-table7-ring-multi", "paper-table7-rsag-multi",
+         "paper-table7-rsag-single", pytest.param("megatron-5t-n512-b1", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_every_file_of_the_named_plans_checks_at_the_plans_own_h_and_v(name: str) -> None:
+    """Issue 36's acceptance: export --check on every exported file of the paper and megatron plans,
+    each at the phases and bytes per link the plan itself states for its demand (Eq. 1's h and v)."""
+    from ocsplan.deploy.export import check_export, export_msccl
+    from ocsplan.instance import load_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+
+    from .conftest import instance_path
+
+    plan = plan_heuristic(load_instance(instance_path(name)))
+    files = export_msccl(plan, max_steps=4096)  # rings and rs-ag on 128 ranks: up to 1120 steps per threadblock
+    costs = check_export(files, name)
+    stated = {(m.name, a, k): d for m in plan.meshes for a, axis in enumerate(m.axes)
+              for k, d in enumerate(axis.demands)}
+    entries = json.loads(files["index.json"])["demands"]
+    assert len(costs) == len(entries) >= 1
+    for entry in entries:
+        demand = stated[(entry["mesh"], entry["axis"], entry["demand"])]
+        cost = costs[entry["file"]]
+        assert cost.h == demand.phases, entry["file"]  # the plan states v as a float; the checker's is exact
+        assert float(cost.v) == pytest.approx(demand.volume_bytes, rel=1e-12), entry["file"]
+
+
+def test_a_ring_that_leaves_the_cube_is_refused_in_one_line() -> None:
+    """paper-table7-ring-single gives its axis a degree-2 ring off the cube (Table 7): not exported."""
+    from ocsplan.deploy.export import export_msccl
+    from ocsplan.instance import load_instance
+    from ocsplan.planning.heuristic import plan_heuristic
+
+    from .conftest import instance_path
+
+    plan = plan_heuristic(load_instance(instance_path("paper-table7-ring-single")))
+    with pytest.raises(MscclError, match="a ring axis leaves the cube") as info:
+        export_msccl(plan)
+    assert "\n" not in str(info.value)
