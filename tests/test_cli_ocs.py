@@ -1,0 +1,85 @@
+"""CLI: export CIRCUITS --format ocs --out DIR (files, schema, refusals, no partial directory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from ocsplan.cli import app
+from ocsplan.instance import load_instance
+from ocsplan.plan import write_plan
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.circuits import write_circuits
+from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.realize import realize
+
+from .conftest import ROOT, instance_path
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The paper plan realized on a single-level and a two-level fabric."""
+    d = tmp_path_factory.mktemp("cli-ocs")
+    plan = plan_heuristic(load_instance(instance_path("paper-multimesh-n256")))
+    write_plan(plan, d / "plan.json")
+    paths = {"plan": d / "plan.json"}
+    for fabric in ("ocs-single", "nvl576-all-ocs"):
+        paths[fabric] = d / f"{fabric}.json"
+        write_circuits(realize(plan, load_fabric(fabric)), paths[fabric])
+    return paths
+
+
+def _schema() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(
+        json.loads((ROOT / "src" / "ocsplan" / "schemas" / "ocs-export-1.json").read_text()))
+
+
+@pytest.mark.parametrize("fabric", ["ocs-single", "nvl576-all-ocs"])
+def test_export_ocs_writes_every_file(paper: dict[str, Path], tmp_path: Path, fabric: str) -> None:
+    out = tmp_path / "ocs"
+    result = runner.invoke(app, ["export", str(paper[fabric]), "--format", "ocs", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    index = json.loads((out / "index.json").read_text())
+    _schema().validate(index)
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == index["files"]
+    raw = json.loads(paper[fabric].read_text())
+    assert sorted(p.stem for p in (out / "devices").iterdir()) == sorted(d["id"] for d in raw["devices"])
+    # every circuit has one cable per OCS hop plus one: 2176 circuits x 2 (one hop) on one level
+    cables = sum(1 for _ in (out / "cabling.csv").open()) - 1
+    assert cables == sum(len(c["path"]) + 1 for c in raw["circuits"])
+    if fabric == "ocs-single":
+        assert cables == 2 * 2176
+    assert f"{index['counts']['cables']} cable(s)" in result.stdout
+
+
+@pytest.mark.parametrize("option", [["--protocol", "LL"], ["--max-steps", "64"], ["--circuits", "x.json"]])
+def test_export_ocs_refuses_msccl_options(paper: dict[str, Path], tmp_path: Path, option: list[str]) -> None:
+    out = tmp_path / "ocs"
+    result = runner.invoke(app, ["export", str(paper["ocs-single"]), "--format", "ocs", "--out", str(out), *option])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and option[0] in result.stderr and "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_export_ocs_bad_input(paper: dict[str, Path], tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    result = runner.invoke(app, ["export", str(paper["ocs-single"]), "--format", "ocs", "--out", str(taken)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "not a directory" in result.stderr
+    assert taken.read_text() == "x"
+    out = tmp_path / "ocs"
+    # a plan is not a circuits file: refused naming the file, nothing written
+    result = runner.invoke(app, ["export", str(paper["plan"]), "--format", "ocs", "--out", str(out)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and str(paper["plan"]) in result.stderr
+    result = runner.invoke(app, ["export", str(paper["ocs-single"]), "--format", "ocs", "--out", "/dev/null"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    result = runner.invoke(app, ["export", str(paper["ocs-single"]), "--format", "xml", "--out", str(out)])
+    assert result.exit_code == 2 and "msccl or ocs" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
