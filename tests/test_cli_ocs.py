@@ -83,3 +83,54 @@ def test_export_ocs_bad_input(paper: dict[str, Path], tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(paper["ocs-single"]), "--format", "xml", "--out", str(out)])
     assert result.exit_code == 2 and "msccl or ocs" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+@pytest.mark.parametrize("fabric", ["ocs-single", "nvl576-all-ocs"])
+def test_import_ocs_round_trip(paper: dict[str, Path], tmp_path: Path, fabric: str) -> None:
+    out = tmp_path / "ocs"
+    assert runner.invoke(app, ["export", str(paper[fabric]), "--format", "ocs", "--out", str(out)]).exit_code == 0
+    rebuilt = tmp_path / "c2.json"
+    result = runner.invoke(app, ["import-ocs", str(out), "--plan", str(paper["plan"]), "--fabric", fabric,
+                                 "--out", str(rebuilt)])
+    assert result.exit_code == 0, result.output
+    assert rebuilt.read_bytes() == paper[fabric].read_bytes()
+    result = runner.invoke(app, ["validate", str(rebuilt), "--plan", str(paper["plan"]), "--fabric", fabric])
+    assert result.exit_code == 0, result.output
+
+
+def test_import_ocs_of_a_repair(paper: dict[str, Path], tmp_path: Path) -> None:
+    repaired = tmp_path / "repaired.json"
+    result = runner.invoke(app, ["repair", str(paper["nvl576-all-ocs"]), "--plan", str(paper["plan"]), "--fabric",
+                                 "nvl576-all-ocs", "--failed", "accelerator:17", "--out", str(repaired)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "ocs"
+    assert runner.invoke(app, ["export", str(repaired), "--format", "ocs", "--out", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["import-ocs", str(out), "--plan", str(paper["plan"]), "--fabric", "nvl576-all-ocs",
+                                 "--out", "-"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == repaired.read_text()
+
+
+def test_import_ocs_refusals(paper: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "ocs"
+    assert runner.invoke(app, ["export", str(paper["nvl576-all-ocs"]), "--format", "ocs", "--out", str(out)]
+                         ).exit_code == 0
+    target = tmp_path / "c2.json"
+    for fabric, words in (("ocs-single", "fabric.name"), ("nvl576-all-ocs-serve576", "fabric.name")):
+        result = runner.invoke(app, ["import-ocs", str(out), "--plan", str(paper["plan"]), "--fabric", fabric,
+                                     "--out", str(target)])
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1 and words in result.stderr
+    result = runner.invoke(app, ["import-ocs", str(out), "--plan", str(paper["plan"]), "--fabric", "nvl576-all-ocs",
+                                 "--out", str(paper["plan"])])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "--plan" in result.stderr
+    # one cross-connect moved to free ports in both of its device's files: the cabling no longer meets it
+    index = json.loads((out / "cross-connects.json").read_text())
+    device = index["devices"][0]
+    device["cross_connects"][-1] = [device["radix"] - 2, device["radix"] - 1]
+    (out / "cross-connects.json").write_text(json.dumps(index))
+    rows = "".join(f"{a},{b}\n" for a, b in device["cross_connects"])
+    (out / "devices" / f"{device['id']}.csv").write_text("in_port,out_port\n" + rows)
+    result = runner.invoke(app, ["import-ocs", str(out), "--plan", str(paper["plan"]), "--fabric", "nvl576-all-ocs",
+                                 "--out", str(target)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "cabling.csv" in result.stderr, result.stderr
+    assert not target.exists() and "Traceback" not in result.output

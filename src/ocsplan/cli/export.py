@@ -15,7 +15,7 @@ from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
 from ..plan import load_plan
 from ..planning.check import require_valid
-from .app import app, err, fail, handle_errors, out
+from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar
 
 if TYPE_CHECKING:
@@ -157,3 +157,39 @@ def _export_ocs(circuits_path: Path | None, out_dir: Path | None, protocol: str 
     counts = index["counts"]
     out.print(f"{out_dir}: {counts['devices']} OCS device(s), {counts['cross_connects']} cross-connect(s), "
               f"{counts['cables']} cable(s), {len(index['graphs'])} host graph(s)", markup=False)
+
+
+@app.command("import-ocs")
+@handle_errors
+def import_ocs_command(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="an OCS export (ocsplan export --format ocs)")],
+    plan_path: Annotated[Path, typer.Option("--plan", help="the plan the exported circuits realize")],
+    fabric: Annotated[str, typer.Option("--fabric", help="the fabric they were realized on: a catalogue name or "
+                                                         "a TOML file")],
+    out_path: Annotated[str, typer.Option("--out", help="write the rebuilt circuits JSON to PATH, or -")],
+) -> None:
+    """Rebuild a circuits file from an OCS export's cross-connects and cabling (the round trip)."""
+    from ..deploy.ocs_import import import_ocs
+    from ..errors import InstanceError
+    from ..realization.circuits import dumps_circuits
+    from ..realization.fabric_check import fabric_faults
+    from ..realization.fabrics import load_fabric
+    from ..realization.validate import validate
+
+    check_outputs((out_path, "--out"))
+    if out_path != "-" and os.path.realpath(out_path) == os.path.realpath(plan_path):
+        raise InstanceError("--out", "", f"{out_path} is the --plan file: give the circuits their own file")
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    spec = load_fabric(fabric, "--fabric")
+    circuits = import_ocs(directory, plan, spec)
+    # a file realized without routing tables (the simulator's) is checked without the plan's schedules
+    found = fabric_faults(circuits, spec) + validate(circuits, plan if circuits.routes else None)
+    if found:
+        raise InstanceError(str(directory), "", f"the rebuilt circuits fail ocsplan validate ({len(found)} "
+                                                f"fault(s)), the first: {str(found[0])[:160]}")
+    text = dumps_circuits(circuits)
+    if out_path != "-":
+        out.print(f"{out_path}: {len(circuits.circuits)} circuits on {len(circuits.devices)} OCS devices, "
+                  f"rebuilt from {directory} (valid against {plan_path} and {fabric})", markup=False)
+    emit_json(text, out_path)
