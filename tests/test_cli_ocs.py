@@ -134,3 +134,58 @@ def test_import_ocs_refusals(paper: dict[str, Path], tmp_path: Path) -> None:
                                  "--out", str(target)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "cabling.csv" in result.stderr, result.stderr
     assert not target.exists() and "Traceback" not in result.output
+
+
+def _pairs(path: Path) -> set[tuple[int, int]]:
+    if not path.exists():
+        return set()
+    lines = path.read_text().splitlines()
+    assert lines[0] == "in_port,out_port"
+    return {(int(a), int(b)) for a, b in (line.split(",") for line in lines[1:])}
+
+
+def test_repair_diff_dir_applied_to_the_export_gives_the_repaired_export(paper: dict[str, Path],
+                                                                          tmp_path: Path) -> None:
+    repaired, diff = tmp_path / "repaired.json", tmp_path / "diff"
+    result = runner.invoke(app, ["repair", str(paper["nvl576-all-ocs"]), "--plan", str(paper["plan"]), "--fabric",
+                                 "nvl576-all-ocs", "--failed", "accelerator:17", "--out", str(repaired),
+                                 "--diff-dir", str(diff)])
+    assert result.exit_code == 0, result.output
+    before, after = tmp_path / "before", tmp_path / "after"
+    for source, target in ((paper["nvl576-all-ocs"], before), (repaired, after)):
+        assert runner.invoke(app, ["export", str(source), "--format", "ocs", "--out", str(target)]).exit_code == 0
+    changed = sorted(p.name for p in (diff / "devices").iterdir())
+    assert changed
+    for name in changed:  # what an operator does: remove rows, then add rows, device by device
+        lines = (diff / "devices" / name).read_text().splitlines()
+        assert lines[0] == "action,in_port,out_port"
+        actions = [line.split(",") for line in lines[1:]]
+        assert [a for a, _, _ in actions] == sorted((a for a, _, _ in actions), key=lambda a: a != "remove")
+        state = _pairs(before / "devices" / name)
+        for action, a, b in actions:
+            pair = (int(a), int(b))
+            if action == "remove":
+                assert pair in state
+                state.remove(pair)
+            else:
+                assert action == "add" and pair not in state
+                state.add(pair)
+        assert state == _pairs(after / "devices" / name), name
+    unchanged = {p.name for p in (before / "devices").iterdir()} - set(changed)
+    for name in unchanged:
+        assert _pairs(before / "devices" / name) == _pairs(after / "devices" / name)
+    data = json.loads((diff / "diff.json").read_text())
+    assert data["schema"] == "ocsplan.repair-diff/1" and data["moves"][0]["failed"] == 17
+    assert sorted(f"{d['device']}.csv" for d in data["devices"]) == changed
+    assert data["changes"] == sum(len(d["removed"]) + len(d["added"]) for d in data["devices"])
+
+
+def test_repair_diff_dir_refused_leaves_nothing(paper: dict[str, Path], tmp_path: Path) -> None:
+    repaired, diff = tmp_path / "repaired.json", tmp_path / "diff"
+    diff.mkdir()
+    (diff / "x").write_text("x")
+    result = runner.invoke(app, ["repair", str(paper["nvl576-all-ocs"]), "--plan", str(paper["plan"]), "--fabric",
+                                 "nvl576-all-ocs", "--failed", "accelerator:17", "--out", str(repaired),
+                                 "--diff-dir", str(diff)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "--diff-dir" in result.stderr
+    assert not repaired.exists() and sorted(p.name for p in diff.iterdir()) == ["x"]
