@@ -1,7 +1,9 @@
-"""Export command: a plan's schedules as MSCCL XML, and the independent check of an export."""
+"""Export command: a plan's schedules as MSCCL XML (and the independent check of an export), or a
+circuits file as the files an OCS controller and a technician read (``--format ocs``)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -10,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import OcsplanError
-from ..files import read_text, write_directory
+from ..files import check_directory, read_text, write_directory
 from ..plan import load_plan
 from ..planning.check import require_valid
-from .app import app, err, fail, handle_errors, out
+from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar
 
 if TYPE_CHECKING:
@@ -33,7 +35,9 @@ def _write_directory(target: Path, files: dict[str, str]) -> None:
 
     def fill(tmp: Path) -> None:
         for name, text in sorted(files.items()):
-            (tmp / name).write_text(text, encoding="utf-8")
+            target = tmp / name
+            target.parent.mkdir(parents=True, exist_ok=True)  # devices/ of an OCS export
+            target.write_text(text, encoding="utf-8")
 
     write_directory(target, fill, ExportError)
 
@@ -73,13 +77,17 @@ class ExportDirectory(Mapping[str, str]):
 @app.command("export")
 @handle_errors
 def export_command(
-    plan_path: Annotated[Path | None, typer.Argument(metavar="PLAN", help="plan JSON (ocsplan solve --json)")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="msccl (collective schedules)")] = "msccl",
+    plan_path: Annotated[Path | None, typer.Argument(
+        metavar="PLAN", help="plan JSON (ocsplan solve --json); with --format ocs a circuits file "
+                             "(ocsplan realize --out)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="msccl (collective schedules) or ocs (cross-connects per "
+                                                      "device, cabling, host graphs)")] = "msccl",
     out_dir: Annotated[Path | None, typer.Option("--out", help="directory to create")] = None,
-    protocol: Annotated[str, typer.Option(help="Simple, LL or LL128")] = "Simple",
+    protocol: Annotated[str | None, typer.Option(help="Simple, LL or LL128 (default Simple)")] = None,
     check: Annotated[Path | None, typer.Option("--check", help="check an export directory instead")] = None,
-    max_steps: Annotated[int, typer.Option("--max-steps", help="steps per threadblock the executor was built "
-                                           "with (make MSCCL_MAX_NUM_STEPS=N; its own default is 64)")] = 128,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="steps per threadblock the executor was built "
+                                                  "with (make MSCCL_MAX_NUM_STEPS=N; its own default is 64; "
+                                                  "default 128)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     circuits: Annotated[Path | None, typer.Option("--circuits", help="circuits file of the plan (ocsplan realize): "
                                                   "index.json maps every threadblock to its ports")] = None,
@@ -96,8 +104,8 @@ def export_command(
         raise fail(str(exc), 2) from None
 
 
-def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str, check: Path | None,
-            max_steps: int, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
+def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str | None, check: Path | None,
+            max_steps: int | None, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
             export_msccl: Callable[..., dict[str, str]], quiet: bool = False, circuits: Path | None = None) -> None:
     if check is not None:
         costs = check_export(ExportDirectory(check), str(check))
@@ -105,10 +113,15 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
             out.print(f"{name}: ok, h={cost.h}, v={float(cost.v):.6g} bytes per link", markup=False)
         out.print(f"{check}: {len(costs)} schedule(s) checked", markup=False)
         return
+    if fmt not in ("msccl", "ocs"):
+        raise fail(f"--format {fmt!r}: expected msccl or ocs", 2)
+    if fmt == "ocs":
+        _export_ocs(plan_path, out_dir, protocol, max_steps, circuits)
+        return
     if plan_path is None or out_dir is None:
         raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
-    if fmt != "msccl":
-        raise fail(f"--format {fmt!r}: expected msccl", 2)
+    protocol = "Simple" if protocol is None else protocol
+    max_steps = 128 if max_steps is None else max_steps
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     if max_steps < 1:
@@ -123,3 +136,60 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
                              circuits_source=f"--circuits {circuits}")
     _write_directory(out_dir, files)
     out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json", markup=False)
+
+
+def _export_ocs(circuits_path: Path | None, out_dir: Path | None, protocol: str | None, max_steps: int | None,
+                circuits: Path | None) -> None:
+    """``--format ocs``: the circuits file as devices/<id>.csv, cross-connects.json, cabling.csv,
+    one GraphML per axis and index.json (:mod:`ocsplan.deploy.ocs`)."""
+    for option, given in (("--protocol", protocol), ("--max-steps", max_steps), ("--circuits", circuits)):
+        if given is not None:
+            raise fail(f"{option}: has no effect with --format ocs (the positional is the circuits file)", 2)
+    if circuits_path is None or out_dir is None:
+        raise fail("ocsplan export --format ocs: give CIRCUITS and --out DIR", 2)
+    from ..deploy.ocs import ocs_files
+    from ..realization.circuits import load_circuits
+
+    check_directory(out_dir, ExportError)
+    files = ocs_files(load_circuits(circuits_path))
+    _write_directory(out_dir, files)
+    index = json.loads(files["index.json"])
+    counts = index["counts"]
+    out.print(f"{out_dir}: {counts['devices']} OCS device(s), {counts['cross_connects']} cross-connect(s), "
+              f"{counts['cables']} cable(s), {len(index['graphs'])} host graph(s)", markup=False)
+
+
+@app.command("import-ocs")
+@handle_errors
+def import_ocs_command(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="an OCS export (ocsplan export --format ocs)")],
+    plan_path: Annotated[Path, typer.Option("--plan", help="the plan the exported circuits realize")],
+    fabric: Annotated[str, typer.Option("--fabric", help="the fabric they were realized on: a catalogue name or "
+                                                         "a TOML file")],
+    out_path: Annotated[str, typer.Option("--out", help="write the rebuilt circuits JSON to PATH, or -")],
+) -> None:
+    """Rebuild a circuits file from an OCS export's cross-connects and cabling (the round trip)."""
+    from ..deploy.ocs_import import import_ocs
+    from ..errors import InstanceError
+    from ..realization.circuits import dumps_circuits
+    from ..realization.fabric_check import fabric_faults
+    from ..realization.fabrics import load_fabric
+    from ..realization.validate import validate
+
+    check_outputs((out_path, "--out"))
+    if out_path != "-" and os.path.realpath(out_path) == os.path.realpath(plan_path):
+        raise InstanceError("--out", "", f"{out_path} is the --plan file: give the circuits their own file")
+    plan = load_plan(plan_path)
+    require_valid(plan, str(plan_path))
+    spec = load_fabric(fabric, "--fabric")
+    circuits = import_ocs(directory, plan, spec)
+    # a file realized without routing tables (the simulator's) is checked without the plan's schedules
+    found = fabric_faults(circuits, spec) + validate(circuits, plan if circuits.routes else None)
+    if found:
+        raise InstanceError(str(directory), "", f"the rebuilt circuits fail ocsplan validate ({len(found)} "
+                                                f"fault(s)), the first: {str(found[0])[:160]}")
+    text = dumps_circuits(circuits)
+    if out_path != "-":
+        out.print(f"{out_path}: {len(circuits.circuits)} circuits on {len(circuits.devices)} OCS devices, "
+                  f"rebuilt from {directory} (valid against {plan_path} and {fabric})", markup=False)
+    emit_json(text, out_path)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from ..errors import InstanceError
-from ..files import write_atomic_all
+from ..errors import InstanceError, PlanError
+from ..files import check_directory, write_atomic_all, write_directory
 from ..limits import MAX_SEED
 from ..plan import load_plan
 from ..planning.check import require_valid
@@ -124,16 +124,22 @@ def repair_command(
                                                           "name or a TOML file")],
     failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (repeat for more)")],
     out_path: Annotated[str, typer.Option("--out", help="write the repaired circuits JSON to PATH, or -")],
-    diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff")] = None,
+    diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff "
+                                                                 "(JSON) to PATH, or -")] = None,
+    diff_dir: Annotated[Path | None, typer.Option("--diff-dir", help="write the diff as an OCS controller applies "
+                                                                     "it: devices/<id>.csv (action,in_port,out_port) "
+                                                                     "and diff.json, in a new directory")] = None,
 ) -> None:
     """Move failed accelerators' ranks onto spares; re-path only their circuits (fewest cross-connect changes)."""
     from ..deploy.faults import check_match
-    from ..deploy.repair import diff_to_dict, parse_failed, repair
+    from ..deploy.repair import diff_files, diff_to_dict, parse_failed, repair
     from ..realization.circuits import dumps_circuits, load_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
 
     check_outputs((out_path, "--out"), (diff_path, "--diff"))
+    if diff_dir is not None:
+        check_directory(diff_dir, PlanError, option="--diff-dir")
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
@@ -152,7 +158,29 @@ def repair_command(
     texts = [(out_path, dumps_circuits(result.circuits))]
     if diff_path is not None:
         texts.append((diff_path, json.dumps(diff_to_dict(result, circuits), indent=1) + "\n"))
-    write_atomic_all([(path, text) for path, text in texts if path != "-"])  # both files or neither
+    if diff_dir is None:
+        write_atomic_all([(path, text) for path, text in texts if path != "-"])  # both files or neither
+    else:
+        _write_with_directory(diff_dir, diff_files(result, circuits), [(p, t) for p, t in texts if p != "-"])
     for path, text in texts:
         if path == "-":
             emit_json(text, path)
+
+
+def _write_with_directory(target: Path, files: dict[str, str], texts: list[tuple[str, str]]) -> None:
+    """The directory (atomically), then the files (all or none); the directory is taken back if
+    the files cannot be written: every output or none."""
+    import shutil
+
+    def fill(tmp: Path) -> None:
+        for name, text in sorted(files.items()):
+            path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+    write_directory(target, fill, PlanError, option="--diff-dir")
+    try:
+        write_atomic_all(texts)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise

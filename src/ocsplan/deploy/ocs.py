@@ -6,12 +6,15 @@ From a circuits file alone (``ocsplan realize --out``):
   per pair (the smaller port first: a cross-connect is duplex, each stated once), sorted;
 - ``cross-connects.json``: every device with its id, level, rail, index, radix and
   cross-connects (a device without any is listed empty);
-- ``cabling.csv``: every cable, one row each: the two ends, each an accelerator port or a
-  device port, its kind, the rack of each end, and the circuit that uses it (a port carries one
-  circuit, so a cable carries one);
+- ``cabling.csv``: every cable, one row each: the two ends, each an accelerator port (with the
+  plan rank that accelerator runs) or a device port, its kind, the rack of each end, and the
+  circuit that uses it (a port carries one circuit, so a cable carries one); a circuit's cables
+  are consecutive rows from its end a to its end b;
 - ``<mesh>.<axis>.graphml``: each axis's host graph (the circuits its routing tables use),
   nodes with rank, accelerator and rack, edges with generator, multiplicity and OCS hops;
-- ``index.json`` (schema ``ocsplan.ocs-export/1``): the files and their counts.
+- ``index.json`` (schema ``ocsplan.ocs-export/1``): the files and their counts, and what the
+  other files cannot say and :mod:`ocsplan.deploy.ocs_import` needs to rebuild the circuits
+  file: the placement method, the fabric source, the notes and how many routing tables.
 
 Pure: returns the texts; the CLI writes the directory atomically. The reader that checks them
 (``tests/test_deploy_ocs.py``) uses csv, json and networkx's GraphML reader only.
@@ -25,15 +28,18 @@ from collections.abc import Mapping
 
 from ..realization.circuits import Circuit, Circuits, by_port
 
-__all__ = ["CABLE_COLUMNS", "OCS_SCHEMA", "ocs_files"]
+__all__ = ["CABLE_COLUMNS", "NO_RANK", "OCS_SCHEMA", "ocs_files"]
 
 OCS_SCHEMA = "ocsplan.ocs-export/1"
-CABLE_COLUMNS = ("cable", "a_kind", "a", "a_port", "a_rack", "b_kind", "b", "b_port", "b_rack", "medium", "circuit")
+CABLE_COLUMNS = ("cable", "a_kind", "a", "a_port", "a_rank", "a_rack", "b_kind", "b", "b_port", "b_rank", "b_rack",
+                 "medium", "circuit")
+NO_RANK = "-"
+"""The rank (and a level-2 device's rack) column of an end that has none."""
 
 
 def _device_rack(c: Circuits, device: str, level: int, index: int) -> str:
     """A level-1 device of a two-level fabric sits in rack ``index``; other devices serve every rack."""
-    return str(index) if level == 1 and len(c.fabric.levels) == 2 else "-"
+    return str(index) if level == 1 and len(c.fabric.levels) == 2 else NO_RANK
 
 
 def _cables(c: Circuits) -> list[tuple[str, ...]]:
@@ -42,19 +48,19 @@ def _cables(c: Circuits) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     accelerator = c.placement.accelerator
     for number, circuit in enumerate(c.circuits):
-        ends: list[tuple[str, str, int, str]] = [
-            ("accelerator", str(accelerator[circuit.a]), circuit.a_port,
+        ends: list[tuple[str, str, int, str, str]] = [
+            ("accelerator", str(accelerator[circuit.a]), circuit.a_port, str(circuit.a),
              str(accelerator[circuit.a] // c.fabric.rack_size))]
         for hop in circuit.path:
             d = devices[hop.device]
             rack = _device_rack(c, d.id, d.level, d.index)
-            ends.append(("device", d.id, hop.enter, rack))
-            ends.append(("device", d.id, hop.leave, rack))
-        ends.append(("accelerator", str(accelerator[circuit.b]), circuit.b_port,
+            ends.append(("device", d.id, hop.enter, NO_RANK, rack))
+            ends.append(("device", d.id, hop.leave, NO_RANK, rack))
+        ends.append(("accelerator", str(accelerator[circuit.b]), circuit.b_port, str(circuit.b),
                      str(accelerator[circuit.b] // c.fabric.rack_size)))
         for k in range(0, len(ends), 2):
             a, b = ends[k], ends[k + 1]
-            rows.append((a[0], a[1], str(a[2]), a[3], b[0], b[1], str(b[2]), b[3], "fiber", str(number)))
+            rows.append((a[0], a[1], str(a[2]), a[3], a[4], b[0], b[1], str(b[2]), b[3], b[4], "fiber", str(number)))
     return [(str(i), *row) for i, row in enumerate(rows)]
 
 
@@ -131,8 +137,12 @@ def _index(c: Circuits, files: Mapping[str, str], cables: int, graphs: Mapping[s
     return {
         "schema": OCS_SCHEMA,
         "plan": {"instance": c.plan.instance, "world": c.plan.world},
-        "fabric": {"name": c.fabric.name, "accelerators": c.fabric.accelerators, "rack_size": c.fabric.rack_size,
-                   "levels": [lv.technology for lv in c.fabric.levels]},
+        "fabric": {"name": c.fabric.name, "source": c.fabric.source, "accelerators": c.fabric.accelerators,
+                   "rack_size": c.fabric.rack_size, "levels": [lv.technology for lv in c.fabric.levels]},
+        "placement": {"method": c.placement.method,
+                      "slot_bits": None if c.placement.slot_bits is None else list(c.placement.slot_bits)},
+        "routes": len(c.routes),
+        "notes": list(c.notes),
         "counts": {"devices": len(c.devices), "cross_connects": sum(len(d.cross_connects) for d in c.devices),
                    "circuits": len(c.circuits), "cables": cables},
         "graphs": dict(graphs),

@@ -32,7 +32,8 @@ from ..realization.fabrics import FabricSpec
 from ..realization.paths import count_hardware, node_table, scope_of
 from ..realization.wiring import Wiring, wiring
 
-__all__ = ["DeviceDiff", "Move", "Repair", "diff_to_dict", "earlier_failures", "parse_failed", "repair", "spares"]
+__all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "diff_files", "diff_to_dict", "earlier_failures",
+           "parse_failed", "repair", "spares"]
 
 REPAIRED = "repaired"
 """Placement method of a repaired circuits file: the accelerator list is the record."""
@@ -325,3 +326,25 @@ def diff_to_dict(r: Repair, healthy: Circuits) -> dict[str, Any]:
                       "cross_connects": sum(len(d.cross_connects) for d in healthy.devices)
                       - sum(len(d.removed) for d in r.diff)},
     }
+
+
+DIFF_COLUMNS = ("action", "in_port", "out_port")
+
+
+def diff_files(r: Repair, healthy: Circuits) -> dict[str, str]:
+    """The ``--diff-dir`` directory: ``devices/<id>.csv`` per changed OCS device, in the form of
+    the OCS export's ``devices/<id>.csv`` with an action first (``remove`` rows, then ``add``:
+    a port is freed before it is taken again), and ``diff.json`` (the ``--diff`` JSON)."""
+    import csv
+    import io
+    import json
+
+    files: dict[str, str] = {}
+    for d in r.diff:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(DIFF_COLUMNS)
+        writer.writerows([("remove", a, b) for a, b in d.removed] + [("add", a, b) for a, b in d.added])
+        files[f"devices/{d.device}.csv"] = buffer.getvalue()
+    files["diff.json"] = json.dumps(diff_to_dict(r, healthy), indent=1) + "\n"
+    return files

@@ -13,17 +13,19 @@ the hardware. Anything the fabric cannot carry raises :class:`RealizationError`.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..errors import RealizationError
 from ..plan import Plan
-from .circuits import Circuit, Counts, Device, FabricRef, Hop, NodePort
+from .circuits import Circuit, Counts, Device, FabricRef, Hop, NodePort, PlanRef, Route
 from .coloring import balanced_orientation, bipartite_edge_coloring, is_bipartite
 from .fabrics import FabricSpec
 from .wiring import Inventory, LevelCount, Wiring, converters, inventory, wiring
 
 __all__ = [
     "Logical",
+    "PortAssignment",
     "check_fabric",
     "count_hardware",
     "fabric_ref",
@@ -35,6 +37,19 @@ __all__ = [
 
 # (a, b, port, label): one circuit before it is routed
 Logical = tuple[int, int, int, str]
+
+
+@dataclass(frozen=True)
+class PortAssignment:
+    """What a realizer derives from the plan alone, whatever the fabric and placement: the plan's
+    reference, every generator label's port indices (plan order), the ports reserved beyond the
+    plan's, and the routing tables (empty when asked for none). The OCS import
+    (:mod:`ocsplan.deploy.ocs_import`) takes from it what the exported files do not say."""
+
+    plan: PlanRef
+    ports: Mapping[str, tuple[int, ...]]
+    reserved: int
+    routes: tuple[Route, ...]
 
 
 def route_rail(pairs: Sequence[tuple[int, int]], spines: int, fanout: int) -> list[tuple[int, int, int]]:

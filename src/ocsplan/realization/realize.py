@@ -14,10 +14,11 @@ from collections.abc import Callable
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from .circuits import Circuits
 from .fabrics import FabricSpec
-from .shared_host import realize_shared_host
-from .stacked import realize_stacked
+from .paths import PortAssignment
+from .shared_host import realize_shared_host, shared_host_ports
+from .stacked import realize_stacked, stacked_ports
 
-__all__ = ["REALIZERS", "realize"]
+__all__ = ["REALIZERS", "port_assignment", "realize"]
 
 # plan kind -> realizer(plan, fabric, placement, routing)
 REALIZERS: dict[str, Callable[[Plan, FabricSpec, str, bool], Circuits]] = {
@@ -38,3 +39,9 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous", routi
     of a single level, more inter-rack circuits than uplinks.
     """
     return REALIZERS[plan_kind(plan)](plan, fabric, placement, routing)
+
+
+def port_assignment(plan: Plan, routing: bool = True) -> PortAssignment:
+    """What :func:`realize` derives from ``plan`` alone (ports per generator, reserve, routing
+    tables), whatever the fabric and placement; stacked plans always carry their tables."""
+    return shared_host_ports(plan, routing) if plan_kind(plan) == SHARED_HOST else stacked_ports(plan)

@@ -23,10 +23,19 @@ from ..schedules.allreduce import gray_cycle
 from .circuits import Circuits, GeneratorUse, Placement, PlanRef, Route, generator_label
 from .coloring import edge_coloring, is_bipartite
 from .fabrics import FabricSpec
-from .paths import Logical, check_fabric, count_hardware, fabric_ref, node_table, scope_of, wire_circuits
+from .paths import (
+    Logical,
+    PortAssignment,
+    check_fabric,
+    count_hardware,
+    fabric_ref,
+    node_table,
+    scope_of,
+    wire_circuits,
+)
 from .wiring import wiring
 
-__all__ = ["PLACEMENTS", "place", "realize_shared_host"]
+__all__ = ["PLACEMENTS", "place", "realize_shared_host", "shared_host_ports"]
 
 PLACEMENTS = ("contiguous", "bits", "bits:<b,b,...>")
 
@@ -166,6 +175,18 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
     return tuple(routes)
 
 
+def _plan_ref(plan: Plan) -> PlanRef:
+    return PlanRef(plan.instance, plan.method, plan.world, plan.ports, plan.ports_used, plan.objective_s,
+                   tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators))
+
+
+def shared_host_ports(plan: Plan, routing: bool = True) -> PortAssignment:
+    """The ports and routing tables :func:`realize_shared_host` gives ``plan`` on any fabric."""
+    _, ports_of, ring_ports, reserved, _ = _assign_ports(plan)
+    return PortAssignment(_plan_ref(plan), ports_of, reserved,
+                          _routes(plan, ports_of, ring_ports) if routing else ())
+
+
 def realize_shared_host(plan: Plan, fabric: FabricSpec, placement: str = "contiguous",
                         routing: bool = True) -> Circuits:
     """Circuits, cross-connects and (unless ``routing=False``) routing tables of a shared-host plan."""
@@ -194,8 +215,7 @@ def realize_shared_host(plan: Plan, fabric: FabricSpec, placement: str = "contig
     routes = _routes(plan, ports_of, ring_ports) if routing else ()
     counts = count_hardware(fabric, circuits, devices, world, used_ports)
     return Circuits(
-        plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,
-                     tuple((generator_label(g.mask, g.kind, n), g.multiplicity) for g in plan.generators)),
+        plan=_plan_ref(plan),
         fabric=fabric_ref(fabric, wire),
         placement=place_,
         ports_used=used_ports,

@@ -35,9 +35,18 @@ from .circuits import (
 )
 from .coloring import edge_coloring, is_bipartite
 from .fabrics import FabricSpec
-from .paths import Logical, check_fabric, count_hardware, fabric_ref, node_table, scope_of, wire_circuits
+from .paths import (
+    Logical,
+    PortAssignment,
+    check_fabric,
+    count_hardware,
+    fabric_ref,
+    node_table,
+    scope_of,
+    wire_circuits,
+)
 
-__all__ = ["CirculantSet", "circulant_logical", "realize_stacked", "stacked_axes"]
+__all__ = ["CirculantSet", "circulant_logical", "realize_stacked", "stacked_axes", "stacked_ports"]
 
 @dataclass(frozen=True)
 class CirculantSet:
@@ -141,6 +150,19 @@ def _routes(plan: Plan, edge_ports: dict[tuple[int, int], list[int]]) -> tuple[R
     return tuple(routes)
 
 
+def _plan_ref(plan: Plan, sets: list[CirculantSet]) -> PlanRef:
+    return PlanRef(plan.instance, plan.method, plan.world, plan.ports, plan.ports_used, plan.objective_s,
+                   tuple((cs.label, cs.multiplicity) for cs in sets))
+
+
+def stacked_ports(plan: Plan) -> PortAssignment:
+    """The ports and routing tables :func:`realize_stacked` gives ``plan`` on any fabric (always
+    with routing tables, as the realizer)."""
+    _, sets, ports_of, edge_ports, _ = circulant_logical(plan)
+    used = sum(len(p) for p in ports_of.values())
+    return PortAssignment(_plan_ref(plan, sets), ports_of, max(0, used - plan.ports_used), _routes(plan, edge_ports))
+
+
 def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous") -> Circuits:
     """Circuits, cross-connects and routing tables of a stacked plan (contiguous placement)."""
     if placement != "contiguous":
@@ -165,8 +187,7 @@ def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous
                                        total, crossing, scope_of(total, crossing, wire.two_level)))
     reserved = used_ports - plan.ports_used
     return Circuits(
-        plan=PlanRef(plan.instance, plan.method, world, plan.ports, plan.ports_used, plan.objective_s,
-                     tuple((cs.label, cs.multiplicity) for cs in sets)),
+        plan=_plan_ref(plan, sets),
         fabric=fabric_ref(fabric, wire),
         placement=Placement("contiguous", None, accelerator),
         ports_used=used_ports,
