@@ -183,4 +183,12 @@ CASES4: tuple[Case4, ...] = (
        outputs=("{dir}/p.csv",)),
     _c("compare-csv-equals-demands", "compare", INST, "--methods", "heuristic", "--csv", "{dir}/c.csv",
        "--demands", "{dir}/c.csv", names="is also the output of", outputs=("{dir}/c.csv",)),
+    # 1. export --check is a checker: options that cannot apply to it refused; executor limits on export
+    _c("export-check-with-out", "export", "--check", "{dir}", "--out", "{dir}/x", names="--out: has no effect"),
+    _c("export-check-with-plan", "export", P, "--check", "{dir}", names="PLAN: has no effect"),
+    _c("export-check-with-max-steps", "export", "--check", "{dir}", "--max-steps", "10", names="--max-steps"),
+    _c("export-check-with-protocol", "export", "--check", "{dir}", "--protocol", "LL", names="--protocol"),
+    _c("export-check-with-format", "export", "--check", "{dir}", "--format", "msccl", names="--format"),
+    _c("export-max-steps-over-int16", "export", P, "--out", "{dir}/x4", "--max-steps", "40000",
+       names="--max-steps 40000: must be between 1 and 32767", outputs=("{dir}/x4",)),
 )

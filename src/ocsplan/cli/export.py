@@ -80,8 +80,9 @@ def export_command(
     plan_path: Annotated[Path | None, typer.Argument(
         metavar="PLAN", help="plan JSON (ocsplan solve --json); with --format ocs a circuits file "
                              "(ocsplan realize --out)")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="msccl (collective schedules) or ocs (cross-connects per "
-                                                      "device, cabling, host graphs)")] = "msccl",
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="msccl (collective schedules, the default) or ocs (cross-connects, cabling, host graphs)")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="directory to create")] = None,
     protocol: Annotated[str | None, typer.Option(help="Simple, LL or LL128 (default Simple)")] = None,
     check: Annotated[Path | None, typer.Option("--check", help="check an export directory instead")] = None,
@@ -104,15 +105,24 @@ def export_command(
         raise fail(str(exc), 2) from None
 
 
-def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: str | None, check: Path | None,
+MAX_EXECUTOR_STEPS = 32767  # msccl-executor-nccl: dependentStep is int16, so no build allows more steps
+
+
+def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, protocol: str | None, check: Path | None,
             max_steps: int | None, check_export: Callable[[Mapping[str, str], str], dict[str, XmlCost]],
             export_msccl: Callable[..., dict[str, str]], quiet: bool = False, circuits: Path | None = None) -> None:
     if check is not None:
+        given = (("PLAN", plan_path), ("--format", fmt), ("--out", out_dir), ("--protocol", protocol),
+                 ("--max-steps", max_steps), ("--circuits", circuits))
+        for option, value in given:
+            if value is not None:
+                raise fail(f"{option}: has no effect with --check (it reads the directory's own index)", 2)
         costs = check_export(ExportDirectory(check), str(check))
         for name, cost in sorted(costs.items()):
             out.print(f"{name}: ok, h={cost.h}, v={float(cost.v):.6g} bytes per link", markup=False)
         out.print(f"{check}: {len(costs)} schedule(s) checked", markup=False)
         return
+    fmt = "msccl" if fmt is None else fmt
     if fmt not in ("msccl", "ocs"):
         raise fail(f"--format {fmt!r}: expected msccl or ocs", 2)
     if fmt == "ocs":
@@ -124,8 +134,9 @@ def _export(plan_path: Path | None, fmt: str, out_dir: Path | None, protocol: st
     max_steps = 128 if max_steps is None else max_steps
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
-    if max_steps < 1:
-        raise fail(f"--max-steps {max_steps}: must be at least 1", 2)
+    if not 1 <= max_steps <= MAX_EXECUTOR_STEPS:
+        raise fail(f"--max-steps {max_steps}: must be between 1 and {MAX_EXECUTOR_STEPS} (the executor's step "
+                   "index is an int16)", 2)
     wiring = None
     if circuits is not None:
         from ..realization.circuits import load_circuits
