@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from ocsplan.cayley import Topology
@@ -15,10 +17,11 @@ from ocsplan.decode.pricing import (
 from ocsplan.plan import demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import load_fabric
-from ocsplan.schedules import SCHEDULES
+from ocsplan.schedules import SCHEDULES, Program
 from ocsplan.simlette import SimOptions, analytical, network_factory
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
 from ocsplan.simlette.engine import Engine
+from ocsplan.simlette.network import Network
 from ocsplan.simlette.traffic import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 
@@ -106,13 +109,16 @@ def test_contention_never_undercuts_the_symmetric_model() -> None:
 # -- the array forms of compile_program and group_analytical (issue 37) against the loops they replace --------
 
 
-def reference_compile(program):  # type: ignore[no-untyped-def]
+OldCompiled = tuple[int, tuple[tuple[tuple[int, int, int, float], ...], ...]]
+
+
+def reference_compile(program: Program) -> OldCompiled:
     """The pre-issue-37 compile_program: every transfer a tuple, bytes converted one by one."""
     return program.size, tuple(tuple((t.src, t.dst, t.gen, float(t.nbytes)) for t in phase if t.nbytes > 0)
                                for phase in program.phases)
 
 
-def reference_group_analytical(program, bits, net, rack_size=0):  # type: ignore[no-untyped-def]
+def reference_group_analytical(program: OldCompiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
     """The pre-issue-37 group_analytical: a loop over the tuples of :func:`reference_compile`."""
     from ocsplan.cayley import expand
 
