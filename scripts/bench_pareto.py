@@ -2,8 +2,10 @@
 
 Runs the same sweep twice in one process, the baseline first: ``phase_loads`` as the
 per-segment ``np.add.at`` loop (the brute force kept in tests/test_simlette_contention.py),
-unmemoised, and the plan circuits one Link per rank and copy (tests/test_simlette_fabric.py);
-then the current code. Every memo is emptied before each run; both must give the same cells.
+unmemoised, the plan circuits one Link per rank and copy (tests/test_simlette_fabric.py),
+and the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
+``reference_group_analytical`` in tests/test_decode_pricing.py); then the current code.
+Every memo is emptied before each run; both must give the same cells.
 Prints both times and their ratio (a ratio measured in one sitting, which a loaded machine
 disturbs far less than absolute times). Default: one cell (5M, batch 1) of megatron-5t on all-EPS.
 
@@ -30,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the brute forces live in the tests
 
+from tests.test_decode_pricing import reference_compile, reference_group_analytical  # noqa: E402
 from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
@@ -61,15 +64,20 @@ def _old_circuits(gens: Sequence[tuple[int, int, int]], world: int, spec: Fabric
 
 @contextmanager
 def _baseline() -> Iterator[None]:
-    """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop."""
+    """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
+    the OCS pricing's tuple programs and loop."""
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
+    priced = pricing.compile_program, pricing.group_analytical
     contention.phase_loads = reference_phase_loads
     contention._switched_time = saved[1].__wrapped__  # type: ignore[assignment]
     circuitmap.circuits_for_generators = _old_circuits
+    pricing.compile_program = reference_compile  # type: ignore[assignment]
+    pricing.group_analytical = reference_group_analytical  # type: ignore[assignment]
     try:
         yield
     finally:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
+        pricing.compile_program, pricing.group_analytical = priced
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:
@@ -113,7 +121,7 @@ def main() -> None:
         _clear()
         with _baseline():
             old, old_cells = _timed(sweep, clock)
-        print(f"{label}: baseline (pre-issue-37 phase_loads and circuits) {old:.2f} s ({args.clock})")
+        print(f"{label}: baseline (pre-issue-37 phase_loads, circuits and OCS pricing) {old:.2f} s ({args.clock})")
     _clear()
     new, cells = _timed(sweep, clock)
     print(f"{label}: current {new:.2f} s ({args.clock})")

@@ -126,3 +126,61 @@ def test_a_fifo_entry_is_refused_naming_it(cache: tuple[PlanCache, Path]) -> Non
     os.mkfifo(path)
     with pytest.raises(InstanceError, match="cache entry is a FIFO"):
         PlanCache(folder).plan(TEXT)
+
+
+# -- native (EPS, hybrid) prices beside the plans (issue 37) ----------------------------------
+
+EPS = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-eps.toml")
+HYBRID = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-hybrid.toml")
+
+
+def _native_step(spec: Any, cache: PlanCache | None, network: str = "analytical") -> Any:
+    from ocsplan.decode.step import decode_step
+    from ocsplan.workload import load_accelerator
+
+    return decode_step(MODEL, load_accelerator("rx00"), spec, 8, Split(1, 8, 8, 1), 1, 1024, network=network,
+                       cache=cache)
+
+
+@pytest.mark.parametrize("spec", [EPS, HYBRID], ids=["eps", "hybrid"])
+def test_native_prices_are_kept_and_read_back_without_pricing(cache: tuple[PlanCache, Path], spec: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    store, folder = cache
+    fresh = _native_step(spec, None)  # no directory: priced each time
+    assert list(folder.iterdir()) == []
+    assert _native_step(spec, store) == fresh
+    [path] = folder.iterdir()
+    entry = json.loads(path.read_text())
+    assert path.name.endswith(".times.json") and entry["schema"] == ENTRY_SCHEMA
+    assert {tuple(v) for v in entry["body"].values()} == {(c.schedule, c.time_s) for c in fresh.collectives}
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("priced again although the cache holds the prices")
+
+    monkeypatch.setattr("ocsplan.decode.technology.price_native", refuse)
+    assert _native_step(spec, PlanCache(folder)) == fresh  # a new process: read from disk
+
+
+def test_native_prices_are_keyed_by_the_network_and_fabric(cache: tuple[PlanCache, Path]) -> None:
+    store, folder = cache
+    contention = _native_step(EPS, store)
+    symmetric = _native_step(EPS, store, "analytical-symmetric")
+    hybrid = _native_step(HYBRID, store)
+    assert len(list(folder.iterdir())) == 3
+    assert _native_step(EPS, PlanCache(folder), "analytical-symmetric") == symmetric
+    assert _native_step(EPS, PlanCache(folder)) == contention
+    assert _native_step(HYBRID, PlanCache(folder)) == hybrid
+    _native_step(EPS, store, "simlette")  # simulated prices are not kept
+    assert len(list(folder.iterdir())) == 3
+
+
+@pytest.mark.parametrize("value", ["NaN", "-1.0", '"fast"', "1e999", "true"])
+def test_a_bad_native_price_is_priced_again(cache: tuple[PlanCache, Path], value: str) -> None:
+    store, folder = cache
+    fresh = _native_step(EPS, store)
+    [path] = folder.iterdir()
+    entry = json.loads(path.read_text())
+    first = sorted(entry["body"])[0]
+    path.write_text(path.read_text().replace(json.dumps(entry["body"][first][1]), value, 1))
+    assert _native_step(EPS, PlanCache(folder)) == fresh
+    assert json.loads(path.read_text())["body"] == entry["body"]  # and made again

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from ocsplan.cayley import Topology
@@ -15,10 +17,11 @@ from ocsplan.decode.pricing import (
 from ocsplan.plan import demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import load_fabric
-from ocsplan.schedules import SCHEDULES
+from ocsplan.schedules import SCHEDULES, Program
 from ocsplan.simlette import SimOptions, analytical, network_factory
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
 from ocsplan.simlette.engine import Engine
+from ocsplan.simlette.network import Network
 from ocsplan.simlette.traffic import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 
@@ -101,3 +104,76 @@ def test_contention_never_undercuts_the_symmetric_model() -> None:
     same = [key for key in old if old[key][0] == new[key][0]]
     assert same and all(new[key][1] >= old[key][1] * (1 - 1e-12) for key in same)
     assert any(new[key][1] > 1.01 * old[key][1] for key in same)
+
+
+# -- the array forms of compile_program and group_analytical (issue 37) against the loops they replace --------
+
+
+OldCompiled = tuple[int, tuple[tuple[tuple[int, int, int, float], ...], ...]]
+
+
+def reference_compile(program: Program) -> OldCompiled:
+    """The pre-issue-37 compile_program: every transfer a tuple, bytes converted one by one."""
+    return program.size, tuple(tuple((t.src, t.dst, t.gen, float(t.nbytes)) for t in phase if t.nbytes > 0)
+                               for phase in program.phases)
+
+
+def reference_group_analytical(program: OldCompiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
+    """The pre-issue-37 group_analytical: a loop over the tuples of :func:`reference_compile`."""
+    from ocsplan.cayley import expand
+
+    size, phases = program
+    glob = [expand(x, bits) for x in range(size)]
+    shift = rack_size.bit_length() - 1 if rack_size > 0 and rack_size & (rack_size - 1) == 0 else -1
+    memo: dict[tuple[int, int], tuple[float, float]] = {}
+    total = 0.0
+    for phase in phases:
+        latency = 0.0
+        load: dict[tuple[int, int], float] = {}
+        for s_local, d_local, g_local, nbytes in phase:
+            src, gen = glob[s_local], glob[g_local]
+            where = (src >> shift if shift >= 0 else src, gen)
+            found = memo.get(where)
+            if found is None:
+                resources = net.resources(src, glob[d_local], gen)
+                assert len(resources) == 1
+                found = (net.latency(src, glob[d_local], gen), resources[0][1])
+                memo[where] = found
+            if found[0] > latency:
+                latency = found[0]
+            key = (src, gen)
+            load[key] = load.get(key, 0.0) + nbytes / found[1]
+        if load:
+            total += latency + max(load.values())
+    return total
+
+
+PAPER_DEPLOYMENTS = [("gpt-oss-5.3-like", Split(32, 16, 16, 32)), ("gpt-oss-5.3-like", Split(32, 16, 4, 128)),
+                     ("megatron-5t", Split(4, 128, 16, 32)), ("megatron-5t", Split(4, 128, 8, 64))]
+
+
+@pytest.mark.parametrize(("model", "split"), PAPER_DEPLOYMENTS)
+def test_group_analytical_equals_the_loop_on_every_paper_demand(model: str, split: Split) -> None:
+    """Every demand of a paper deployment's all-OCS plan (batch 1, world 512): the same compiled
+    transfers and exactly the loop's time, with racks of the fabric's size, of 64 and without."""
+    from ocsplan.decode.step import plan_for
+
+    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    plan = plan_for(load_model(model), spec, 512, split, 1)
+    factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports,
+                              circuits=circuits_from_plan(plan, spec))
+    net = factory(Engine(1e-8, False), lambda _m: None)
+    checked = 0
+    for mesh in plan.meshes:
+        for axis in mesh.axes:
+            for d in axis.demands:
+                built = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
+                old, new = reference_compile(built), compile_program(built)
+                assert new[0] == old[0] and len(new[1]) == len(old[1])
+                for (edges, nbytes), phase in zip(new[1], old[1], strict=True):
+                    assert [(*map(int, e), float(b)) for e, b in zip(edges, nbytes, strict=True)] == list(phase)
+                for rack in (0, spec.rack_size, 64):
+                    assert group_analytical(new, axis.bits, net, rack) == \
+                        reference_group_analytical(old, axis.bits, net, rack), (d.schedule, rack)
+                checked += 1
+    assert checked >= 4

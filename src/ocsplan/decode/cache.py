@@ -1,5 +1,8 @@
 """The decode plan cache: the planner's plan of each step demand, and its analytical prices.
 
+Native (EPS and hybrid) analytical prices are kept the same way
+(:meth:`PlanCache.native_prices`), keyed by everything they are computed from.
+
 Plans depend on the demand only (batch, split, the fabric's ports, latency and
 rate), not on the context, so one plan serves every context of a sweep. A
 :class:`PlanCache` holds them in memory (at most 512) and, with a directory, on
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +119,33 @@ class PlanCache:
         if times is not None:
             return Priced(times)
         priced = price_planned(self.plan(text), spec, network)
-        self._put(name, key, {f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())})
+        self._put(name, key, _body(priced))
         return priced
+
+    def native_prices(self, what: str, network: str, price: Callable[[], Priced]) -> Priced:
+        """``price()``: native schedules' prices (EPS, hybrid), which carry no plan and no notes.
+
+        ``what`` names everything they depend on (technology, instance text, demand rows,
+        fabric); analytical prices are kept on disk under its hash and the network's name,
+        simulated ones (and any without a directory) are priced each time (Simlette's own
+        memo keeps them in memory)."""
+        if network == "simlette" or self.store is None:
+            return price()
+        key = hashlib.sha256(f"native\n{network}\n{what}".encode()).hexdigest()
+        name = f"{key}.times.json"
+        times = _times(self._get(name, key))
+        if times is not None:
+            return Priced(times)
+        priced = price()
+        if priced.plan is not None or priced.notes:
+            raise ValueError("native_prices keeps times only: a price with a plan or notes is not native")
+        self._put(name, key, _body(priced))
+        return priced
+
+
+def _body(priced: Priced) -> dict[str, list[object]]:
+    """The entry body of ``priced.times``: ``{"region/axis": [schedule, seconds]}`` (floats round-trip exactly)."""
+    return {f"{r}/{a}": [sch, t] for (r, a), (sch, t) in sorted(priced.times.items())}
 
 
 def _times(body: object) -> dict[tuple[str, str], tuple[str, float]] | None:

@@ -19,6 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
+
+import numpy as np
+import numpy.typing as npt
 
 from ..cayley import Topology, expand
 from ..instance import Instance
@@ -35,7 +39,8 @@ from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [
-    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "EpsModel", "Priced", "analytical_model", "compile_program",
+    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EpsModel", "Priced", "analytical_model",
+    "compile_program",
     "group_analytical", "native_routes", "native_sends", "price_native", "price_planned", "symmetric_analytical",
 ]
 
@@ -130,13 +135,35 @@ def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> 
     return Priced(times, plan, notes)
 
 
-Compiled = tuple[int, tuple[tuple[tuple[int, int, int, float], ...], ...]]  # size, phases of (src, dst, gen, B)
+# per phase: (src, dst, gen) local labels as an (n x 3) int64 array and the bytes as floats
+CompiledPhase = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+Compiled = tuple[int, tuple[CompiledPhase, ...]]  # size, phases
 
 
 def compile_program(program: Program) -> Compiled:
-    """A program's transfers as plain tuples (bytes as floats), empty transfers dropped."""
-    return program.size, tuple(tuple((t.src, t.dst, t.gen, float(t.nbytes)) for t in phase if t.nbytes > 0)
-                               for phase in program.phases)
+    """A program's transfers as read-only arrays (bytes as floats), empty transfers dropped.
+
+    A program shares its byte counts (one Fraction per chunk and phase): each distinct
+    object is compared with 0 and converted once (the program keeps them alive, so
+    their ids are distinct)."""
+    phases: list[CompiledPhase] = []
+    for phase in program.phases:
+        sizes = list(map(_NBYTES, phase))
+        ids = np.fromiter(map(id, sizes), dtype=np.uint64, count=len(sizes))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        distinct = np.array([float(sizes[i]) if sizes[i] > 0 else -1.0 for i in first.tolist()], dtype=np.float64)
+        values = distinct[inverse.reshape(-1)]
+        keep = values >= 0
+        edges = np.array(list(map(_EDGE, phase)), dtype=np.int64).reshape(-1, 3)[keep]
+        nbytes = values[keep]
+        edges.setflags(write=False)
+        nbytes.setflags(write=False)
+        phases.append((edges, nbytes))
+    return program.size, tuple(phases)
+
+
+_NBYTES = attrgetter("nbytes")
+_EDGE = attrgetter("src", "dst", "gen")
 
 
 @lru_cache(maxsize=128)
@@ -151,32 +178,36 @@ def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_
     and with rank-order placement every group sees the same stages: one group
     gives the time of all (the tests compare with the full workload). With a
     power-of-two ``rack_size`` an edge's latency and capacity depend only on
-    the sender's rack and the generator and are looked up once per pair.
-    """
+    the sender's rack and the generator and are looked up once per pair (the
+    first transfer of the pair asks the network). Per phase: the largest latency
+    plus the busiest (sender, generator) edge, its bytes over capacity summed in
+    program order (``np.bincount`` adds in input order: the sums of a loop)."""
     size, phases = program
-    glob = [expand(x, bits) for x in range(size)]  # expand is linear: gens map alike
+    glob = np.array([expand(x, bits) for x in range(size)], dtype=np.int64)  # expand is linear: gens map alike
     shift = rack_size.bit_length() - 1 if rack_size > 0 and rack_size & (rack_size - 1) == 0 else -1
-    memo: dict[tuple[int, int], tuple[float, float]] = {}
+    span = int(glob.max(initial=0)) + 1  # a global generator or rank is below this
+    memo: dict[int, tuple[float, float]] = {}  # (rack or rank) * span + generator -> (latency, capacity)
     total = 0.0
-    for phase in phases:
-        latency = 0.0
-        load: dict[tuple[int, int], float] = {}
-        for s_local, d_local, g_local, nbytes in phase:
-            src, gen = glob[s_local], glob[g_local]
-            where = (src >> shift if shift >= 0 else src, gen)
-            found = memo.get(where)
-            if found is None:
-                resources = net.resources(src, glob[d_local], gen)
+    for edges, nbytes in phases:
+        if not len(nbytes):
+            continue
+        src, dst, gen = glob[edges[:, 0]], glob[edges[:, 1]], glob[edges[:, 2]]
+        where = ((src >> shift) if shift >= 0 else src) * span + gen
+        pairs, first, inverse = np.unique(where, return_index=True, return_inverse=True)
+        for k in np.argsort(first, kind="stable"):  # the network asked in the loop's order
+            key = int(pairs[k])
+            if key not in memo:
+                t = int(first[k])
+                s, d, g = int(src[t]), int(dst[t]), int(gen[t])
+                resources = net.resources(s, d, g)
                 if len(resources) != 1:
                     raise ValueError("group_analytical prices circuit networks (one resource per edge)")
-                found = (net.latency(src, glob[d_local], gen), resources[0][1])
-                memo[where] = found
-            if found[0] > latency:
-                latency = found[0]
-            key = (src, gen)
-            load[key] = load.get(key, 0.0) + nbytes / found[1]
-        if load:
-            total += latency + max(load.values())
+                memo[key] = (net.latency(s, d, g), resources[0][1])
+        found = np.array([memo[int(key)] for key in pairs], dtype=np.float64).reshape(-1, 2)
+        latency = max(0.0, float(found[:, 0].max()))
+        edge, slot = np.unique(src * span + gen, return_inverse=True)
+        load = np.bincount(slot.reshape(-1), weights=nbytes / found[inverse.reshape(-1), 1], minlength=len(edge))
+        total += latency + float(load.max())
     return total
 
 

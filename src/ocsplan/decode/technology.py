@@ -63,16 +63,31 @@ def _planned(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, ne
     return cache.prices(demand.planned_text(spec), spec, network)
 
 
+def _native_key(tech: str, text: str, rows: Sequence[DemandRow], spec: FabricSpec) -> str:
+    """What native prices depend on: the technology, the instance, the demand rows and the fabric."""
+    return f"{tech}\n{text}\n{tuple(rows)!r}\n{spec!r}"
+
+
 def _native(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
             cache: PlanCache) -> Priced:
-    return price_native(loads_instance(demand.instance_text(spec), "<workload>"), rows, spec, network)
+    text = demand.instance_text(spec)
+
+    def price() -> Priced:
+        return price_native(loads_instance(text, "<workload>"), rows, spec, network)
+
+    return cache.native_prices(_native_key("eps", text, rows, spec), network, price)
 
 
 def _native_uplinks(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
                     cache: PlanCache) -> Priced:
-    instance = loads_instance(demand.instance_text(spec), "<workload>")
-    routes = hybrid_uplinks(native_routes(instance, spec), spec)
-    return price_native(instance, rows, spec, network, routes)
+    text = demand.instance_text(spec)
+
+    def price() -> Priced:
+        instance = loads_instance(text, "<workload>")
+        routes = hybrid_uplinks(native_routes(instance, spec), spec)
+        return price_native(instance, rows, spec, network, routes)
+
+    return cache.native_prices(_native_key("hybrid", text, rows, spec), network, price)
 
 
 TECHNOLOGIES: Mapping[str, Technology] = MappingProxyType({t.name: t for t in (
