@@ -65,7 +65,7 @@ def test_written_file_validates_and_counts_every_fault(files: dict[str, Path], k
 
 def test_the_report_reads_it(files: dict[str, Path]) -> None:
     html = faults_section(load(files["faults"]), str(files["faults"]))
-    assert "Worst 10 faults" in html and 'id="faults-stopped"' in html
+    assert "The worst fault classes" in html and 'id="faults-stopped"' in html
 
 
 def test_a_stopping_fault_is_the_worst(files: dict[str, Path]) -> None:

@@ -20,7 +20,9 @@ FABRICS = ROOT / "simulate" / "fabrics"
 
 
 class _Page(HTMLParser):
-    """Collects table rows (cell texts), summary cells by id, and inline <svg> blocks."""
+    """Collects table rows, summary cells by id, and inline <svg> blocks. ``rows`` and ``summary``
+    hold what a script reads (a header's ``data-key``, a number's exact ``data-value``, else the
+    text); ``texts`` and ``shown`` what a person reads."""
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
@@ -29,7 +31,10 @@ class _Page(HTMLParser):
         for line in text.splitlines(keepends=True):
             self._lines.append(self._lines[-1] + len(line))
         self.rows: list[list[str]] = []
+        self.texts: list[list[str]] = []
         self.summary: dict[str, str] = {}
+        self.shown: dict[str, str] = {}
+        self._machine: str | None = None
         self.svgs: list[str] = []
         self.scripts = 0
         self.tables: list[int] = []  # index into rows where each table starts
@@ -53,9 +58,12 @@ class _Page(HTMLParser):
             return
         if tag == "tr":
             self.rows.append([])
+            self.texts.append([])
         if tag in ("td", "th"):
             self._cell = []
-            self._cell_id = dict(attrs).get("id")
+            found = dict(attrs)
+            self._cell_id = found.get("id")
+            self._machine = found.get("data-key") or found.get("data-value")
 
     def handle_endtag(self, tag: str) -> None:
         if self._svg_depth:
@@ -66,12 +74,13 @@ class _Page(HTMLParser):
                     self.svgs.append(self._text[self._svg_start:end])
             return
         if tag in ("td", "th") and self._cell is not None:
-            text = "".join(self._cell)
+            shown = "".join(self._cell)
+            text = shown if self._machine is None else self._machine
             self.rows[-1].append(text)
-            if self._cell_id and self._cell_id.startswith("summary-"):
-                self.summary[self._cell_id.removeprefix("summary-")] = text
-            elif self._cell_id:
-                self.summary[self._cell_id] = text
+            self.texts[-1].append(shown)
+            if self._cell_id:
+                key = self._cell_id.removeprefix("summary-")
+                self.summary[key], self.shown[key] = text, shown
             self._cell = None
 
     def _offset(self) -> int:
@@ -104,10 +113,39 @@ def _page(path: Path) -> _Page:
 
 
 def _same(text: str, value: float) -> bool:
-    """The page shows floats to 6 significant digits, integers exactly."""
+    """A number's ``data-value`` is the file's value exactly (integers as written, floats by repr)."""
     if isinstance(value, int):
         return int(text) == value
-    return float(text) == pytest.approx(value, rel=5e-6)
+    return float(text) == value
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9,
+          "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "W": 1.0, "kW": 1e3, "MW": 1e6, "x": 1.0,
+          "b/s": 1 / 8, "Mb/s": 1e6 / 8, "Gb/s": 1e9 / 8, "Tb/s": 1e12 / 8, "Pb/s": 1e15 / 8}
+
+
+def _read_human(text: str) -> float:
+    """A number as a person reads it off the page ("1.387 ms", "4KiB", "14.4 Tb/s" in bytes/s, "1.27x")."""
+    import re
+
+    found = re.fullmatch(r"(-?[0-9.]+(?:e[-+]?[0-9]+)?) ?([A-Za-z/]*)", text.replace(",", ""))
+    assert found is not None, text
+    return float(found.group(1)) * _UNITS.get(found.group(2), 1.0) if found.group(2) else float(found.group(1))
+
+
+def test_report_every_number_reads_as_its_value(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Every number shown for people, read back with its unit, is its exact value to the 3-4
+    significant digits shown."""
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(files[0]), "--simulation", str(files[1]), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = _page(out)
+    pairs = [(shown, float(exact)) for shown_row, row in zip(page.texts, page.rows, strict=True)
+             for shown, exact in zip(shown_row, row, strict=True)
+             if shown != exact and shown != "-" and exact.replace(".", "").replace("e-", "").lstrip("-").isdigit()]
+    assert len(pairs) > 20
+    for shown, exact in pairs:
+        assert _read_human(shown) == pytest.approx(exact, rel=5e-3), (shown, exact)
 
 
 def test_report_numbers_equal_the_files(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -123,9 +161,9 @@ def test_report_numbers_equal_the_files(files: tuple[Path, Path], tmp_path: Path
     assert page.summary["method"] == plan["method"] and page.summary["status"] == plan["status"]
     for key in ("ports_used", "ports", "world", "objective_s"):
         assert _same(page.summary[key], plan[key])
-    # Demand rows: the header row starts with "mesh"; rows after it are the plan's demands in order.
-    start = next(i for i, row in enumerate(page.rows) if row[:1] == ["mesh"])
-    header, body = page.rows[start], page.rows[start + 1:]
+    # Demand rows: the table's header names the fields; the rows are the plan's demands in order.
+    [(_, rows)] = _tables(page, "demands")
+    header, body = rows[0], rows[1:]
     expected = [(mesh["name"], i, d) for mesh in plan["meshes"] for i, a in enumerate(mesh["axes"])
                 for d in a["demands"]]
     assert len(body) == len(expected) == len(sim["demands"])
@@ -250,7 +288,10 @@ def test_report_host_graphs(files: tuple[Path, Path], extra: dict[str, Path], tm
     axes = [(m["name"], i, a) for m in plan["meshes"] for i, a in enumerate(m["axes"])
             if any(d["uses"] for d in a["demands"])]  # an axis without demands is named, not drawn
     assert [(a["data-mesh"], int(str(a["data-axis"]))) for a, _ in tables] == [(m, i) for m, i, _ in axes]
-    assert len(page.svgs) == 2 + len(axes)  # port budget, decode split, one drawing per axis (all small)
+    # port budget, decode split, one drawing per axis (all small), the fault chart, the fabric's
+    # picture and, with racks, its circuits between racks
+    racks = circuits["fabric"]["wiring"]["groups"]
+    assert len(page.svgs) == 2 + len(axes) + 1 + 1 + (racks > 1)
     for (_, rows), (_, _, axis) in zip(tables, axes, strict=True):
         uses = sorted({u for d in axis["demands"] for u in d["uses"]})
         # A Cayley graph of (Z2)^n: rank 0's component has 2^(GF(2) rank of the masks) ranks, and
@@ -297,17 +338,34 @@ def test_report_faults(files: tuple[Path, Path], extra: dict[str, Path], tmp_pat
     assert _same(page.summary["faults-worst-objective_s"], s["worst"]["objective"])
     assert _same(page.summary["faults-median-objective_s"], s["median"])
     [(_, rows)] = _tables(page, "faults")
-    # The worst ten by hand: objectives 1.5e-5 + k * 1.25e-6, k = i % 7; faults i = 0, 5, 10 stop a demand
+    circuits: dict[str, Any] = json.loads(extra["circuits"].read_text())
+    # The ranking by hand: objectives 1.5e-5 + k * 1.25e-6, k = i % 7; faults i = 0, 5, 10 stop a demand
     # and come first (k = 5, 3, 0); then k = 6 (i = 6, 13: ties in natural order), 5 (12), 4 (4, 11), 3 (3),
-    # 2 (2, ...)
-    ids = ["circuit:5", "circuit:10", "circuit:0", "circuit:6", "circuit:13", "circuit:12", "circuit:4",
-           "circuit:11", "circuit:3", "circuit:2"]
-    assert [r[1] for r in rows[1:]] == ids
-    by_id = {f["id"]: f for f in FAULTS["faults"]}
-    for rank, row in enumerate(rows[1:], start=1):
-        fault = by_id[row[1]]
-        assert int(row[0]) == rank and _same(row[2], fault["objective"])
-        assert row[3] == (",".join(fault["stopped"]) or "-") and int(row[4]) == len(fault["demands"])
+    # 2 (2, 9), 1 (1, 8), 0 (7).
+    order = [5, 10, 0, 6, 13, 12, 4, 11, 3, 2, 9, 1, 8, 7]
+    # Faults alike: same objective, same stopped demands, same fallback rows (here: as many rows as
+    # i % 3), and the same generator of the failed circuit (circuit i of the circuits file).
+    classes: dict[tuple[Any, ...], list[int]] = {}
+    for i in order:
+        fault = FAULTS["faults"][i]
+        key = (fault["objective"], tuple(fault["stopped"]), len(fault["demands"]),
+               circuits["circuits"][i]["generator"])
+        classes.setdefault(key, []).append(i)
+    expected = list(classes.values())[:10]
+    header, body = rows[0], rows[1:]
+    assert len(body) == len(expected)
+    for rank, (row, members) in enumerate(zip(body, expected, strict=True), start=1):
+        cells = dict(zip(header, row, strict=True))
+        first = FAULTS["faults"][members[0]]
+        circuit = circuits["circuits"][members[0]]
+        assert int(cells["rank"]) == rank and int(cells["faults"]) == len(members)
+        assert cells["id"] == first["id"] and _same(cells["objective_s"], first["objective"])
+        assert _same(cells["slowdown"], first["objective"] / FAULTS["healthy"]["objective"])
+        assert cells["stopped"] == (",".join(first["stopped"]) or "-")
+        (a, pa), (b, pb) = circuit["a"], circuit["b"]
+        assert cells["link"].startswith(f"rank {a} port {pa} - rank {b} port {pb}")
+        assert cells["generator"].split()[0] == circuit["generator"]
+        assert (cells["fallback"] == "-") == (not first["demands"])
 
 
 def test_report_full_images_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
@@ -331,3 +389,89 @@ def test_report_bad_extra_is_one_line_exit_2(files: tuple[Path, Path], which: st
     assert result.exit_code == 2, result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not out.exists()
+
+
+# -- the page as a browser shows it --------------------------------------------------
+
+
+class _Elements(HTMLParser):
+    """Every element outside SVG with its text and child count; every URL-bearing attribute."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[list[Any]] = []  # [tag, text, children]
+        self.empty: list[str] = []
+        self.urls: list[str] = []
+        self._svg = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("src", "href", "action", "poster", "srcset", "data") and value:
+                self.urls.append(value)
+            if name == "style" and value and "url(" in value:
+                self.urls.append(value)
+        if self._svg or tag == "svg":
+            self._svg += tag == "svg"
+            if self.stack:
+                self.stack[-1][2] += 1
+            return
+        if tag in ("meta", "br", "hr", "img", "link"):
+            return
+        if self.stack:
+            self.stack[-1][2] += 1
+        self.stack.append([tag, "", 0])
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._svg:
+            self._svg -= tag == "svg"
+            return
+        name, text, children = self.stack.pop()
+        if name not in ("style",) and not text.strip() and not children:
+            self.empty.append(name)
+
+    def handle_data(self, data: str) -> None:
+        if self.stack and not self._svg:
+            self.stack[-1][1] += data
+
+
+def test_report_no_empty_element_no_external_url(files: tuple[Path, Path], extra: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    _full(files, extra, out)
+    text = out.read_text()
+    found = _Elements()
+    found.feed(text)
+    found.close()
+    assert found.empty == []
+    assert found.urls == []
+    assert "@import" not in text and "<script" not in text and "<link" not in text
+
+
+def test_report_renders_in_headless_chromium(files: tuple[Path, Path], extra: dict[str, Path],
+                                             tmp_path: Path) -> None:
+    """A 1400 px screenshot of the whole deployment page: Chromium renders it with the network off
+    (no proxy reachable), and the picture is a page, not a blank."""
+    import shutil
+    import subprocess
+
+    from PIL import Image
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    out, png = tmp_path / "r.html", tmp_path / "r.png"
+    _full(files, extra, out)
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", "--proxy-server=127.0.0.1:9",
+               f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={png}", "--window-size=1400,3000",
+               "--hide-scrollbars", out.as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0 and png.exists(), done.stderr[-2000:]
+    with Image.open(png) as image:
+        assert image.size == (1400, 3000)
+        grey = image.convert("L")
+        colours = grey.getcolors(maxcolors=1 << 16)
+        assert colours is not None and len(colours) > 16  # text, tables and figures, not one colour
+        # the page's first 100 rows hold the title: dark pixels on the white page
+        darkest = grey.crop((0, 0, 1400, 100)).getextrema()[0]
+        assert isinstance(darkest, int) and darkest < 64

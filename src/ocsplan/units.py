@@ -25,6 +25,8 @@ __all__ = [
     "Quantity",
     "format_bytes",
     "format_count",
+    "format_power",
+    "format_rate",
     "format_time",
     "parse_bytes",
     "parse_flop_rate",
@@ -201,6 +203,23 @@ def format_time(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.4g} ms"
     return f"{seconds:.4g} s"
+
+
+def format_power(watts: float) -> str:
+    """Power in W, kW or MW to four significant digits ("1.488 MW")."""
+    for unit, scale in (("MW", 1e6), ("kW", 1e3)):
+        if abs(watts) >= scale:
+            return f"{watts / scale:.4g} {unit}"
+    return f"{watts:.4g} W"
+
+
+def format_rate(bytes_per_s: float) -> str:
+    """A link rate in bits per second ("400 Gb/s", "14.4 Tb/s"), as networks are sold."""
+    bits = bytes_per_s * 8
+    for unit, scale in (("Pb/s", 1e15), ("Tb/s", 1e12), ("Gb/s", 1e9), ("Mb/s", 1e6)):
+        if abs(bits) >= scale:
+            return f"{bits / scale:.4g} {unit}"
+    return f"{bits:.4g} b/s"
 
 
 def format_count(value: float) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -94,6 +95,7 @@ def deploy_command(
     from ..deploy.bundle import MANIFEST, build_deployment, check_fabric, manifest_text
     from ..deploy.faults import MAX_FAULTS
     from ..realization.fabrics import load_fabric
+    from ..report.provenance import page_date
 
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     spec = load_fabric(fabric, "--fabric")
@@ -104,7 +106,7 @@ def deploy_command(
     check_directory(out_dir, _out_error, force)
     with Bar(err, "deploy: splits", quiet=quiet or chosen is not None) as bar:
         d = build_deployment(m, acc, spec, other, world, batch, tokens, precision, chosen, faults=faults,
-                             progress=bar.update)
+                             progress=bar.update, date=page_date(os.environ.get("SOURCE_DATE_EPOCH")))
     inputs = {"model": m.name, "accelerator": acc.name, "fabric": spec.name, "baseline": other.name,
               "world": world, "batch": batch, "context": tokens, "comm": precision.name,
               "split": split}

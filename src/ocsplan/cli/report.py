@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,10 +16,14 @@ from .console import write_stdout
 __all__ = ["report", "schema"]
 
 
-def _load(path: Path, option: str = "") -> dict[str, Any]:
-    """The file's JSON object; with ``option``, an error names it too."""
+def _load(path: Path, option: str = "", texts: dict[Path, str] | None = None) -> dict[str, Any]:
+    """The file's JSON object; with ``option``, an error names it too; ``texts`` keeps the text read
+    (for the page's provenance: each file is read once more, never twice more)."""
     try:
-        return read_json(read_text(path, lambda m: PlanError(f"{path}: {m}")), str(path))
+        text = read_text(path, lambda m: PlanError(f"{path}: {m}"))
+        if texts is not None:
+            texts[path] = text
+        return read_json(text, str(path))
     except OcsplanError as exc:
         if not option:
             raise
@@ -49,8 +54,9 @@ def report(
     check_suffix(out, "--out", (".html", ".htm"))
     check_outputs((out, "--out"))
     require_valid(load_plan(plan), str(plan))
-    plan_data = _load(plan)
-    sim_data = None if simulation is None else _load(simulation, "--simulation")
+    texts: dict[Path, str] = {}
+    plan_data = _load(plan, "", texts)
+    sim_data = None if simulation is None else _load(simulation, "--simulation", texts)
     if sim_data is not None:
         check_simulation(sim_data, plan_data, "--simulation", str(simulation))
     circuits_data = None
@@ -63,14 +69,22 @@ def report(
             raise InstanceError("--circuits", "", f"{circuits}: plan: realizes {realized.plan.instance[:80]!r} "
                                                   f"({realized.plan.world} ranks), not {plan_data['instance'][:80]!r} "
                                                   f"({plan_data['world']})")
-        circuits_data = _load(circuits, "--circuits")
-    steps = [(str(p), _load(p, "--decode")) for p in decode or ()]
+        circuits_data = _load(circuits, "--circuits", texts)
+    steps = [(str(p), _load(p, "--decode", texts)) for p in decode or ()]
     check_decode(steps, plan_data, "--decode")
-    faults_data = None if faults is None else _load(faults, "--faults")
+    faults_data = None if faults is None else _load(faults, "--faults", texts)
     if faults_data is not None:
         check_faults(faults_data, plan_data, "--faults", str(faults))
+    inputs = [("PLAN", plan), ("--simulation", simulation), ("--circuits", circuits),
+              *(("--decode", p) for p in decode or ()), ("--faults", faults)]
+    from .. import __version__
+    from ..report.provenance import Provenance, page_date, source
+
+    sources = tuple(source(option, path.name, texts[path].encode("utf-8"))
+                    for option, path in inputs if path is not None)
+    provenance = Provenance(__version__, page_date(os.environ.get("SOURCE_DATE_EPOCH")), sources)
     page = build_report(plan_data, sim_data, circuits=circuits_data,
-                        decode=[(Path(p).name, d) for p, d in steps], faults=faults_data)
+                        decode=[(Path(p).name, d) for p, d in steps], faults=faults_data, provenance=provenance)
     write_atomic(out, page)
 
 

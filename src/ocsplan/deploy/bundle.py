@@ -79,13 +79,16 @@ def _json(data: Mapping[str, Any]) -> str:
 
 def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline: FabricSpec, world: int,
                      batch: int, context: int, precision: Precision, split: Split | None = None, *,
-                     faults: int | None = None, progress: Callable[[int, int], None] | None = None) -> Deployment:
+                     faults: int | None = None, progress: Callable[[int, int], None] | None = None,
+                     date: str = "") -> Deployment:
     """The deployment of ``model`` on ``spec``: the best split (``split`` None, as ``decode --split
     auto``) or the given one, its plan, circuits, MSCCL files, decode steps and faults, and the
     report page. ``faults``: circuit faults analysed (default all up to :data:`DEFAULT_FAULTS`,
-    else a sample of as many, seed 0)."""
+    else a sample of as many, seed 0); ``date`` is the report's provenance date."""
+    from .. import __version__
     from ..report import build_report
     from ..report.inputs import check_decode, check_faults
+    from ..report.provenance import Provenance, source
 
     check_fabric(spec)
     cache = PlanCache()
@@ -118,9 +121,16 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     faults_data = report_to_dict(report)
     check_decode(decodes, plan_data, "deploy")
     check_faults(faults_data, plan_data, "deploy", "faults.json")
-    page = build_report(plan_data, None, circuits=json.loads(circuits_text), decode=decodes, faults=faults_data)
-    files = {"instance.toml": instance, "plan.json": plan_text, "circuits.json": circuits_text,
-             **{name: _json(data) for name, data in decodes}, "faults.json": _json(faults_data),
+    texts = {"instance.toml": instance, "plan.json": plan_text, "circuits.json": circuits_text,
+             **{name: _json(data) for name, data in decodes}, "faults.json": _json(faults_data)}
+    # the inputs as `ocsplan report` names them, so the page is the one report makes of these files
+    inputs = [("PLAN", "plan.json"), ("--circuits", "circuits.json"), *(("--decode", n) for n, _ in decodes),
+              ("--faults", "faults.json")]
+    provenance = Provenance(__version__, date, tuple(source(option, name, texts[name].encode("utf-8"))
+                                                     for option, name in inputs))
+    page = build_report(plan_data, None, circuits=json.loads(circuits_text), decode=decodes, faults=faults_data,
+                        provenance=provenance)
+    files = {**texts,
              **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()},
              **{f"{OCS_DIR}/{name}": text for name, text in ocs_files(circuits).items()}, "report.html": page}
     notes = () if not report.sampled else (f"faults.json: {report.summary.count} of {count} circuit faults, "

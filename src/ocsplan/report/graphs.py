@@ -107,6 +107,58 @@ def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
         return figure_svg(fig)
 
 
+def _rack_of(circuits: Mapping[str, Any]) -> tuple[list[int], int] | None:
+    """Each rank's accelerator and the rack size, or None for a fabric without racks."""
+    size = circuits.get("fabric", {}).get("rack_size")
+    accelerator = circuits.get("placement", {}).get("accelerator")
+    if not isinstance(size, int) or size < 1 or not isinstance(accelerator, list):
+        return None
+    return [int(a) for a in accelerator], size
+
+
+def _draw_racks(graph: AxisGraph, circuits: Mapping[str, Any]) -> str | None:
+    """A component too large to draw rank by rank, drawn rack by rack: one node per rack it
+    touches (with its ranks and the circuits inside it), one edge per pair of racks (width: circuits)."""
+    found = _rack_of(circuits)
+    if found is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    accelerator, size = found
+    racks = nx.Graph()
+    for node in graph.nodes:
+        rack = accelerator[node] // size
+        if rack not in racks:
+            racks.add_node(rack, ranks=0, inside=0)
+        racks.nodes[rack]["ranks"] += 1
+    for a, b, _ in graph.edges:
+        ra, rb = accelerator[a] // size, accelerator[b] // size
+        if ra == rb:
+            racks.nodes[ra]["inside"] += 1
+        else:
+            weight = racks.edges[ra, rb]["w"] + 1 if racks.has_edge(ra, rb) else 1
+            racks.add_edge(ra, rb, w=weight)
+    position = nx.circular_layout(sorted(racks.nodes))
+    top = max((w for _, _, w in racks.edges(data="w")), default=1)
+    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+        fig, ax = plt.subplots(figsize=(5.0, 3.8))
+        edges = sorted(racks.edges(data="w"))
+        nx.draw_networkx_edges(racks, position, edgelist=[(a, b) for a, b, _ in edges], ax=ax,
+                               width=[0.3 + 2.5 * w / top for _, _, w in edges], edge_color="#d94801")
+        nx.draw_networkx_nodes(racks, position, ax=ax, node_size=420, node_color="#c6dbef", edgecolors="black",
+                               linewidths=0.6)
+        nx.draw_networkx_labels(racks, position, ax=ax, font_size=6, labels={
+            r: f"r{r}\n{racks.nodes[r]['ranks']}/{racks.nodes[r]['inside']}" for r in racks.nodes})
+        ax.set_title("rack by rack: label r<rack>, ranks / circuits inside;\nedge width: circuits between racks",
+                     fontsize="x-small")
+        ax.set_axis_off()
+        return figure_svg(fig)
+
+
 def _table(graph: AxisGraph, circuits: Mapping[str, Any]) -> str:
     uses = {g["generator"]: g for g in circuits.get("generators", [])}
     rows = ["<tr><th>generator</th><th>kind</th><th>ports</th><th>circuits_drawn</th>"
@@ -129,16 +181,22 @@ def host_graph_section(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> 
                         "<p>Per mesh axis, the ranks reachable from rank 0 over the circuits of the "
                         "generators its demands use; one color per generator (the realizer's port order).</p>"]
     graphs: Sequence[AxisGraph] = axis_graphs(plan, circuits)
+    sizes = {(str(mesh["name"]), i): int(extent) for mesh in plan["meshes"]
+             for i, extent in enumerate(mesh.get("shape", []))}
     for graph in graphs:
         n, m = len(graph.nodes), len(graph.edges)
+        extent = sizes.get((graph.mesh, graph.axis), n)
+        if not graph.edges:
+            parts.append(f'<div class="axis"><h3>{escape(graph.mesh)}[{graph.axis}]: {extent} '
+                         f'rank{"s" * (extent != 1)}, no circuits of its own</h3><p>'
+                         + ("The axis has one rank." if extent == 1 else
+                            "The axis has no collectives in this deployment, so no circuits serve it.")
+                         + "</p></div>")
+            continue
         parts.append(f'<div class="axis"><h3>{escape(graph.mesh)}[{graph.axis}]: {n} rank{"s" * (n != 1)}, '
                      f'{m} circuit{"s" * (m != 1)}</h3>')
-        if not graph.edges:
-            parts.append("<p>No circuits: the axis has one rank or no demands.</p></div>")
-            continue
-        if len(graph.nodes) <= _MAX_DRAWN:
-            parts.append(_draw(graph, colours))
-        else:
-            parts.append(f"<p>{len(graph.nodes)} ranks: too many to draw; the table lists its circuits.</p>")
+        drawing = _draw(graph, colours) if n <= _MAX_DRAWN else _draw_racks(graph, circuits)
+        parts.append(drawing if drawing is not None else
+                     f"<p>{n} ranks on a fabric without racks: the table lists its circuits.</p>")
         parts.append(_table(graph, circuits) + "</div>")
     return "".join(parts)

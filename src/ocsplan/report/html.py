@@ -7,8 +7,8 @@ from html import escape
 from typing import Any
 
 from ..errors import PlanError
-from .svg import figure_svg
-from .svg import number as _num
+from .provenance import Provenance, provenance_section
+from .svg import cell, figure_svg
 
 __all__ = ["build_report", "port_budget_svg"]
 
@@ -17,12 +17,14 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
           "table{border-collapse:collapse;margin:1em 0}"
           "td,th{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
           "th{background:#eee;white-space:nowrap}td{white-space:nowrap}td.t{text-align:left}"
+          "td.w{text-align:left;white-space:normal;min-width:14em;max-width:30em}"
           "div.axis{display:flex;flex-wrap:wrap;align-items:flex-start;gap:1em}"
           "div.axis h3{flex-basis:100%;margin:0.5em 0 0}")
 
 
-def _row(cells: Sequence[str], tag: str = "td") -> str:
-    return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+def _row(cells: Sequence[str]) -> str:
+    """A table row of whole ``<td>``/``<th>`` elements."""
+    return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _axis_generators(axis: Mapping[str, Any], generators: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -74,61 +76,80 @@ def _draw_budget(plt: Any, plan: Mapping[str, Any], labels: list[str],
     return figure_svg(fig)
 
 
+def _th(key: str, label: str) -> str:
+    """A header cell for people (``label``) that names its input field (``data-key``)."""
+    return f'<th data-key="{escape(key)}">{escape(label)}</th>'
+
+
 def _summary(plan: Mapping[str, Any]) -> str:
-    rows = [("instance", escape(str(plan["instance"]))), ("method", escape(str(plan["method"]))),
-            ("status", escape(str(plan["status"]))), ("objective_s", _num(plan.get("objective_s"))),
-            ("bound_s", _num(plan.get("bound_s"))), ("ports_used", _num(plan["ports_used"])),
-            ("ports", _num(plan["ports"])), ("world", _num(plan["world"]))]
-    body = "".join(f'<tr><th>{k}</th><td class="t" id="summary-{k}">{v}</td></tr>' for k, v in rows)
+    rows = [("instance", "instance", plan["instance"], None), ("method", "planner", plan["method"], None),
+            ("status", "status", plan["status"], None),
+            ("objective_s", "communication per step, sum w*T (Eq. 1)", plan.get("objective_s"), "s"),
+            ("bound_s", "lower bound (exact planner)", plan.get("bound_s"), "s"),
+            ("ports_used", "ports used per accelerator", plan["ports_used"], None),
+            ("ports", "ports per accelerator (L)", plan["ports"], None),
+            ("world", "accelerators", plan["world"], None)]
+    body = "".join(f"<tr>{_th(k, label)}{cell(v, unit, ident=f'summary-{k}', text=True)}</tr>"
+                   for k, label, v, unit in rows)
     return f"<h2>Deployment</h2><table>{body}</table>"
+
+
+_DEMAND_COLUMNS = (("mesh", "mesh", None), ("axis", "axis", None), ("collective", "collective", None),
+                   ("schedule", "schedule", None), ("payload_bytes", "payload", "B"), ("phases", "phases h", None),
+                   ("volume_bytes", "volume v", "B"), ("multiplicity", "parallel circuits p", None),
+                   ("time_s", "T (Eq. 1)", "s"))
 
 
 def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> str:
     sims: list[Mapping[str, Any]] = list(simulation["demands"]) if simulation is not None else []
-    head = ["mesh", "axis", "collective", "schedule", "payload_bytes", "phases", "volume_bytes",
-            "multiplicity", "time_s"] + (["simulated_s", "ratio"] if simulation is not None else [])
-    rows = [_row(head, "th")]
+    head = [_th(k, label) for k, label, _ in _DEMAND_COLUMNS]
+    if simulation is not None:
+        head += [_th("simulated_s", "simulated"), _th("ratio", "simulated / Eq. 1")]
+    rows = [_row(head)]
     flat = 0
     for mesh in plan["meshes"]:
         for index, axis in enumerate(mesh["axes"]):
             for demand in axis["demands"]:
-                cells = [escape(str(mesh["name"])), str(index), escape(str(demand["collective"])),
-                         escape(str(demand["schedule"]))]
-                texts = {0, 2, 3}
-                cells += [_num(demand[k]) for k in ("payload_bytes", "phases", "volume_bytes",
-                                                    "multiplicity", "time_s")]
+                values = {"mesh": str(mesh["name"]), "axis": index, **demand}
+                cells = [cell(values[k], unit, text=isinstance(values[k], str)) for k, _, unit in _DEMAND_COLUMNS]
                 if simulation is not None:
                     if flat >= len(sims) or sims[flat].get("collective") != demand["collective"]:
                         raise PlanError(f"simulation: demand {flat} does not match the plan's")
                     sim_s = sims[flat]["simulated_s"]
-                    cells += [_num(sim_s), _num(sim_s / demand["time_s"]) if demand["time_s"] else "-"]
-                rows.append("<tr>" + "".join(f'<td class="t">{c}</td>' if i in texts else f"<td>{c}</td>"
-                                             for i, c in enumerate(cells)) + "</tr>")
+                    cells += [cell(sim_s, "s"), cell(sim_s / demand["time_s"] if demand["time_s"] else None, "x")]
+                rows.append(_row(cells))
                 flat += 1
     if simulation is not None and flat != len(sims):
         raise PlanError(f"simulation: {len(sims)} demands, the plan has {flat}")
-    return "<h2>Demands</h2><table>" + "".join(rows) + "</table>"
+    return ("<h2>Demands</h2><p>Per collective: the schedule the plan runs, its phases h and per-rank volume v, "
+            "the parallel circuits p it stripes over, and its Eq. 1 time T = h*lambda + v/(p*R).</p>"
+            '<table class="demands">' + "".join(rows) + "</table>")
 
 
 def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None, *,
                  circuits: Mapping[str, Any] | None = None,
                  decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 faults: Mapping[str, Any] | None = None) -> str:
-    """The whole page as text (deterministic: same inputs, same bytes).
+                 faults: Mapping[str, Any] | None = None, provenance: Provenance | None = None) -> str:
+    """The whole page as text (deterministic: same inputs and provenance, same bytes).
 
     ``decode`` is (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    from .fabric import fabric_section
     from .graphs import host_graph_section
     from .sections import decode_section, faults_section
 
     try:
-        parts = [_summary(plan), "<h2>Port budget per accelerator</h2>", port_budget_svg(plan),
-                 _demands(plan, simulation)]
+        parts = [_summary(plan)]
+        if circuits is not None:
+            parts.append(fabric_section(circuits))
+        parts += ["<h2>Port budget per accelerator</h2>", port_budget_svg(plan), _demands(plan, simulation)]
         if circuits is not None:
             parts.append(host_graph_section(plan, circuits))
         parts.append(decode_section(decode))
         if faults is not None:
-            parts.append(faults_section(faults))
-    except (KeyError, TypeError) as exc:
+            parts.append(faults_section(faults, circuits=circuits))
+        if provenance is not None:
+            parts.append(provenance_section(provenance))
+    except (KeyError, TypeError, IndexError) as exc:
         raise PlanError(f"plan: missing or malformed field {exc}") from None
     title = escape(str(plan.get("instance", "plan")))
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ocsplan report: {title}</title>"

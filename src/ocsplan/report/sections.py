@@ -7,8 +7,7 @@ from html import escape
 from typing import Any
 
 from ..errors import PlanError
-from .svg import figure_svg
-from .svg import number as _num
+from .svg import cell, figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
 
@@ -56,6 +55,14 @@ def _split_svg(labels: Sequence[str], splits: Sequence[Mapping[str, float]]) -> 
         return figure_svg(fig)
 
 
+_DECODE_LABELS = {"fabric": ("fabric", None), "technology": ("technology", None), "network": ("network model", None),
+                  "world": ("accelerators", None), "batch": ("users (batch)", None),
+                  "split": ("split", None), "compute_s": ("compute", "s"), "launch_s": ("kernel launches", "s"),
+                  "comm_s": ("communication", "s"), "step_s": ("decode step", "s"),
+                  "tokens_per_s_user": ("tokens/s per user", None), "tokens_per_s": ("tokens/s", None),
+                  "power_w": ("power (served share)", "W"), "tokens_per_s_mw": ("tokens/s per MW", None)}
+
+
 def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """One column per decode file (``ocsplan decode --json``): the step split and the throughputs."""
     if not steps:
@@ -75,13 +82,15 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         columns.append(values)
         labels.append(f"{step['fabric']} ({step['technology']})")
         splits.append(split)
-    rows = ["<tr><th>file</th>" + "".join(f"<th>{escape(name)}</th>" for name, _ in steps) + "</tr>"]
+    rows = ['<tr><th data-key="file">file</th>' + "".join(f"<th>{escape(name)}</th>" for name, _ in steps)
+            + "</tr>"]
     for key in DECODE_FIELDS:
-        rows.append(f"<tr><th>{key}</th>" + "".join(
-            f'<td class="t">{escape(c[key])}</td>' if isinstance(c[key], str) else f"<td>{_num(c[key])}</td>"
-            for c in columns) + "</tr>")
+        label, unit = _DECODE_LABELS[key]
+        rows.append(f'<tr><th data-key="{key}">{escape(label)}</th>'
+                    + "".join(cell(c[key], unit, text=isinstance(c[key], str)) for c in columns) + "</tr>")
     return ("<h2>Decode: OCS versus EPS</h2><p>One decode step per file: compute (attention, FFN, LM head), "
-            "kernel launches and communication, in seconds; tokens/s per user, tokens/s and tokens/s/MW.</p>"
+            "kernel launches and communication; tokens/s per user, tokens/s, the power of the accelerators "
+            "served (their share of the installed system, paper Table 12) and tokens/s per MW.</p>"
             + _split_svg(labels, splits) + '<table class="decode">' + "".join(rows) + "</table>")
 
 
@@ -94,9 +103,57 @@ def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, fl
         raise PlanError(f"{name}: faults[{index}]: missing or malformed field {exc}") from None
 
 
-def faults_section(faults: Mapping[str, Any], name: str = "faults") -> str:
-    """The fault summary and the 10 worst faults in the faults analysis's own ranking
-    (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by objective)."""
+def _circuit_of(fault: str, circuits: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The circuit a ``circuit:N`` fault names, from the circuits file, or None."""
+    kind, _, index = fault.partition(":")
+    rows = circuits.get("circuits", []) if circuits is not None else []
+    if kind != "circuit" or not index.isdigit() or int(index) >= len(rows):
+        return None
+    row = rows[int(index)]
+    return row if isinstance(row, Mapping) else None
+
+
+def _link(circuit: Mapping[str, Any] | None) -> str:
+    """"rank 0 port 3 - rank 256 port 3 via L1.k03.r00 > L2.k03.d00 > L1.k03.r08"."""
+    if circuit is None:
+        return "-"
+    (a, pa), (b, pb) = circuit["a"], circuit["b"]
+    via = " > ".join(str(hop[0]) for hop in circuit.get("path", []))
+    return f"rank {a} port {pa} - rank {b} port {pb}" + (f" via {via}" if via else "")
+
+
+def _fallback(fault: Mapping[str, Any]) -> str:
+    """What the affected demands do instead: "world[0].1 all-gather: parallel, p=2" per changed demand."""
+    changed = [f"{d['mesh']}[{d['axis']}].{d['demand']}: {d['how']}"
+               + (f" {d['schedule']}" if d.get("schedule") else "") + (f", p={d['p']}" if d.get("p") else "")
+               for d in fault.get("demands", []) if d.get("how") != "intact"]
+    return "; ".join(changed) or "-"
+
+
+def _fault_chart(slowdowns: Sequence[float], stopped: int) -> str:
+    """Histogram of the analysed faults' objective over the healthy one (faults that stop a demand aside)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+        fig, ax = plt.subplots(figsize=(7, 2.6))
+        if slowdowns:
+            low, high = min(slowdowns), max(slowdowns)
+            ax.hist(slowdowns, bins=40, range=(low, high if high > low else low + 1e-3), color="#1f77b4")
+        ax.set_xlabel("communication per step after the fault / healthy")
+        ax.set_ylabel("faults")
+        ax.set_title(f"{len(slowdowns)} faults that stop nothing; {stopped} stop a demand", fontsize="small")
+        return figure_svg(fig)
+
+
+def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
+                   circuits: Mapping[str, Any] | None = None) -> str:
+    """The fault summary, a chart of what each fault costs, and the worst fault classes in the faults
+    analysis's own ranking (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by
+    objective). Faults with the same outcome (cost, stopped demands, fallback, generator) form one
+    class, shown once with its count and its first fault named by link, generator and path."""
     from ..deploy.faults import rank_key
 
     if faults.get("schema") != "ocsplan.faults/1":
@@ -104,20 +161,42 @@ def faults_section(faults: Mapping[str, Any], name: str = "faults") -> str:
     try:
         summary = faults["summary"]
         worst = summary.get("worst") or {}
-        items = [("kind", faults["kind"]), ("healthy objective_s", faults["healthy"]["objective"]),
-                 ("count", summary["count"]), ("worst", worst.get("id")),
-                 ("worst objective_s", worst.get("objective")), ("median objective_s", summary["median"]),
-                 ("stopped", summary["stopped"])]
-    except (KeyError, TypeError, AttributeError) as exc:
+        healthy = float(faults["healthy"]["objective"])
+        items = [("kind", "fault kind", faults["kind"], None), ("healthy-objective_s", "healthy, sum w*T",
+                                                                 faults["healthy"]["objective"], "s"),
+                 ("count", "faults analysed" + (" (a sample)" if faults.get("sampled") else ""),
+                  summary["count"], None),
+                 ("worst", "worst fault", worst.get("id"), None),
+                 ("worst-objective_s", "worst fault, sum w*T", worst.get("objective"), "s"),
+                 ("median-objective_s", "median fault, sum w*T", summary["median"], "s"),
+                 ("stopped", "faults that stop a demand", summary["stopped"], None)]
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise PlanError(f"{name}: missing or malformed field {exc}") from None
-    head = "".join(f'<tr><th>{escape(k)}</th><td class="t" id="faults-{escape(k.replace(" ", "-"))}">'
-                   f"{escape(v) if isinstance(v, str) else _num(v)}</td></tr>" for k, v in items)
-    rows = [_fault_row(f, i, name) for i, f in enumerate(faults.get("faults", []))]
+    head = "".join(f'<tr><th data-key="{k}">{escape(label)}</th>{cell(v, unit, ident=f"faults-{k}", text=True)}</tr>'
+                   for k, label, v, unit in items)
+    rows = [(*_fault_row(f, i, name), f) for i, f in enumerate(faults.get("faults", []))]
     rows.sort(key=lambda r: rank_key(len(r[2]), r[1], r[0]))
-    body = ["<tr><th>rank</th><th>id</th><th>objective_s</th><th>stopped</th><th>demands</th></tr>"]
-    body += [f'<tr><td>{i + 1}</td><td class="t">{escape(fid)}</td><td>{_num(obj)}</td>'
-             f'<td class="t">{escape(",".join(stop)) or "-"}</td><td>{n}</td></tr>'
-             for i, (fid, obj, stop, n) in enumerate(rows[:10])]
+    classes: dict[tuple[Any, ...], list[Any]] = {}
+    for fid, obj, stop, _n, fault in rows:
+        circuit = _circuit_of(fid, circuits)
+        key = (obj, tuple(stop), _fallback(fault), None if circuit is None else str(circuit.get("generator")))
+        classes.setdefault(key, []).append((fid, obj, stop, fault, circuit))
+    generators = {str(g.get("generator")): g for g in (circuits or {}).get("generators", [])}
+    body = ['<tr><th data-key="rank">rank</th><th data-key="faults">faults alike</th><th data-key="id">fault</th>'
+            '<th data-key="link">link</th><th data-key="generator">generator</th>'
+            '<th data-key="objective_s">sum w*T</th><th data-key="slowdown">vs healthy</th>'
+            '<th data-key="stopped">stopped demands</th><th data-key="fallback">fallback</th></tr>']
+    for rank, members in enumerate(list(classes.values())[:10], start=1):
+        fid, obj, stop, fault, circuit = members[0]
+        label = "-" if circuit is None else str(circuit.get("generator"))
+        kind = generators.get(label, {}).get("kind")
+        body.append(f"<tr>{cell(rank)}{cell(len(members))}{cell(fid, text=True)}{cell(_link(circuit), wrap=True)}"
+                    f"{cell(label + (f' ({kind})' if kind else ''), text=True)}{cell(obj, 's')}"
+                    f"{cell(obj / healthy if healthy else None, 'x')}{cell(','.join(stop) or '-', text=True)}"
+                    f"{cell(_fallback(fault), wrap=True)}</tr>")
+    slowdowns = [obj / healthy for _, obj, stop, _, _ in rows if not stop and healthy]
     return ("<h2>Faults</h2><table>" + head + "</table>"
-            "<h3>Worst 10 faults (stopping faults first, then by objective)</h3>"
+            + _fault_chart(slowdowns, sum(1 for r in rows if r[2]))
+            + f"<h3>The worst fault classes ({min(10, len(classes))} of {len(classes)}): stopping faults first, "
+              "then by cost</h3>"
             '<table class="faults">' + "".join(body) + "</table>")
