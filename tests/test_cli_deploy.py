@@ -99,6 +99,35 @@ def test_auto_split_is_decodes(tmp_path: Path) -> None:
     assert f"{expected['kvp']},{expected['tpa']},{expected['ep']},{expected['tpe']} (best of " in text
 
 
+def test_the_exact_check_bounds_the_plan(deployed: Path, tmp_path: Path) -> None:
+    """manifest.exact: CP-SAT's bound is a lower bound of the deployed plan, the gap is
+    (objective - bound) / bound, and a proved optimum is the HiGHS MILP's optimum (another solver)."""
+    manifest = json.loads((deployed / "manifest.json").read_text())
+    exact = manifest["exact"]
+    plan = json.loads((deployed / "plan.json").read_text())
+    assert manifest["inputs"]["time_limit"] == 30.0 and exact["time_limit_s"] == 30.0
+    assert exact["status"] == "optimal", exact  # 64 ranks, two 8 x 8 meshes: proved well within 30 s
+    bound, objective = exact["bound_s"], plan["objective_s"]
+    assert 0 < bound <= objective * (1 + 1e-9)
+    assert exact["gap"] == pytest.approx(max(0.0, (objective - bound) / bound), rel=1e-12, abs=1e-15)
+    assert exact["objective_s"] <= objective * (1 + 1e-9)
+    _run("solve", str(deployed / "instance.toml"), "--method", "milp", "--json", str(tmp_path / "milp.json"))
+    milp = json.loads((tmp_path / "milp.json").read_text())
+    assert milp["status"] == "optimal"
+    assert bound == pytest.approx(milp["objective_s"], rel=1e-6)
+    assert plan["objective_s"] == pytest.approx(milp["objective_s"], rel=1e-6)  # the heuristic is optimal here
+
+
+def test_time_limit_zero_skips_the_exact_check(tmp_path: Path) -> None:
+    out = tmp_path / "dep"
+    text = _run("deploy", "gpt-oss-120b", "--world", "16", "--split", "2,8,8,2", "--fabric", "ocs-single",
+                "--baseline", "eps-single", "--time-limit", "0", "--out", str(out))
+    exact = json.loads((out / "manifest.json").read_text())["exact"]
+    assert exact["status"] == "skipped" and exact["bound_s"] is None and exact["gap"] is None
+    assert "skipped: --time-limit 0" in text
+    jsonschema.validate(json.loads((out / "manifest.json").read_text()), schema("deploy-1"))
+
+
 def _left(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir())
 
@@ -113,6 +142,9 @@ def _left(parent: Path) -> list[str]:
     ([*DEPLOY, "--batch", "0"], "--batch: must be in"),
     ([*DEPLOY, "--context", "lots"], "--context"),
     ([*DEPLOY, "--faults", "0"], "--faults: must be between 1 and 20000"),
+    ([*DEPLOY, "--time-limit", "-1"], "--time-limit: must be a number of seconds"),
+    ([*DEPLOY, "--time-limit", "nan"], "--time-limit: must be a number of seconds"),
+    ([*DEPLOY, "--time-limit", "inf"], "--time-limit: must be a number of seconds"),
     ([*DEPLOY[:2], "--world", "48", "--fabric", "all-ocs"], "--world"),
 ])
 def test_bad_input_is_one_line_and_no_directory(args: list[str], message: str, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from ..errors import InstanceError
 from ..files import check_directory, write_directory
 from ..units import format_time
 from ..workload import check_split, parse_split
-from .app import app, check_count, err, handle_errors, out
+from .app import app, check_count, check_time_limit, err, handle_errors, out
 from .console import Bar
 from .options import FABRIC_HELP
 from .workload import AccOpt, BatchOpt, CommOpt, ContextOpt, ModelArg, VerboseOpt, WorldOpt, _resolve
@@ -43,6 +43,7 @@ def deploy_table(d: Deployment, out_dir: Path) -> Table:
     table.add_row("tokens/s/user", f"{a.tokens_per_s_user:.1f}", f"{b.tokens_per_s_user:.1f}")
     table.add_row("tokens/s/MW", f"{a.tokens_per_s_mw:.0f}", f"{b.tokens_per_s_mw:.0f}")
     c = d.circuits
+    table.add_row(*_exact_row(d))
     table.add_row("circuits", f"{len(c.circuits)} on {len(c.devices)} OCS devices", "-")
     table.add_row("ports used per accelerator", f"{c.ports_used} of {c.fabric.ports}", "-")
     s = d.faults.summary
@@ -55,6 +56,21 @@ def deploy_table(d: Deployment, out_dir: Path) -> Table:
     table.caption = "files: " + ", ".join(_grouped(d.files))
     table.caption_justify = "left"
     return table
+
+
+def _exact_row(d: Deployment) -> tuple[str, str, str]:
+    """The exact check's row: proved optimal, the gap to CP-SAT's bound, or why there is none."""
+    e = d.exact
+    head = f"exact check (CP-SAT, {e.time_limit:g} s)" if e.time_limit else "exact check"
+    if e.status == "skipped":
+        return head, f"skipped: {e.reason}", "-"
+    if e.gap is None:
+        return head, f"{e.status}, no bound proven (raise --time-limit)", "-"
+    if e.status == "optimal":
+        return head, f"the plan is proved optimal (gap {e.gap:.2g})", "-"
+    better = "" if e.objective_s is None or e.objective_s >= d.plan.objective_s else \
+        f"; CP-SAT holds a plan of {format_time(e.objective_s)}"
+    return head, f"{e.status}: the plan is within {e.gap:.2%} of the optimum{better}", "-"
 
 
 def _grouped(files: dict[str, str]) -> list[str]:
@@ -86,6 +102,8 @@ def deploy_command(
     comm: CommOpt = "fp4",
     faults: Annotated[int | None, typer.Option(
         "--faults", help="circuit faults to analyse (default: all up to 2048, else a sample of 2048, seed 0)")] = None,
+    time_limit: Annotated[float, typer.Option(
+        help="seconds for the exact check of the plan (CP-SAT: its gap to the optimum); 0 skips it")] = 30.0,
     force: Annotated[bool, typer.Option(help="replace an existing non-empty --out directory")] = False,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     verbose: VerboseOpt = False,
@@ -103,13 +121,16 @@ def deploy_command(
     other = load_fabric(baseline, "--baseline")
     chosen = None if split == "auto" else check_split(m, world, parse_split(split))
     check_count(faults, "--faults", 1, MAX_FAULTS)
+    if time_limit != 0:
+        check_time_limit(time_limit)
     check_directory(out_dir, _out_error, force)
     with Bar(err, "deploy: splits", quiet=quiet or chosen is not None) as bar:
         d = build_deployment(m, acc, spec, other, world, batch, tokens, precision, chosen, faults=faults,
-                             progress=bar.update, date=page_date(os.environ.get("SOURCE_DATE_EPOCH")))
+                             progress=bar.update, date=page_date(os.environ.get("SOURCE_DATE_EPOCH")),
+                             time_limit=time_limit)
     inputs = {"model": m.name, "accelerator": acc.name, "fabric": spec.name, "baseline": other.name,
               "world": world, "batch": batch, "context": tokens, "comm": precision.name,
-              "split": split}
+              "split": split, "time_limit": time_limit}
     files = {**d.files, MANIFEST: manifest_text(d, inputs)}
 
     def fill(tmp: Path) -> None:

@@ -35,19 +35,63 @@ from .export import check_export, export_msccl
 from .faults import FaultReport, analyse_faults, report_to_dict
 from .ocs import ocs_files
 
-__all__ = ["DEFAULT_FAULTS", "MANIFEST", "SCHEMA", "Deployment", "build_deployment", "check_fabric",
-           "manifest_text"]
+__all__ = ["DEFAULT_FAULTS", "DEFAULT_TIME_LIMIT", "MANIFEST", "SCHEMA", "Deployment", "ExactCheck",
+           "build_deployment", "check_fabric", "exact_check", "manifest_text"]
 
 SCHEMA = "ocsplan.deploy/1"
 MANIFEST = "manifest.json"
 MSCCL_DIR = "msccl"
 OCS_DIR = "ocs"
 DEFAULT_FAULTS = 2048  # circuit faults analysed in full up to this many; a sample of as many beyond
+DEFAULT_TIME_LIMIT = 30.0  # seconds for the exact check of the deployed plan (CP-SAT); 0 skips it
 
 
 class DeployError(OcsplanError):
     """A stage whose output the next stage refuses (a circuits file validate rejects, an MSCCL
     file its checker rejects): a bug, never expected."""
+
+
+@dataclass(frozen=True)
+class ExactCheck:
+    """The exact check of the deployed (heuristic) plan: CP-SAT on the same instance within
+    ``time_limit`` seconds. ``bound_s`` is the proven lower bound on sum w*T (None: none proven),
+    ``gap`` the deployed plan's relative gap to it, ``objective_s`` the best plan CP-SAT holds
+    (never worse than the heuristic, which seeds it). ``status`` is the solver's (optimal,
+    feasible, infeasible, unknown), or ``skipped`` with ``reason``."""
+
+    time_limit: float
+    status: str
+    bound_s: float | None = None
+    gap: float | None = None
+    objective_s: float | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"method": "cpsat", "time_limit_s": self.time_limit, "status": self.status,
+                "bound_s": self.bound_s, "gap": self.gap, "objective_s": self.objective_s,
+                "reason": self.reason}
+
+
+def exact_check(instance_text: str, plan: Plan, time_limit: float) -> ExactCheck:
+    """Prove (or bound) the deployed plan's optimality with CP-SAT in ``time_limit`` seconds.
+
+    The plan stays the heuristic's (the one decode priced); the check only states its gap
+    (``Plan.gap`` of the plan with CP-SAT's bound). An instance the exact models refuse (too many
+    candidates) or a limit that runs out before a model is built is ``skipped`` with the reason."""
+    from dataclasses import replace
+
+    from ..instance import loads_instance
+    from ..planning.exact import plan_cpsat
+
+    if time_limit <= 0:
+        return ExactCheck(0.0, "skipped", reason="--time-limit 0")
+    try:
+        exact = plan_cpsat(loads_instance(instance_text, "instance.toml"), time_limit=time_limit, workers=1)
+    except OcsplanError as exc:
+        return ExactCheck(time_limit, "skipped", reason=str(exc))
+    bound = exact.bound_s
+    gap = None if bound is None else replace(plan, bound_s=bound).gap
+    return ExactCheck(time_limit, exact.status, bound, gap, exact.objective_s)
 
 
 @dataclass(frozen=True)
@@ -61,6 +105,7 @@ class Deployment:
     circuits: Circuits
     faults: FaultReport
     msccl: dict[str, XmlCost]  # checked MSCCL file -> its (h, v)
+    exact: ExactCheck
     files: dict[str, str] = field(default_factory=dict)  # path in the directory -> text (no manifest)
     notes: tuple[str, ...] = ()
 
@@ -80,11 +125,12 @@ def _json(data: Mapping[str, Any]) -> str:
 def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline: FabricSpec, world: int,
                      batch: int, context: int, precision: Precision, split: Split | None = None, *,
                      faults: int | None = None, progress: Callable[[int, int], None] | None = None,
-                     date: str = "") -> Deployment:
+                     date: str = "", time_limit: float = DEFAULT_TIME_LIMIT) -> Deployment:
     """The deployment of ``model`` on ``spec``: the best split (``split`` None, as ``decode --split
     auto``) or the given one, its plan, circuits, MSCCL files, decode steps and faults, and the
     report page. ``faults``: circuit faults analysed (default all up to :data:`DEFAULT_FAULTS`,
-    else a sample of as many, seed 0); ``date`` is the report's provenance date."""
+    else a sample of as many, seed 0); ``date`` is the report's provenance date; ``time_limit``
+    the seconds of the exact check (:func:`exact_check`, 0 skips it)."""
     from .. import __version__
     from ..report import build_report
     from ..report.inputs import check_decode, check_faults
@@ -103,6 +149,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     chosen = step.split
     instance = StepDemand(model, world, chosen, batch, precision).planned_text(spec)
     plan = plan_for(model, spec, world, chosen, batch, precision, cache)  # the plan decode priced
+    exact = exact_check(instance, plan, time_limit)
     circuits = realize(plan, spec, "contiguous")
     found = fabric_faults(circuits, spec) + validate(circuits, plan)
     if found:
@@ -135,7 +182,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
              **{f"{OCS_DIR}/{name}": text for name, text in ocs_files(circuits).items()}, "report.html": page}
     notes = () if not report.sampled else (f"faults.json: {report.summary.count} of {count} circuit faults, "
                                            f"sampled (seed 0)",)
-    return Deployment(step, other, timed, plan, circuits, report, msccl, files, notes)
+    return Deployment(step, other, timed, plan, circuits, report, msccl, exact, files, notes)
 
 
 def _schema(path: str, text: str) -> str | None:
@@ -160,6 +207,7 @@ def manifest_text(d: Deployment, inputs: Mapping[str, object]) -> str:
         "inputs": dict(inputs),
         "split": {"kvp": s.kvp, "tpa": s.tpa, "ep": s.ep, "tpe": s.tpe},
         "splits_timed": d.timed,
+        "exact": d.exact.to_dict(),
         "checks": {"validate": "ok", "msccl": f"{len(d.msccl)} file(s) checked",
                    "faults": f"{d.faults.summary.count} circuit fault(s){' sampled' if d.faults.sampled else ''}"},
         "notes": list(d.notes),
