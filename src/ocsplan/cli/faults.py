@@ -1,5 +1,5 @@
 """Fault commands: what each single fault costs a realized plan (``faults``), and the repair of
-failed accelerators onto spares (``repair``)."""
+failed accelerators onto spares or of failed circuits and devices through free ports (``repair``)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from .app import app, check_count, check_outputs, emit_json, err, handle_errors,
 
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
-    from ..deploy.repair import Move
+    from ..deploy.repair import Move, Repath
 
-__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table"]
+__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table", "repath_table"]
 
 WORST = 10
 
@@ -115,6 +115,24 @@ def repair_table(moves: Sequence[Move], changes: int, devices: int) -> Table:
     return table
 
 
+REPATH_ROWS = 20
+
+
+def repath_table(repaths: Sequence[Repath], changes: int, devices: int) -> Table:
+    """The re-pathed circuits (the first :data:`REPATH_ROWS`): OCS devices before and after."""
+    table = Table(title=f"repair: {len(repaths)} circuit(s) re-pathed, {changes} cross-connect change(s) on "
+                        f"{devices} OCS device(s)", title_justify="left")
+    for col in ("circuit", "ranks", "generator", "OCS devices before", "after", "changes"):
+        table.add_column(col, justify="right" if col in ("circuit", "changes") else "left")
+    for r in repaths[:REPATH_ROWS]:
+        table.add_row(str(r.circuit), f"{r.a}-{r.b}", r.generator, " > ".join(r.before), " > ".join(r.after),
+                      str(r.changes))
+    if len(repaths) > REPATH_ROWS:
+        table.caption = f"and {len(repaths) - REPATH_ROWS} more (--diff lists every one)"
+        table.caption_justify = "left"
+    return table
+
+
 @app.command("repair")
 @handle_errors
 def repair_command(
@@ -122,7 +140,9 @@ def repair_command(
     plan_path: Annotated[Path, typer.Option("--plan", help="the plan the circuits realize")],
     fabric: Annotated[str, typer.Option("--fabric", help="the fabric the circuits were realized on: a catalogue "
                                                           "name or a TOML file")],
-    failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (repeat for more)")],
+    failed: Annotated[list[str], typer.Option("--failed", help="accelerator:ID (onto a spare), or circuit:ID / "
+                                                               "device:ID (re-pathed through free level-2 ports); "
+                                                               "repeat for more, one kind per repair")],
     out_path: Annotated[str, typer.Option("--out", help="write the repaired circuits JSON to PATH, or -")],
     diff_path: Annotated[str | None, typer.Option("--diff", help="write the per-device cross-connect diff "
                                                                  "(JSON) to PATH, or -")] = None,
@@ -130,9 +150,11 @@ def repair_command(
                                                                      "it: devices/<id>.csv (action,in_port,out_port) "
                                                                      "and diff.json, in a new directory")] = None,
 ) -> None:
-    """Move failed accelerators' ranks onto spares; re-path only their circuits (fewest cross-connect changes)."""
+    """Repair failed accelerators (their ranks onto spares) or failed circuits and level-2 devices (the
+    circuits re-pathed through free ports); fewest cross-connect changes, every other one stays."""
     from ..deploy.faults import check_match
     from ..deploy.repair import diff_files, diff_to_dict, parse_failed, repair
+    from ..deploy.repath import parse_faults, repath
     from ..realization.circuits import dumps_circuits, load_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
@@ -148,13 +170,21 @@ def repair_command(
     mismatch = fabric_faults(circuits, spec)
     if mismatch:
         raise InstanceError("--fabric", "", f"{fabric} is not the fabric of {circuits_path}: {mismatch[0]}")
-    ids = parse_failed(failed, circuits)
-    result = repair(circuits, spec, ids)
     console = err if out_path == "-" or diff_path == "-" else out
-    console.print(repair_table(result.moves, result.changes, len(result.diff)))
-    for a in ids:
-        if a not in {m.failed for m in result.moves}:
-            console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
+    kinds = {value.partition(":")[0] == "accelerator" for value in failed}
+    if len(kinds) > 1:
+        raise InstanceError("--failed", "", "accelerator faults and circuit/device faults are repaired apart "
+                            "(one repair per kind, the second on the first's output)")
+    if kinds == {False}:
+        result = repath(circuits, spec, parse_faults(failed, circuits))
+        console.print(repath_table(result.repaths, result.changes, len(result.diff)))
+    else:
+        ids = parse_failed(failed, circuits)
+        result = repair(circuits, spec, ids)
+        console.print(repair_table(result.moves, result.changes, len(result.diff)))
+        for a in ids:
+            if a not in {m.failed for m in result.moves}:
+                console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
     texts = [(out_path, dumps_circuits(result.circuits))]
     if diff_path is not None:
         texts.append((diff_path, json.dumps(diff_to_dict(result, circuits), indent=1) + "\n"))

@@ -32,8 +32,8 @@ from ..realization.fabrics import FabricSpec
 from ..realization.paths import count_hardware, node_table, scope_of
 from ..realization.wiring import Wiring, wiring
 
-__all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "diff_files", "diff_to_dict", "earlier_failures",
-           "parse_failed", "repair", "spares"]
+__all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "Repath", "diff_files", "diff_of", "diff_to_dict",
+           "earlier_failures", "parse_failed", "rebuild", "repair", "spares"]
 
 REPAIRED = "repaired"
 """Placement method of a repaired circuits file: the accelerator list is the record."""
@@ -63,10 +63,24 @@ class DeviceDiff:
 
 
 @dataclass(frozen=True)
+class Repath:
+    """A circuit a circuit or device fault took down, on its new path (:mod:`.repath`)."""
+
+    circuit: int
+    a: int
+    b: int
+    generator: str
+    before: tuple[str, ...]  # OCS devices crossed, from a to b
+    after: tuple[str, ...]
+    changes: int  # cross-connects removed plus added for it
+
+
+@dataclass(frozen=True)
 class Repair:
     circuits: Circuits
     moves: tuple[Move, ...]
     diff: tuple[DeviceDiff, ...]
+    repaths: tuple[Repath, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -82,8 +96,8 @@ def parse_failed(values: Sequence[str], c: Circuits) -> tuple[int, ...]:
     for value in values:
         kind, _, name = value.partition(":")
         if kind != "accelerator" or not name.isdigit():
-            raise InstanceError("--failed", "", f"{value!r}: expected accelerator:ID (circuit and device faults "
-                                "are not repaired here)")
+            raise InstanceError("--failed", "", f"{value!r}: expected accelerator:ID here (circuit and device "
+                                "faults are repaired apart: one repair per kind)")
         a = int(name)
         if a >= c.fabric.accelerators:
             raise InstanceError("--failed", "", f"{value!r}: accelerator ids of fabric {c.fabric.name} are "
@@ -224,8 +238,10 @@ def repair(c: Circuits, spec: FabricSpec, failed: Sequence[int],
                           sum(len(c.circuits[i].path) for i in idx), sum(len(paths[i]) for i in idx)))
     circuits = tuple(replace(x, path=paths[i], scope=_scope(paths[i], wire)) if i in paths else x
                      for i, x in enumerate(c.circuits))
-    repaired = _rebuild(c, spec, wire, circuits, tuple(acc[x] for x in range(c.plan.world)), moves)
-    return Repair(repaired, tuple(moves), _diff(c, repaired))
+    notes = tuple(f"{_NOTE}{m.failed} failed, its rank(s) {', '.join(map(str, m.ranks))} run on spare "
+                  f"{m.spare}; {m.circuits} circuit(s) re-pathed, {m.changes} cross-connect change(s)" for m in moves)
+    repaired = rebuild(c, spec, wire, circuits, tuple(acc[x] for x in range(c.plan.world)), notes)
+    return Repair(repaired, tuple(moves), diff_of(c, repaired))
 
 
 def _scope(path: Sequence[Hop], wire: Wiring) -> str:
@@ -267,8 +283,10 @@ def _assign(c: Circuits, wire: Wiring, ports: _Ports, base: Mapping[int, int], h
     return {hit[r]: pool[col] for r, col in zip(rows, cols, strict=True)}
 
 
-def _rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit, ...],
-             accelerator: tuple[int, ...], moves: Sequence[Move]) -> Circuits:
+def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit, ...],
+            accelerator: tuple[int, ...], notes: Sequence[str]) -> Circuits:
+    """The repaired file: ``circuits`` on ``accelerator``, devices, node table, generator scopes and
+    hardware counts derived again; ``notes`` appended (they record what failed)."""
     pairs: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for x in circuits:
         for h in x.path:
@@ -285,13 +303,11 @@ def _rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circui
     generators = tuple(GeneratorUse(g.label, g.mask, g.kind, g.multiplicity, g.ports, g.circuits,
                                     inter[g.label], scope_of(g.circuits, inter[g.label], wire.two_level))
                        for g in c.generators)
-    notes = tuple(n for n in c.notes if not n.startswith("placement ")) + tuple(
-        f"{_NOTE}{m.failed} failed, its rank(s) {', '.join(map(str, m.ranks))} run on spare "
-        f"{m.spare}; {m.circuits} circuit(s) re-pathed, {m.changes} cross-connect change(s)" for m in moves)
+    kept = tuple(n for n in c.notes if not n.startswith("placement "))
     return replace(
         c, placement=Placement(REPAIRED, c.placement.slot_bits, accelerator), generators=generators,
         nodes=node_table(circuits, c.plan.world), circuits=circuits, devices=tuple(devices),
-        counts=count_hardware(spec, circuits, devices, c.plan.world, c.ports_used), notes=notes)
+        counts=count_hardware(spec, circuits, devices, c.plan.world, c.ports_used), notes=kept + tuple(notes))
 
 
 def _device_meta(ident: str) -> tuple[int, int, int]:
@@ -300,7 +316,8 @@ def _device_meta(ident: str) -> tuple[int, int, int]:
     return int(level[1:]), int(rail[1:]), int(index[1:])
 
 
-def _diff(old: Circuits, new: Circuits) -> tuple[DeviceDiff, ...]:
+def diff_of(old: Circuits, new: Circuits) -> tuple[DeviceDiff, ...]:
+    """Per OCS device, the cross-connects removed and added from ``old`` to ``new``."""
     before = {d.id: set(d.cross_connects) for d in old.devices}
     after = {d.id: set(d.cross_connects) for d in new.devices}
     out = []
@@ -319,6 +336,8 @@ def diff_to_dict(r: Repair, healthy: Circuits) -> dict[str, Any]:
         "moves": [{"failed": m.failed, "spare": m.spare, "ranks": list(m.ranks), "circuits": m.circuits,
                    "changes": m.changes, "hops_before": m.hops_before, "hops_after": m.hops_after}
                   for m in r.moves],
+        "repaths": [{"circuit": p.circuit, "a": p.a, "b": p.b, "generator": p.generator, "before": list(p.before),
+                     "after": list(p.after), "changes": p.changes} for p in r.repaths],
         "changes": r.changes,
         "devices": [{"device": d.device, "removed": [list(p) for p in d.removed],
                      "added": [list(p) for p in d.added], "kept": d.kept} for d in r.diff],

@@ -1,0 +1,267 @@
+"""Repair of circuit and device faults (issue 40 goal 3): the repaired file validates, only the
+circuits the faults take down move, and success and the number of cross-connect changes equal a
+brute force over every (level-2 device, cable, cable) of the affected circuits, written here from
+the fabric's documented wiring (ocsplan.realization.wiring's docstring), sharing nothing with
+:mod:`ocsplan.deploy.repath`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ocsplan.cli import app
+from ocsplan.deploy.repair import diff_to_dict
+from ocsplan.deploy.repath import failed_devices, parse_faults, repath
+from ocsplan.errors import InstanceError, RealizationError
+from ocsplan.instance import loads_instance
+from ocsplan.plan import Plan, dumps_plan
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.realization.circuits import Circuits, dumps_circuits, loads_circuits
+from ocsplan.realization.fabric_check import fabric_faults
+from ocsplan.realization.fabrics import FabricSpec, parse_fabric
+from ocsplan.realization.realize import realize
+from ocsplan.realization.validate import validate
+
+from .realize_cases import SMALL_FABRIC, small_plan
+from .test_deploy_faults import N16, single_level
+
+# 64 ranks in 16 racks of 4 (24 racks installed), 8 ports; level 1: 8 down (4 wired), 8 up; level 2
+# radix 48. Wiring rule: the fewest spines s dividing 8 with 24 * (8 / s) <= 48: s = 4, fan-out 2.
+# Each rack uses at most 4 of a rail's 8 uplinks: free cables for re-paths and hairpins.
+ROOMY = """
+name = "roomy-two-level"
+accelerators = 96
+ports = 8
+link = "400Gb/s"
+[racks]
+size = 4
+serving = 16
+[[level]]
+technology = "ocs"
+radix = 16
+down = 8
+up = 8
+[[level]]
+technology = "ocs"
+radix = 48
+"""
+DOWN, SPINES, FANOUT, RACK = 8, 4, 2, 4  # of ROOMY, by hand from the rule above
+FULL = (8, 4, 2, 8)  # SMALL_FABRIC: racks of 8 on 8 down ports, 8 up: 4 spines, fan-out 2
+
+Pair = tuple[str, int, int]
+
+
+@cache
+def case(name: str) -> tuple[Plan, FabricSpec, Circuits]:
+    text = ROOMY if name == "roomy" else SMALL_FABRIC
+    spec = parse_fabric(tomllib.loads(text), f"{name}.toml")
+    plan = small_plan()
+    return plan, spec, realize(plan, spec)
+
+
+def cross_connects(c: Circuits) -> set[Pair]:
+    return {(d.id, a, b) for d in c.devices for a, b in d.cross_connects}
+
+
+def _pair(device: str, p: int, q: int) -> Pair:
+    return device, min(p, q), max(p, q)
+
+
+def brute_force(c: Circuits, faults: list[str], wiring: tuple[int, int, int, int]) -> int | None:
+    """Fewest cross-connect changes of any re-path of the affected circuits through level 2 (None:
+    none exists). Every (spine, cable a, cable b) per circuit, a depth-first search with a bound."""
+    down, spines, fanout, rack = wiring
+    affected: set[int] = set()
+    banned_ports: set[tuple[str, int]] = set()
+    banned_pairs: set[Pair] = set()
+    dead: set[str] = set()
+    for fault in faults:
+        kind, _, name = fault.partition(":")
+        if kind == "device":
+            dead.add(name)
+            affected |= {i for i, x in enumerate(c.circuits) if any(h.device == name for h in x.path)}
+        else:
+            i = int(name)
+            affected.add(i)
+            path = c.circuits[i].path
+            if len(path) == 1:
+                banned_pairs.add(_pair(path[0].device, path[0].enter, path[0].leave))
+            else:
+                banned_ports |= {(path[0].device, path[0].leave), (path[1].device, path[1].enter),
+                                 (path[1].device, path[1].leave), (path[2].device, path[2].enter)}
+    order = sorted(affected)
+    busy = {(h.device, p) for i, x in enumerate(c.circuits) if i not in affected for h in x.path
+            for p in (h.enter, h.leave)}
+    choices: list[list[tuple[int, set[tuple[str, int]]]]] = []
+    for i in order:
+        x = c.circuits[i]
+        acc_a, acc_b = c.placement.accelerator[x.a], c.placement.accelerator[x.b]
+        ra, sa, rb, sb = acc_a // rack, acc_a % rack, acc_b // rack, acc_b % rack
+        old = {_pair(h.device, h.enter, h.leave) for h in x.path}
+        row = []
+        for s in range(spines):
+            l2 = f"L2.k{x.a_port:02d}.d{s:02d}"
+            for ja in range(fanout):
+                for jb in range(fanout):
+                    if ra == rb and ja == jb:
+                        continue
+                    l1a, l1b = f"L1.k{x.a_port:02d}.r{ra:02d}", f"L1.k{x.a_port:02d}.r{rb:02d}"
+                    up_a, up_b = down + s * fanout + ja, down + s * fanout + jb
+                    p2a, p2b = ra * fanout + ja, rb * fanout + jb
+                    ports = {(l1a, up_a), (l2, p2a), (l2, p2b), (l1b, up_b)}
+                    new = {_pair(l1a, sa, up_a), _pair(l2, p2a, p2b), _pair(l1b, up_b, sb)}
+                    if l2 in dead or ports & (busy | banned_ports) or new & banned_pairs or len(ports) < 4:
+                        continue
+                    row.append((len(old ^ new), ports))
+        choices.append(sorted(row, key=lambda t: t[0]))
+    if any(not row for row in choices):
+        return None
+    floor = [min(cost for cost, _ in row) for row in choices]
+    best: list[int | None] = [None]
+
+    def search(k: int, taken: set[tuple[str, int]], cost: int) -> None:
+        if best[0] is not None and cost + sum(floor[k:]) >= best[0]:
+            return
+        if k == len(choices):
+            best[0] = cost
+            return
+        for change, ports in choices[k]:
+            if not ports & taken:
+                search(k + 1, taken | ports, cost + change)
+
+    search(0, set(), 0)
+    return best[0]
+
+
+def _faults(name: str) -> list[list[str]]:
+    """Every single circuit fault, every level-2 device fault, and pairs that compete for cables."""
+    _plan, _spec, c = case(name)
+    singles = [[f"circuit:{i}"] for i in range(len(c.circuits))]
+    devices = [[f"device:{d.id}"] for d in c.devices if d.level == 2 and d.cross_connects]
+    same_rack = [i for i, x in enumerate(c.circuits) if x.a_port == 0 and len(x.path) == 1][:4]
+    pairs = [[f"circuit:{a}", f"circuit:{b}"] for a, b in itertools.pairwise(same_rack)]
+    return singles + devices + pairs + [[devices[0][0], devices[1][0]]]
+
+
+@pytest.mark.parametrize("name", ["roomy", "full"])
+def test_every_fault_against_the_brute_force(name: str) -> None:
+    plan, spec, c = case(name)
+    wiring = (DOWN, SPINES, FANOUT, RACK) if name == "roomy" else FULL
+    repaired = refused = 0
+    for faults in _faults(name):
+        best = brute_force(c, faults, wiring)
+        try:
+            r = repath(c, spec, parse_faults(faults, c))
+        except RealizationError as exc:
+            assert best is None, (faults, best, str(exc))
+            assert str(exc).startswith("--failed ")
+            refused += 1
+            continue
+        assert best is not None, faults
+        new = loads_circuits(dumps_circuits(r.circuits), "repaired.json")
+        assert validate(new, plan) == [] and fabric_faults(new, spec) == [], faults
+        moved = {p.circuit for p in r.repaths}
+        for i, (old_x, new_x) in enumerate(zip(c.circuits, new.circuits, strict=True)):
+            assert (old_x == new_x) == (i not in moved), (faults, i)
+            assert (old_x.a, old_x.a_port, old_x.b, old_x.b_port) == (new_x.a, new_x.a_port, new_x.b, new_x.b_port)
+        assert len(cross_connects(c) ^ cross_connects(new)) == best == r.changes, faults
+        dead = {f.partition(":")[2] for f in faults if f.startswith("device:")}
+        assert not any(h.device in dead for x in new.circuits for h in x.path)
+        assert failed_devices(new) == dead
+        repaired += 1
+    # the roomy fabric repairs every fault; the full one only hairpins (each rack's uplinks all taken)
+    assert repaired > 0 and (refused == 0 if name == "roomy" else refused > 0)
+
+
+def test_the_diff_is_the_two_files_difference() -> None:
+    _plan, spec, c = case("roomy")
+    device = next(d.id for d in c.devices if d.level == 2 and d.cross_connects)
+    r = repath(c, spec, (f"device:{device}",))
+    new = r.circuits
+    d = diff_to_dict(r, c)
+    removed = {(e["device"], *p) for e in d["devices"] for p in e["removed"]}
+    added = {(e["device"], *p) for e in d["devices"] for p in e["added"]}
+    assert removed == cross_connects(c) - cross_connects(new) and added == cross_connects(new) - cross_connects(c)
+    assert [p["circuit"] for p in d["repaths"]] == [i for i, x in enumerate(c.circuits)
+                                                   if any(h.device == device for h in x.path)]
+    assert all(device in p["before"] and device not in p["after"] for p in d["repaths"])
+
+
+def test_a_repaired_device_stays_out_of_later_repairs() -> None:
+    plan, spec, c = case("roomy")
+    first = next(d.id for d in c.devices if d.level == 2 and d.cross_connects)
+    once = repath(c, spec, (f"device:{first}",)).circuits
+    victim = next(i for i, x in enumerate(once.circuits) if len(x.path) == 3)
+    twice = repath(once, spec, (f"circuit:{victim}",)).circuits
+    assert validate(twice, plan) == [] and failed_devices(twice) == {first}
+    assert not any(h.device == first for x in twice.circuits for h in x.path)
+
+
+@pytest.mark.parametrize(("values", "needle"), [
+    (["accelerator:3"], "expected circuit:ID or device:ID"), (["circuit:9999"], "circuit ids are 0..255"),
+    (["device:L9.x"], "no OCS device"), (["circuit:1", "circuit:1"], "twice"), ([], "at least one"),
+])
+def test_bad_fault_values(values: list[str], needle: str) -> None:
+    with pytest.raises(InstanceError, match="--failed") as exc:
+        parse_faults(values, case("roomy")[2])
+    assert needle in str(exc.value)
+
+
+def test_level_one_and_single_level_are_refused_with_the_reason() -> None:
+    _plan, spec, c = case("roomy")
+    with pytest.raises(RealizationError, match="a level-1 device"):
+        repath(c, spec, ("device:L1.k00.r00",))
+    single = parse_fabric(tomllib.loads(single_level(32, 8)), "f32.toml")
+    plan = plan_heuristic(loads_instance(N16, "n16.toml"))
+    flat = realize(plan, single)
+    with pytest.raises(RealizationError, match="one switching level"):
+        repath(flat, single, ("circuit:0",))
+
+
+runner = CliRunner()
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    plan, _spec, c = case("roomy")
+    (tmp_path / "plan.json").write_text(dumps_plan(plan))
+    (tmp_path / "circuits.json").write_text(dumps_circuits(c))
+    (tmp_path / "fabric.toml").write_text(ROOMY)
+    return tmp_path / "plan.json", tmp_path / "circuits.json", tmp_path / "fabric.toml"
+
+
+def test_cli_repairs_a_circuit_and_the_file_validates(tmp_path: Path) -> None:
+    plan, circuits, fabric = _files(tmp_path)
+    c = case("roomy")[2]
+    victim = next(i for i, x in enumerate(c.circuits) if len(x.path) == 3)
+    out, diff = tmp_path / "repaired.json", tmp_path / "diff.json"
+    result = runner.invoke(app, ["repair", str(circuits), "--plan", str(plan), "--fabric", str(fabric),
+                                 "--failed", f"circuit:{victim}", "--out", str(out), "--diff", str(diff)])
+    assert result.exit_code == 0, result.output
+    assert "1 circuit(s) re-pathed, 6 cross-connect change(s)" in result.stdout
+    check = runner.invoke(app, ["validate", str(out), "--plan", str(plan), "--fabric", str(fabric)])
+    assert check.exit_code == 0 and "valid" in check.stdout, check.output
+    assert json.loads(diff.read_text())["repaths"][0]["circuit"] == victim
+
+
+@pytest.mark.parametrize(("failed", "status", "needle"), [
+    (["accelerator:1", "circuit:1"], 2, "--failed: accelerator faults and circuit/device faults are repaired apart"),
+    (["device:L1.k00.r00"], 3, "a level-1 device"),
+    (["circuit:4096"], 2, "--failed: circuit:4096: circuit ids are 0..255"),
+])
+def test_cli_refusals_are_one_line_and_write_nothing(failed: list[str], status: int, needle: str,
+                                                     tmp_path: Path) -> None:
+    plan, circuits, fabric = _files(tmp_path)
+    args = ["repair", str(circuits), "--plan", str(plan), "--fabric", str(fabric), "--out",
+            str(tmp_path / "out.json")]
+    for value in failed:
+        args += ["--failed", value]
+    result = runner.invoke(app, args)
+    assert result.exit_code == status, result.output
+    assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
+    assert not (tmp_path / "out.json").exists()
