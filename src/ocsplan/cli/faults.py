@@ -122,10 +122,11 @@ def repath_table(repaths: Sequence[Repath], changes: int, devices: int) -> Table
     """The re-pathed circuits (the first :data:`REPATH_ROWS`): OCS devices before and after."""
     table = Table(title=f"repair: {len(repaths)} circuit(s) re-pathed, {changes} cross-connect change(s) on "
                         f"{devices} OCS device(s)", title_justify="left")
-    for col in ("circuit", "ranks", "generator", "OCS devices before", "after", "changes"):
+    for col in ("circuit", "ranks", "generator", "port", "OCS devices before", "after", "changes"):
         table.add_column(col, justify="right" if col in ("circuit", "changes") else "left")
     for r in repaths[:REPATH_ROWS]:
-        table.add_row(str(r.circuit), f"{r.a}-{r.b}", r.generator, " > ".join(r.before), " > ".join(r.after),
+        port = str(r.port_before) if r.port_after == r.port_before else f"{r.port_before} > {r.port_after} (spare)"
+        table.add_row(str(r.circuit), f"{r.a}-{r.b}", r.generator, port, " > ".join(r.before), " > ".join(r.after),
                       str(r.changes))
     if len(repaths) > REPATH_ROWS:
         table.caption = f"and {len(repaths) - REPATH_ROWS} more (--diff lists every one)"

@@ -70,6 +70,8 @@ class Repath:
     a: int
     b: int
     generator: str
+    port_before: int  # the port index at both ends (a spare port after a move off the rail)
+    port_after: int
     before: tuple[str, ...]  # OCS devices crossed, from a to b
     after: tuple[str, ...]
     changes: int  # cross-connects removed plus added for it
@@ -336,7 +338,8 @@ def diff_to_dict(r: Repair, healthy: Circuits) -> dict[str, Any]:
         "moves": [{"failed": m.failed, "spare": m.spare, "ranks": list(m.ranks), "circuits": m.circuits,
                    "changes": m.changes, "hops_before": m.hops_before, "hops_after": m.hops_after}
                   for m in r.moves],
-        "repaths": [{"circuit": p.circuit, "a": p.a, "b": p.b, "generator": p.generator, "before": list(p.before),
+        "repaths": [{"circuit": p.circuit, "a": p.a, "b": p.b, "generator": p.generator,
+                     "port_before": p.port_before, "port_after": p.port_after, "before": list(p.before),
                      "after": list(p.after), "changes": p.changes} for p in r.repaths],
         "changes": r.changes,
         "devices": [{"device": d.device, "removed": [list(p) for p in d.removed],

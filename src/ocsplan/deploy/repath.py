@@ -1,33 +1,33 @@
 """Repair of circuit and device faults: re-path the affected circuits through free OCS ports.
 
-A circuit keeps its two accelerator ports: the plan gives each generator its port index
-on every node (the validator and the MSCCL export read it so), and in a rail-optimized
-fabric port k of an accelerator is cabled to one level-1 device of rail k only. What a
-repair can change is the part of the path above level 1: the uplink cables, the level-2
-device, and the cross-connects joining them. So, on a two-level fabric:
+In a rail-optimized fabric port k of an accelerator is cabled to one level-1 device of rail k,
+and the plan gives each generator its port indices. A circuit a fault takes down can move in two
+ways, both over ports nothing else uses:
 
-- ``circuit:ID`` (a failed transceiver, fiber or OCS port on the circuit's light path, its
-  place unknown): the circuit's cross-connect in its rack, or its uplink cables and its
-  level-2 ports, are avoided. A circuit between racks takes another (level-2 device,
-  cable, cable); a circuit inside a rack climbs to a level-2 device on one cable of its
-  rack and comes back on another (a hairpin: three OCS hops instead of one).
-- ``device:ID`` of a level-2 device: every circuit through it takes another level-2 device
-  of its rail.
-- A level-1 device, or any device of a single-level fabric, is refused with the reason:
-  the accelerators' port k reaches no other device, so only moving ranks
-  (``repair --failed accelerator:ID``) or a new plan helps.
+- **on its rail**, keeping its two accelerator ports: through another level-2 device and other
+  uplink cables (between racks), or up to level 2 and back on two cables of its rack (a hairpin,
+  three OCS hops instead of one, for a circuit inside a rack);
+- **onto a spare port**: a port index no generator owns (the plan uses ``ports_used`` of the
+  fabric's L; the rest are spare) and free at both ends; the circuit then runs on that rail's
+  devices (one device in a rack or on a single level, level 1, 2, 1 between racks). The validator
+  accepts a circuit on a port no generator owns, and the faults analysis reads it as its generator's.
 
-Which new path each affected circuit takes is one assignment (a 0-1 program solved by
-:func:`scipy.optimize.milp` with HiGHS): exactly one path per circuit, each device port at
-most once, ports of untouched circuits and of failed parts excluded; the fewest
-cross-connect changes first, then the earliest (level-2 device, cable, cable) in the
-wiring's order. The changes are counted against the healthy file, cross-connect by
-cross-connect, as the OCS controller applies them.
+Faults: ``circuit:ID`` is a failure on the circuit's light path whose place is unknown: the new path
+reuses none of its cross-connects, uplink cables or level-2 ports (a failed transceiver or the
+fiber to level 1 is avoided only by a spare port: say so by failing the device or the accelerator).
+``device:ID``: every circuit through the device moves off it; a level-1 device (or a device of a
+single-level fabric) leaves only the spare ports.
+
+Which path each affected circuit takes is one assignment (a 0-1 program, :func:`scipy.optimize.milp`
+with HiGHS): exactly one path per circuit, each device port at most once, ports of untouched
+circuits and of failed parts excluded; the fewest cross-connect changes first (counted against the
+healthy file, as the OCS controller applies them), then paths on the circuit's own rail (spare ports
+kept for later), then the wiring's order. No path: refused with the reason (exit 3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,7 +35,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 
 from ..errors import InstanceError, RealizationError
-from ..realization.circuits import Circuit, Circuits, Hop
+from ..realization.circuits import Circuit, Circuits, Hop, Route
 from ..realization.fabrics import FabricSpec
 from ..realization.wiring import Wiring, wiring
 from .faults import failed_circuits
@@ -53,6 +53,7 @@ _Port = tuple[str, int]  # (device id, port)
 class _Option:
     """One new path of an affected circuit and the device ports it takes."""
 
+    rail: int  # the port index at both ends
     path: tuple[Hop, ...]
     ports: tuple[_Port, ...]
     changes: int  # cross-connects removed plus added, against the circuit's healthy path
@@ -88,19 +89,9 @@ def _hop_ports(path: Sequence[Hop]) -> list[_Port]:
     return [(h.device, p) for h in path for p in (h.enter, h.leave)]
 
 
-def _level(ident: str) -> int:
-    return int(ident.split(".", 1)[0][1:])
-
-
-def _affected(c: Circuits, wire: Wiring, faults: Sequence[str]
+def _affected(c: Circuits, faults: Sequence[str]
               ) -> tuple[list[int], set[_Port], set[tuple[str, int, int]], set[str]]:
-    """(affected circuits, banned device ports, banned cross-connects, failed devices); a fault no
-    path can avoid is refused with the reason (RealizationError, exit 3)."""
-    if not wire.two_level:
-        raise RealizationError(
-            f"--failed {faults[0]}: fabric {c.fabric.name} has one switching level: every accelerator's port k "
-            "is cabled to one device of rail k, so no other path exists (repair --failed accelerator:ID moves "
-            "ranks to spares)")
+    """(affected circuits, banned device ports, banned cross-connects, failed devices)."""
     affected: set[int] = set()
     ports: set[_Port] = set()
     pairs: set[tuple[str, int, int]] = set()
@@ -109,11 +100,6 @@ def _affected(c: Circuits, wire: Wiring, faults: Sequence[str]
         kind, _, name = fault.partition(":")
         hit, _ = failed_circuits(c, fault, "--failed")
         if kind == "device":
-            if _level(name) == 1:
-                raise RealizationError(
-                    f"--failed {fault}: a level-1 device; the rack's accelerators reach rail "
-                    f"{name.split('.')[1][1:]} through it alone and the plan fixes each generator's port, so no "
-                    "path avoids it (repair --failed accelerator:ID for each of its accelerators, or plan again)")
             devices.add(name)
         else:
             x = c.circuits[hit[0]]
@@ -127,29 +113,43 @@ def _affected(c: Circuits, wire: Wiring, faults: Sequence[str]
     return sorted(affected), ports, pairs, devices
 
 
-def _options(x: Circuit, acc: Sequence[int], wire: Wiring, busy: set[_Port], banned: set[_Port],
-             pairs: set[tuple[str, int, int]], devices: set[str]) -> list[_Option]:
-    """Every level-2 path of circuit ``x`` on its rail over free ports, in the wiring's order."""
-    rail = x.a_port
+def _spare_rails(c: Circuits) -> list[int]:
+    """Port indices no generator owns: the plan's unused ports, free for spare circuits."""
+    owned = {p for g in c.generators for p in g.ports}
+    return [p for p in range(c.fabric.ports) if p not in owned]
+
+
+def _options(x: Circuit, acc: Sequence[int], wire: Wiring, rails: Sequence[int], busy: set[_Port],
+             banned: set[_Port], pairs: set[tuple[str, int, int]], devices: set[str]) -> list[_Option]:
+    """Every path of circuit ``x`` over free ports: its own rail first, then each spare rail, each
+    in the wiring's order (one device, then level-2 devices and cable pairs)."""
     (ga, sa), (gb, sb) = wire.attach(acc[x.a]), wire.attach(acc[x.b])
-    l1a, l1b = wire.l1_id(rail, ga), wire.l1_id(rail, gb)
     old = _pairs(x.path)
     out: list[_Option] = []
-    for spine in range(wire.spines):
-        l2 = wire.l2_id(rail, spine)
-        if l2 in devices:
+    for rail in rails:
+        l1a, l1b = wire.l1_id(rail, ga), wire.l1_id(rail, gb)
+        if l1a in devices or l1b in devices:
             continue
-        for ja in range(wire.fanout):
-            for jb in range(wire.fanout):
-                if ga == gb and ja == jb:
-                    continue  # a hairpin needs two cables
-                up_a, l2_a = wire.uplink(ga, spine, ja)
-                up_b, l2_b = wire.uplink(gb, spine, jb)
-                path = (Hop(l1a, sa, up_a), Hop(l2, l2_a, l2_b), Hop(l1b, up_b, sb))
-                taken = ((l1a, up_a), (l2, l2_a), (l2, l2_b), (l1b, up_b))
-                if any(p in busy or p in banned for p in taken) or _pairs(path) & pairs:
-                    continue
-                out.append(_Option(path, taken, len(old ^ _pairs(path))))
+        ends = ((l1a, sa), (l1b, sb))  # the accelerators' own fibers: taken on a spare rail
+        paths: list[tuple[tuple[Hop, ...], tuple[_Port, ...]]] = []
+        if ga == gb:
+            paths.append(((Hop(l1a, sa, sb),), ends))
+        for spine in range(wire.spines):
+            l2 = wire.l2_id(rail, spine)
+            if l2 in devices:
+                continue
+            for ja in range(wire.fanout):
+                for jb in range(wire.fanout):
+                    if ga == gb and ja == jb:
+                        continue  # a hairpin needs two cables
+                    up_a, l2_a = wire.uplink(ga, spine, ja)
+                    up_b, l2_b = wire.uplink(gb, spine, jb)
+                    paths.append(((Hop(l1a, sa, up_a), Hop(l2, l2_a, l2_b), Hop(l1b, up_b, sb)),
+                                  (*ends, (l1a, up_a), (l2, l2_a), (l2, l2_b), (l1b, up_b))))
+        for path, taken in paths:
+            if any(p in busy or p in banned for p in taken) or _pairs(path) & pairs:
+                continue
+            out.append(_Option(rail, path, taken, len(old ^ _pairs(path))))
     return out
 
 
@@ -180,36 +180,67 @@ def _assign(options: Sequence[Sequence[_Option]]) -> list[int] | None:
     return chosen
 
 
+def _why(x: Circuit, wire: Wiring, spares: Sequence[int], devices: set[str]) -> str:
+    """Why circuit ``x`` has no free path: what its rail lacks, and the spare ports."""
+    rail = x.a_port
+    if not wire.two_level or any(d.startswith(f"L1.k{rail:02d}.") for d in devices):
+        here = f"its rail {rail} has no other device it reaches"
+    elif len(x.path) == 1 and wire.fanout < 2:
+        here = f"a hairpin needs two cables from its rack to one level-2 device (fan-out {wire.fanout})"
+    else:
+        here = f"every cable pair to a working level-2 device of rail {rail} is taken or failed"
+    spare = (f"no spare port ({', '.join(map(str, spares))}) has a free path at both ends" if spares else
+             f"the plan uses all {wire.rails} ports: no spare port (plan with fewer, e.g. --reserve-ports)")
+    return f"{here}, and {spare}"
+
+
 def repath(c: Circuits, spec: FabricSpec, faults: Sequence[str]) -> Repair:
-    """Re-path the circuits the faults take down through free level-2 ports (see the module)."""
+    """Re-path the circuits the faults take down through free ports (see the module)."""
     wire = wiring(spec)
-    affected, banned, pairs, devices = _affected(c, wire, faults)
+    affected, banned, pairs, devices = _affected(c, faults)
     mine = set(affected)
     busy = {p for i, x in enumerate(c.circuits) if i not in mine for p in _hop_ports(x.path)}
     acc = c.placement.accelerator
-    options = [_options(c.circuits[i], acc, wire, busy, banned, pairs, devices) for i in affected]
+    spares = _spare_rails(c)
+    options = [_options(c.circuits[i], acc, wire, [c.circuits[i].a_port, *spares], busy, banned, pairs, devices)
+               for i in affected]
     for i, row in zip(affected, options, strict=True):
         if not row:
             x = c.circuits[i]
-            why = ("a circuit inside a rack climbs to level 2 on two cables of its rack to one device, and "
-                   f"each level-1 device has {wire.fanout} per level-2 device") if wire.fanout < 2 and \
-                len(x.path) == 1 else "every cable pair to a working level-2 device of its rail is taken or failed"
             raise RealizationError(f"--failed {', '.join(faults)}: no free path for circuit {i} (ranks {x.a} and "
-                                   f"{x.b}, rail {x.a_port}): {why}")
+                                   f"{x.b}, port {x.a_port}): {_why(x, wire, spares, devices)}")
     chosen = _assign(options)
     if chosen is None:
-        raise RealizationError(f"--failed {', '.join(faults)}: the free level-2 ports cannot carry all "
+        raise RealizationError(f"--failed {', '.join(faults)}: the free ports cannot carry all "
                                f"{len(affected)} affected circuits at once")
-    paths = {i: options[k][j].path for k, (i, j) in enumerate(zip(affected, chosen, strict=True))}
-    circuits = tuple(replace(x, path=paths[i], scope="inter-rack") if i in paths else x
-                     for i, x in enumerate(c.circuits))
-    repaths = tuple(Repath(i, c.circuits[i].a, c.circuits[i].b, c.circuits[i].generator,
-                           tuple(h.device for h in c.circuits[i].path), tuple(h.device for h in paths[i]),
-                           len(_pairs(c.circuits[i].path) ^ _pairs(paths[i]))) for i in affected)
+    picked = {i: options[k][j] for k, (i, j) in enumerate(zip(affected, chosen, strict=True))}
+    circuits = tuple(_moved(x, picked[i], wire) if i in picked else x for i, x in enumerate(c.circuits))
+    repaths = tuple(Repath(i, c.circuits[i].a, c.circuits[i].b, c.circuits[i].generator, c.circuits[i].a_port,
+                           picked[i].rail, tuple(h.device for h in c.circuits[i].path),
+                           tuple(h.device for h in picked[i].path), picked[i].changes) for i in affected)
     changes = sum(r.changes for r in repaths)
-    devices_out = [f"{DEVICE_NOTE}{f.partition(':')[2]} failed; its circuits re-pathed through level 2"
+    spare = sum(1 for r in repaths if r.port_after != r.port_before)
+    devices_out = [f"{DEVICE_NOTE}{f.partition(':')[2]} failed; its circuits re-pathed"
                    for f in faults if f.startswith("device:")]
-    notes = (*devices_out, f"repaired: {', '.join(faults)}: {len(affected)} circuit(s) re-pathed through "
-                           f"level 2, {changes} cross-connect change(s)")
-    repaired = rebuild(c, spec, wire, circuits, tuple(acc), notes)
+    notes = (*devices_out, f"repaired: {', '.join(faults)}: {len(affected)} circuit(s) re-pathed ({spare} onto a "
+                           f"spare port), {changes} cross-connect change(s)")
+    remap = {(end, r.port_before): r.port_after for r in repaths if r.port_after != r.port_before
+             for end in (r.a, r.b)}
+    routed = replace(c, routes=_routes(c.routes, remap)) if remap else c
+    repaired = rebuild(routed, spec, wire, circuits, tuple(acc), notes)
     return Repair(repaired, (), diff_of(c, repaired), repaths)
+
+
+def _routes(routes: Sequence[Route], remap: Mapping[tuple[int, int], int]) -> tuple[Route, ...]:
+    """The routing tables with every send on a moved circuit's old port on its spare port."""
+    out = []
+    for r in routes:
+        table = tuple(tuple(tuple((peer, tuple(remap.get((x, p), p) for p in ports)) for peer, ports in sends)
+                            for sends in phases) for x, phases in enumerate(r.table))
+        out.append(replace(r, table=table))
+    return tuple(out)
+
+
+def _moved(x: Circuit, o: _Option, wire: Wiring) -> Circuit:
+    scope = "single-level" if not wire.two_level else "inter-rack" if len(o.path) == 3 else "intra-rack"
+    return replace(x, a_port=o.rail, b_port=o.rail, path=o.path, scope=scope)
