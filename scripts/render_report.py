@@ -44,7 +44,8 @@ def main() -> int:
 
 
 def _crop(png: Path, margin: int = 24) -> None:
-    """Cut the rows below the last one that differs from the page's background (bottom-left pixel)."""
+    """Cut the rows below the last one that differs from the page's background (bottom-left pixel),
+    and store the page in 256 colours."""
     import numpy as np
     from PIL import Image
 
@@ -53,7 +54,9 @@ def _crop(png: Path, margin: int = 24) -> None:
         background = pixels[-1, 0]
         busy = np.flatnonzero((pixels != background).any(axis=(1, 2)))
         bottom = min(len(pixels), (int(busy[-1]) + 1 + margin) if len(busy) else len(pixels))
-        image.crop((0, 0, image.width, bottom)).save(png, optimize=True)
+        cropped = image.convert("RGB").crop((0, 0, image.width, bottom))
+    # 256 colours: the page is flat colour and text, a quarter of the bytes
+    cropped.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(png, optimize=True)
 
 
 if __name__ == "__main__":
