@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -65,6 +66,11 @@ def solve(
     irregular: Annotated[bool, typer.Option(
         "--irregular/--no-irregular",
         help="also try irregular (covering-code) folds; --no-irregular keeps to the paper's block folds")] = True,
+    reserve_ports: Annotated[int, typer.Option(
+        help="keep K ports per accelerator out of the budget: spare ports that repair uses")] = 0,
+    resilience: Annotated[bool, typer.Option(
+        "--resilience", help="price every single circuit fault; the worst goes in the plan JSON and the table")
+    ] = False,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
     from .realize import realize_plan, report_realization
@@ -82,6 +88,11 @@ def solve(
     check_count(workers, "--workers", 1, MAX_WORKERS)
     check_outputs((json_out, "--json"), (circuits_out, "--circuits"), (export, "--export"))
     inst = load_instance(instance)
+    check_count(reserve_ports, "--reserve-ports", 0, inst.budget.ports - 1)
+    refuse_unused("--resilience", resilience and method == "stacked",
+                  "with --method stacked (the faults analysis prices shared-host plans)")
+    if reserve_ports:
+        inst = replace(inst, budget=replace(inst.budget, ports=inst.budget.ports - reserve_ports))
     if realize_fabric is not None:
         load_fabric(realize_fabric, "--realize")  # a bad fabric file is refused before the solve
     options: dict[str, Any] = {}
@@ -103,6 +114,13 @@ def solve(
     if json_out == "-" and circuits_out == "-":
         raise InstanceError("--circuits", "", "only one of --json and --circuits can write to stdout")
     plan = run_planner(inst, method, **options)
+    if reserve_ports:
+        plan = replace(plan, notes=(*plan.notes, f"{reserve_ports} port(s) per accelerator reserved for "
+                                                 f"repairs: planned on {plan.ports} of {plan.ports + reserve_ports}"))
+    if resilience:
+        from ..deploy.resilience import resilience as price_faults
+
+        plan = replace(plan, resilience=price_faults(plan))
     realized = (None if realize_fabric is None
                 else realize_plan(plan, realize_fabric, placement or "contiguous", "--realize"))
     (err if json_out == "-" else out).print(plan_table(plan))

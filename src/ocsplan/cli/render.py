@@ -66,9 +66,22 @@ def plan_table(plan: Plan) -> Table:
                     format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
                     str(d.multiplicity), format_time(d.time_s),
                 )
-    table.caption = _CAPTIONS[kind](plan)
+    table.caption = _CAPTIONS[kind](plan) + _resilience_caption(plan)
     table.caption_justify = "left"
     return table
+
+
+def _resilience_caption(plan: Plan) -> str:
+    """``solve --resilience``: the worst single circuit fault, beside the healthy objective."""
+    r = plan.resilience
+    if r is None:
+        return ""
+    stops = f"{r.stopped} of {r.faults} circuit faults stop a demand"
+    if r.worst_s is None:
+        return f"\nresilience: {stops}"
+    ratio = f" ({r.worst_s / plan.objective_s:.4g}x)" if plan.objective_s > 0 else ""
+    return (f"\nresilience: worst single circuit fault that stops nothing {format_time(r.worst_s)}{ratio}, "
+            f"{r.worst}; {stops}")
 
 
 def _seconds(value: float | None) -> str:

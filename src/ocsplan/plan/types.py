@@ -33,6 +33,7 @@ __all__ = [
     "Groups",
     "MeshPlan",
     "Plan",
+    "Resilience",
     "check_fold",
     "check_groups",
     "demand_topology",
@@ -150,6 +151,19 @@ class MeshPlan:
 
 
 @dataclass(frozen=True)
+class Resilience:
+    """The worst single circuit fault of a plan (``solve --resilience``): how many circuit faults
+    there are, how many stop a demand, and the largest sum w*T over those that stop nothing
+    (Eq. 1 on the degraded demands, as ``ocsplan faults`` prices them), with its circuit named by
+    its ranks and generator (the plan's own, whatever the fabric)."""
+
+    faults: int
+    stopped: int
+    worst_s: float | None  # None: every fault stops a demand
+    worst: str = ""
+
+
+@dataclass(frozen=True)
 class Plan:
     instance: str
     method: str
@@ -166,6 +180,7 @@ class Plan:
     solve_seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
     construction: str = SHARED_HOST  # or STACKED (schema ocsplan.plan/2)
+    resilience: Resilience | None = None  # written only when computed (solve --resilience)
 
     @property
     def stacked(self) -> bool:
