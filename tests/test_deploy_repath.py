@@ -302,3 +302,43 @@ def test_cli_refusals_are_one_line_and_write_nothing(failed: list[str], status: 
     assert result.exit_code == status, result.output
     assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def _weighted(plan: Plan, sim: dict[str, object]) -> tuple[float, float]:
+    """sum w * analytical and sum w * simulated of an ``ocsplan simulate --json`` file, by hand."""
+    weights = {(m.name, j, k): d.weight for m in plan.meshes for j, a in enumerate(m.axes)
+               for k, d in enumerate(a.demands)}
+    rows = sim["demands"]
+    assert isinstance(rows, list)
+    return (sum(weights[(r["mesh"], r["axis"], r["demand"])] * r["analytical_s"] for r in rows),
+            sum(weights[(r["mesh"], r["axis"], r["demand"])] * r["simulated_s"] for r in rows))
+
+
+@pytest.mark.parametrize("failed", ["accelerator:5", "device:L2.k01.d00"])
+def test_repair_prints_the_step_simulate_gives_for_both_files(failed: str, tmp_path: Path) -> None:
+    """The healthy and repaired step repair prints are what `simulate --circuits` gives each file;
+    an accelerator moved to another rack turns its circuits inside the rack into 3-hop ones, which
+    Eq. 1 on the OCS paths never prices cheaper."""
+    plan_path, circuits, fabric = _files(tmp_path)
+    out = tmp_path / "repaired.json"
+    result = runner.invoke(app, ["repair", str(circuits), "--plan", str(plan_path), "--fabric", str(fabric),
+                                 "--failed", failed, "--out", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    plan = case("roomy")[0]
+    sums = []
+    for name, path in (("healthy", circuits), ("repaired", out)):
+        sim = tmp_path / f"{name}.sim.json"
+        done = runner.invoke(app, ["simulate", str(plan_path), "--fabric", str(fabric), "--circuits", str(path),
+                                   "--mode", "message", "--json", str(sim)])
+        assert done.exit_code == 0, done.output
+        sums.append(_weighted(plan, json.loads(sim.read_text())))
+    (eq_h, sim_h), (eq_r, sim_r) = sums
+    line = next(row for row in result.stdout.splitlines() if "Eq. 1 on the circuits' OCS paths" in row)
+    cells = [c.strip() for c in line.split("│") if c.strip()]
+    from ocsplan.units import format_time
+
+    assert cells[1:3] == [format_time(eq_h), format_time(eq_r)]
+    line = next(row for row in result.stdout.splitlines() if "Simlette, message mode" in row)
+    cells = [c.strip() for c in line.split("│") if c.strip()]
+    assert cells[1:3] == [format_time(sim_h), format_time(sim_r)]
+    assert eq_r >= eq_h * (1 - 1e-12)

@@ -24,8 +24,11 @@ from .app import app, check_count, check_outputs, emit_json, err, handle_errors,
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
     from ..deploy.repair import Move, Repath
+    from ..plan import Plan
+    from ..realization.circuits import Circuits
+    from ..realization.fabrics import FabricSpec
 
-__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table", "repath_table"]
+__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table", "repath_table", "step_table"]
 
 WORST = 10
 
@@ -150,6 +153,9 @@ def repair_command(
     diff_dir: Annotated[Path | None, typer.Option("--diff-dir", help="write the diff as an OCS controller applies "
                                                                      "it: devices/<id>.csv (action,in_port,out_port) "
                                                                      "and diff.json, in a new directory")] = None,
+    simulate: Annotated[bool, typer.Option(
+        "--simulate/--no-simulate", help="price the healthy and the repaired fabric with Simlette (message mode) "
+                                         "and Eq. 1 on their real OCS paths")] = True,
 ) -> None:
     """Repair failed accelerators (their ranks onto spares) or failed circuits and level-2 devices (the
     circuits re-pathed through free ports); fewest cross-connect changes, every other one stays."""
@@ -186,6 +192,8 @@ def repair_command(
         for a in ids:
             if a not in {m.failed for m in result.moves}:
                 console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
+    if simulate:
+        console.print(step_table(plan, spec, circuits, result.circuits))
     texts = [(out_path, dumps_circuits(result.circuits))]
     if diff_path is not None:
         texts.append((diff_path, json.dumps(diff_to_dict(result, circuits), indent=1) + "\n"))
@@ -196,6 +204,27 @@ def repair_command(
     for path, text in texts:
         if path == "-":
             emit_json(text, path)
+
+
+def step_table(plan: Plan, spec: FabricSpec, healthy: Circuits, repaired: Circuits) -> Table:
+    """sum w*T before and after a repair: the plan's Eq. 1, Eq. 1 on the circuits' real OCS paths
+    (a moved circuit's extra hops), and Simlette in message mode."""
+    from ..simlette import SimOptions, simulate_plan
+    from ..simlette.report import weighted
+
+    weights = {(m.name, j, k): d.weight for m in plan.meshes for j, a in enumerate(m.axes)
+               for k, d in enumerate(a.demands)}
+    runs = [weighted(simulate_plan(plan, spec, SimOptions(mode="message"), circuits=c), weights)
+            for c in (healthy, repaired)]
+    table = Table(title="the step's communication, sum w*T, healthy and repaired", title_justify="left")
+    for col in ("", "healthy", "repaired", "x healthy"):
+        table.add_column(col, justify="left" if not col else "right")
+    table.add_row("Eq. 1, the plan (lambda per phase)", format_time(plan.objective_s),
+                  format_time(plan.objective_s), "1")
+    for i, label in ((0, "Eq. 1 on the circuits' OCS paths"), (1, "Simlette, message mode")):
+        before, after = runs[0][i], runs[1][i]
+        table.add_row(label, format_time(before), format_time(after), f"{after / before:.4g}" if before else "-")
+    return table
 
 
 def _write_with_directory(target: Path, files: dict[str, str], texts: list[tuple[str, str]]) -> None:

@@ -21,7 +21,7 @@ from .traffic import Workload
 
 __all__ = [
     "SCHEMA", "DemandResult", "LinkStat", "SimReport", "SweepRow", "analytical", "dumps_report",
-    "report_to_dict",
+    "report_to_dict", "weighted",
 ]
 
 SCHEMA = "ocsplan.simulation/1"
@@ -133,6 +133,14 @@ class SweepRow:
     simulated_s: float
     ratio: float
     credit_stall_s: float
+
+
+def weighted(report: SimReport, weights: dict[tuple[str, int, int], float]) -> tuple[float, float]:
+    """(sum w * analytical, sum w * simulated) over the report's demands; ``weights`` by
+    (mesh, axis, demand), as the plan gives them (a demand not simulated counts 0)."""
+    analytic = sum(weights[(d.mesh, d.axis, d.demand)] * d.analytical_s for d in report.demands)
+    simulated = sum(weights[(d.mesh, d.axis, d.demand)] * d.simulated_s for d in report.demands)
+    return analytic, simulated
 
 
 _TIMING = ("wall_s",)
