@@ -3,8 +3,9 @@
 Runs the same sweep twice in one process, the baseline first: ``phase_loads`` as the
 per-segment ``np.add.at`` loop (the brute force kept in tests/test_simlette_contention.py),
 unmemoised, the plan circuits one Link per rank and copy (tests/test_simlette_fabric.py),
-and the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
-``reference_group_analytical`` in tests/test_decode_pricing.py); then the current code.
+the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
+``reference_group_analytical`` in tests/test_decode_pricing.py), built afresh for every payload;
+then the current code.
 Every memo is emptied before each run; both must give the same cells.
 Prints both times and their ratio (a ratio measured in one sitting, which a loaded machine
 disturbs far less than absolute times). Default: one cell (5M, batch 1) of megatron-5t on all-EPS.
@@ -27,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,9 +38,11 @@ from tests.test_decode_pricing import reference_compile, reference_group_analyti
 from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
+from ocsplan.cayley import Topology  # noqa: E402
 from ocsplan.decode import pareto_sweep, pricing  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
+from ocsplan.schedules import SCHEDULES  # noqa: E402
 from ocsplan.simlette import circuitmap, contention  # noqa: E402
 from ocsplan.workload import load_accelerator, load_model, parse_tokens  # noqa: E402
 
@@ -53,7 +57,8 @@ def _fabric(name: str) -> Path:
 def _clear() -> None:
     """Empty every memo the sweep fills (both runs start cold)."""
     for cached in (contention._phase_loads, contention._switched_time, contention._segment_table,
-                   pricing.price_planned, pricing._local_program, pricing.native_sends, pricing._program_workload):
+                   pricing.price_planned, pricing._local_program, pricing._shape, pricing.native_sends,
+                   pricing._program_workload, _old_local_program):
         cached.cache_clear()
     pricing._SIMULATED.clear()
 
@@ -62,22 +67,29 @@ def _old_circuits(gens: Sequence[tuple[int, int, int]], world: int, spec: Fabric
     return circuitmap.CircuitMap(_reference_links(gens, world, spec), "plan")
 
 
+@lru_cache(maxsize=128)
+def _old_local_program(schedule: str, topology: Topology, payload: int) -> pricing.Compiled:
+    """The program built afresh for every payload (before one build served every payload)."""
+    return pricing.compile_program(SCHEDULES[schedule].build(topology, payload))
+
+
 @contextmanager
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
     the OCS pricing's tuple programs and loop."""
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
-    priced = pricing.compile_program, pricing.group_analytical
+    priced = pricing.compile_program, pricing.group_analytical, pricing._local_program
     contention.phase_loads = reference_phase_loads
     contention._switched_time = saved[1].__wrapped__  # type: ignore[assignment]
     circuitmap.circuits_for_generators = _old_circuits
     pricing.compile_program = reference_compile  # type: ignore[assignment]
     pricing.group_analytical = reference_group_analytical  # type: ignore[assignment]
+    pricing._local_program = _old_local_program
     try:
         yield
     finally:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
-        pricing.compile_program, pricing.group_analytical = priced
+        pricing.compile_program, pricing.group_analytical, pricing._local_program = priced
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:
