@@ -12,10 +12,11 @@ disturbs far less than absolute times). Default: one cell (5M, batch 1) of megat
 
 ``--full`` also times the whole default sweep of ``--model`` on ``--full-fabrics`` (20 cells;
 the current code only, the baseline took 1,264 s) cold, then again from the ``--cache`` it
-filled (a fresh process each, as a user runs them).
+filled (a fresh process each, as a user runs them), with ``--jobs`` worker processes.
 
     PYTHONPATH=src python scripts/bench_pareto.py [--model megatron-5t] [--fabrics all-eps]
         [--contexts 5M] [--batches 1] [--clock wall|cpu] [--full] [--full-fabrics all-ocs,all-eps]
+        [--jobs 1]
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ def _fabric(name: str) -> Path:
 
 
 def _clear() -> None:
-    """Empty every memo the sweep fills (both runs start cold)."""
-    for cached in (contention._phase_loads, contention._switched_time, contention._segment_table,
-                   pricing.price_planned, pricing._local_program, pricing._shape, pricing.native_sends,
-                   pricing._program_workload, _old_local_program):
-        cached.cache_clear()
+    """Empty every memo the sweep fills (both runs start cold): every ``lru_cache`` of the
+    ocsplan modules (the planner's tables too) and this script's, and Simlette's memo."""
+    for name, module in list(sys.modules.items()):
+        if name == "ocsplan" or name.startswith("ocsplan.") or name == __name__:
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
     pricing._SIMULATED.clear()
 
 
@@ -118,6 +122,7 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="time the current code only")
     parser.add_argument("--full", action="store_true", help="also the default 20-cell sweep, cold and from cache")
     parser.add_argument("--full-fabrics", default="all-ocs,all-eps")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes of the --full runs")
     args = parser.parse_args()
     model, acc = load_model(args.model), load_accelerator("rx00")
     specs = [load_fabric(_fabric(f)) for f in args.fabrics.split(",")]
@@ -145,11 +150,11 @@ def main() -> None:
     if args.full:
         fabrics = ",".join(str(_fabric(f)) for f in args.full_fabrics.split(","))
         with tempfile.TemporaryDirectory() as tmp:
-            common = [args.model, "--fabrics", fabrics, "--cache", tmp]
+            common = [args.model, "--fabrics", fabrics, "--cache", tmp, "--jobs", str(args.jobs)]
             cold = _cli(common)
             warm = _cli(common)
-        print(f"full sweep {args.model} on {args.full_fabrics} (default 20 cells): cold {cold:.1f} s, "
-              f"from --cache {warm:.1f} s")
+        print(f"full sweep {args.model} on {args.full_fabrics} (default 20 cells, --jobs {args.jobs}): "
+              f"cold {cold:.1f} s, from --cache {warm:.1f} s")
 
 
 if __name__ == "__main__":
