@@ -3,18 +3,20 @@
 Runs the same sweep twice in one process, the baseline first: ``phase_loads`` as the
 per-segment ``np.add.at`` loop (the brute force kept in tests/test_simlette_contention.py),
 unmemoised, the plan circuits one Link per rank and copy (tests/test_simlette_fabric.py),
-and the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
-``reference_group_analytical`` in tests/test_decode_pricing.py); then the current code.
+the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
+``reference_group_analytical`` in tests/test_decode_pricing.py), built afresh for every payload;
+then the current code.
 Every memo is emptied before each run; both must give the same cells.
 Prints both times and their ratio (a ratio measured in one sitting, which a loaded machine
 disturbs far less than absolute times). Default: one cell (5M, batch 1) of megatron-5t on all-EPS.
 
 ``--full`` also times the whole default sweep of ``--model`` on ``--full-fabrics`` (20 cells;
 the current code only, the baseline took 1,264 s) cold, then again from the ``--cache`` it
-filled (a fresh process each, as a user runs them).
+filled (a fresh process each, as a user runs them), with ``--jobs`` worker processes.
 
     PYTHONPATH=src python scripts/bench_pareto.py [--model megatron-5t] [--fabrics all-eps]
         [--contexts 5M] [--batches 1] [--clock wall|cpu] [--full] [--full-fabrics all-ocs,all-eps]
+        [--jobs 1]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,9 +39,11 @@ from tests.test_decode_pricing import reference_compile, reference_group_analyti
 from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
+from ocsplan.cayley import Topology  # noqa: E402
 from ocsplan.decode import pareto_sweep, pricing  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
+from ocsplan.schedules import SCHEDULES  # noqa: E402
 from ocsplan.simlette import circuitmap, contention  # noqa: E402
 from ocsplan.workload import load_accelerator, load_model, parse_tokens  # noqa: E402
 
@@ -51,10 +56,14 @@ def _fabric(name: str) -> Path:
 
 
 def _clear() -> None:
-    """Empty every memo the sweep fills (both runs start cold)."""
-    for cached in (contention._phase_loads, contention._switched_time, contention._segment_table,
-                   pricing.price_planned, pricing._local_program, pricing.native_sends, pricing._program_workload):
-        cached.cache_clear()
+    """Empty every memo the sweep fills (both runs start cold): every ``lru_cache`` of the
+    ocsplan modules (the planner's tables too) and this script's, and Simlette's memo."""
+    for name, module in list(sys.modules.items()):
+        if name == "ocsplan" or name.startswith("ocsplan.") or name == __name__:
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
     pricing._SIMULATED.clear()
 
 
@@ -62,22 +71,29 @@ def _old_circuits(gens: Sequence[tuple[int, int, int]], world: int, spec: Fabric
     return circuitmap.CircuitMap(_reference_links(gens, world, spec), "plan")
 
 
+@lru_cache(maxsize=128)
+def _old_local_program(schedule: str, topology: Topology, payload: int) -> pricing.Compiled:
+    """The program built afresh for every payload (before one build served every payload)."""
+    return pricing.compile_program(SCHEDULES[schedule].build(topology, payload))
+
+
 @contextmanager
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
     the OCS pricing's tuple programs and loop."""
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
-    priced = pricing.compile_program, pricing.group_analytical
+    priced = pricing.compile_program, pricing.group_analytical, pricing._local_program
     contention.phase_loads = reference_phase_loads
     contention._switched_time = saved[1].__wrapped__  # type: ignore[assignment]
     circuitmap.circuits_for_generators = _old_circuits
     pricing.compile_program = reference_compile  # type: ignore[assignment]
     pricing.group_analytical = reference_group_analytical  # type: ignore[assignment]
+    pricing._local_program = _old_local_program
     try:
         yield
     finally:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
-        pricing.compile_program, pricing.group_analytical = priced
+        pricing.compile_program, pricing.group_analytical, pricing._local_program = priced
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:
@@ -106,6 +122,7 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="time the current code only")
     parser.add_argument("--full", action="store_true", help="also the default 20-cell sweep, cold and from cache")
     parser.add_argument("--full-fabrics", default="all-ocs,all-eps")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes of the --full runs")
     args = parser.parse_args()
     model, acc = load_model(args.model), load_accelerator("rx00")
     specs = [load_fabric(_fabric(f)) for f in args.fabrics.split(",")]
@@ -133,11 +150,11 @@ def main() -> None:
     if args.full:
         fabrics = ",".join(str(_fabric(f)) for f in args.full_fabrics.split(","))
         with tempfile.TemporaryDirectory() as tmp:
-            common = [args.model, "--fabrics", fabrics, "--cache", tmp]
+            common = [args.model, "--fabrics", fabrics, "--cache", tmp, "--jobs", str(args.jobs)]
             cold = _cli(common)
             warm = _cli(common)
-        print(f"full sweep {args.model} on {args.full_fabrics} (default 20 cells): cold {cold:.1f} s, "
-              f"from --cache {warm:.1f} s")
+        print(f"full sweep {args.model} on {args.full_fabrics} (default 20 cells, --jobs {args.jobs}): "
+              f"cold {cold:.1f} s, from --cache {warm:.1f} s")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan.decode.pareto import CSV_COLUMNS, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.pareto import CSV_COLUMNS, _chunks, cells_csv, pareto_sweep, write_png
 from ocsplan.decode.step import decode_step
 from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric
@@ -81,3 +81,18 @@ def test_speculative_decoding_is_priced_in_the_sweep() -> None:
                for s in valid_splits(model, 8) if memory_per_rank(model, RX00, 8, s, 1, 32768).fits)
     assert cells[0].best is not None and cells[0].best.tokens_per_s_user == best
     assert plain[0].best is not None and plain[0].best.tokens_per_s_user != best
+
+
+def test_runs_of_splits_on_workers_give_the_same_cells(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
+    """Cold on 3 workers (runs of a (fabric, batch)'s splits, the last one shorter): the serial cells;
+    the progress counts every point once."""
+    cells, _ = sweep
+    specs = [load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")]
+    seen: list[tuple[int, int]] = []
+    again = pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768, 1_000_000], [1, 64], 8,
+                         executor=Executor(jobs=3), progress=lambda done, total: seen.append((done, total)))
+    assert cells_csv(again) == cells_csv(cells)
+    splits = valid_splits(load_model("gpt-oss-120b"), 8)
+    assert len(seen) == 2 * 2 * 3 and seen[-1] == (2 * 2 * len(splits),) * 2
+    assert [s for run in _chunks(splits, 3) for s in run] == list(splits)
+    assert [len(run) for run in _chunks(splits, 1)] == [1] * len(splits)

@@ -46,21 +46,35 @@ class Cell:
 
 
 # a worker process gets the cache's directory (a pickled PlanCache starts with empty memory)
-Task = tuple[Model, Accelerator, FabricSpec, int, Split, int, tuple[int, ...], Precision, PlanCache, str,
-             tuple[int, float]]
+Task = tuple[Model, Accelerator, FabricSpec, int, tuple[Split, ...], int, tuple[int, ...], Precision, PlanCache,
+             str, tuple[int, float]]
 
 
-def _task(task: Task) -> list[Step | None]:
-    model, acc, spec, world, split, batch, contexts, precision, cache, network, (k, accept) = task
-    out: list[Step | None] = []
-    for context in contexts:
-        if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
-            out.append(None)
-            continue
-        out.append(decode_step(model, acc, spec, world, split, batch, context, network=network,
-                               precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
-                               accept_rate=accept))
+def _task(task: Task) -> list[list[Step | None]]:
+    """Per split of the task (one fabric and batch), per context: its step, None where it does not fit."""
+    model, acc, spec, world, splits, batch, contexts, precision, cache, network, (k, accept) = task
+    out: list[list[Step | None]] = []
+    for split in splits:
+        steps: list[Step | None] = []
+        for context in contexts:
+            if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
+                steps.append(None)
+                continue
+            steps.append(decode_step(model, acc, spec, world, split, batch, context, network=network,
+                                     precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
+                                     accept_rate=accept))
+        out.append(steps)
     return out
+
+
+def _chunks(splits: Sequence[Split], parallel: int) -> list[tuple[Split, ...]]:
+    """The splits of one (fabric, batch) as tasks: one each in this process (progress per point);
+    on ``parallel`` workers, ``parallel`` runs of consecutive splits (each worker's memos, such as
+    the EPS contention loads and the program builds, serve a run; the workers stay busy)."""
+    if parallel <= 1:
+        return [(s,) for s in splits]
+    size = -(-len(splits) // parallel)
+    return [tuple(splits[i:i + size]) for i in range(0, len(splits), size)]
 
 
 def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
@@ -73,34 +87,41 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     ``tokens_per_step`` and ``accept_rate``: speculative decoding as ``decode_step`` prices it.
 
     The (fabric, batch, split) points run on ``executor`` (local processes or a Dask
-    cluster; default: in this process); a point that fails twice stops the sweep.
-    ``progress(done, total)`` after each point (and, with simlette, each cell)."""
+    cluster; default: in this process), on several workers in runs of splits of one
+    (fabric, batch); a task that fails twice stops the sweep.
+    ``progress(done, total)`` after each task (and, with simlette, each cell), in points."""
     check_world(world)
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
     plans = PlanCache(cache)
     ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
     verify = (tokens_per_step, accept_rate)
-    tasks: list[Task] = [(model, acc, spec, world, s, b, ctx, precision, plans, ranking, verify)
-                         for spec in fabrics for b in batches for s in splits]
-    found: dict[int, list[Step | None]] = {}
+    runner = executor or Executor()
+    tasks: list[Task] = [(model, acc, spec, world, run, b, ctx, precision, plans, ranking, verify)
+                         for spec in fabrics for b in batches for run in _chunks(splits, runner.parallel)]
+    found: dict[int, list[list[Step | None]]] = {}
     failed: list[str] = []
     # progress units: every point, then (simlette) every cell's re-simulated finalists
-    total = len(tasks) + (len(ctx) * len(batches) * len(fabrics) if network == "simlette" else 0)
+    points = len(fabrics) * len(batches) * len(splits)
+    total = points + (len(ctx) * len(batches) * len(fabrics) if network == "simlette" else 0)
+    reported = [0]
 
-    def done(index: int, result: list[Step | None] | Failure) -> None:
+    def done(index: int, result: list[list[Step | None]] | Failure) -> None:
+        task = tasks[index]
         if isinstance(result, Failure):
-            failed.append(f"{tasks[index][2].name} batch {tasks[index][5]} split {tasks[index][4]}: {result.error}")
+            named = f"split {task[4][0]}" if len(task[4]) == 1 else f"splits {task[4][0]} to {task[4][-1]}"
+            failed.append(f"{task[2].name} batch {task[5]} {named}: {result.error}")
         else:
             found[index] = result
+        reported[0] += len(task[4])
         if progress is not None:
-            progress(len(found) + len(failed), total)
+            progress(reported[0], total)
 
-    (executor or Executor()).run(_task, tasks, done)
+    runner.run(_task, tasks, done)
     if failed:
-        raise OcsplanError(f"pareto: {len(failed)} point(s) failed, first: {failed[0]}")
-    results = [found[i] for i in range(len(tasks))]
-    table = {(t[2].name, t[5], t[4]): r for t, r in zip(tasks, results, strict=True)}
+        raise OcsplanError(f"pareto: {len(failed)} task(s) failed, first: {failed[0]}")
+    table = {(t[2].name, t[5], s): steps for i, t in enumerate(tasks)
+             for s, steps in zip(t[4], found[i], strict=True)}
     cells: list[Cell] = []
     for c_index, context in enumerate(ctx):
         for b in batches:
@@ -117,7 +138,7 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                                  for st in finalists]
                     best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
                 if network == "simlette" and progress is not None:
-                    progress(len(tasks) + len(cells) + 1, total)
+                    progress(points + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(feasible),
                                   len(steps) - len(feasible)))
     return cells

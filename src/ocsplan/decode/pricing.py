@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from operator import attrgetter
 
@@ -39,9 +40,9 @@ from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [
-    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EpsModel", "Priced", "analytical_model",
-    "compile_program",
-    "group_analytical", "native_routes", "native_sends", "price_native", "price_planned", "symmetric_analytical",
+    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EpsModel", "Priced", "ProgramShape",
+    "analytical_model", "compile_program", "group_analytical", "native_routes", "native_sends", "price_native",
+    "price_planned", "program_shape", "scale_program", "symmetric_analytical",
 ]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
@@ -166,9 +167,63 @@ _NBYTES = attrgetter("nbytes")
 _EDGE = attrgetter("src", "dst", "gen")
 
 
+# A program's transfers without the payload: per phase the (src, dst, gen) array, each transfer's
+# index into the phase's distinct shares of the payload, and those shares (exact Fractions).
+ShapePhase = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], tuple[Fraction, ...]]
+ProgramShape = tuple[int, tuple[ShapePhase, ...]]
+
+
+def program_shape(program: Program) -> ProgramShape:
+    """``program`` (built for payload 1) as its edges and each transfer's share of the payload.
+
+    Every catalogue schedule's byte counts are ``Fraction(payload * a, b)``: linear in the
+    payload, so the program for payload P carries exactly P times these shares (the tests
+    compare :func:`scale_program` with :func:`compile_program` of the program built for P)."""
+    phases: list[ShapePhase] = []
+    for phase in program.phases:
+        sizes = list(map(_NBYTES, phase))
+        ids = np.fromiter(map(id, sizes), dtype=np.uint64, count=len(sizes))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        shares: dict[Fraction, int] = {}
+        slots = [shares.setdefault(Fraction(sizes[i]), len(shares)) for i in first.tolist()]
+        index = np.array(slots, dtype=np.int64)[inverse.reshape(-1)]
+        edges = np.array(list(map(_EDGE, phase)), dtype=np.int64).reshape(-1, 3)
+        edges.setflags(write=False)
+        index.setflags(write=False)
+        phases.append((edges, index, tuple(shares)))
+    return program.size, tuple(phases)
+
+
+def scale_program(shape: ProgramShape, payload: int) -> Compiled:
+    """:func:`compile_program` of the program for ``payload`` from its :func:`program_shape`:
+    each share times the payload converted once (``float`` of a Fraction rounds correctly,
+    so every byte count is the one the built program gives)."""
+    size, phases = shape
+    out: list[CompiledPhase] = []
+    for edges, index, shares in phases:
+        values = np.array([float(v) if (v := payload * c) > 0 else -1.0 for c in shares], dtype=np.float64)
+        nbytes = values[index]
+        if bool((values < 0).any()):
+            keep = nbytes >= 0
+            kept_edges, nbytes = edges[keep], nbytes[keep]
+            kept_edges.setflags(write=False)
+        else:
+            kept_edges = edges
+        nbytes.setflags(write=False)
+        out.append((kept_edges, nbytes))
+    return size, tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _shape(schedule: str, topology: Topology) -> ProgramShape:
+    return program_shape(SCHEDULES[schedule].build(topology, 1))
+
+
 @lru_cache(maxsize=128)
 def _local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
-    return compile_program(SCHEDULES[schedule].build(topology, payload))
+    """The compiled program of ``schedule`` on ``topology`` for ``payload``: one build per
+    (schedule, topology) serves every payload (the batches of a sweep)."""
+    return scale_program(_shape(schedule, topology), payload)
 
 
 def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
