@@ -229,7 +229,8 @@ def test_export_with_circuits_of_another_plan_refused(plan: Path, tmp_path: Path
     result = runner.invoke(app, ["export", str(plan), "--circuits", str(circuits_path), "--out",
                                  str(tmp_path / "x"), "--max-steps", "4096"])
     assert result.exit_code == 2
-    # same instance name and world, other ports: refused at the first threadblock without its circuit
-    assert result.output.startswith(f"--circuits {circuits_path}: ") and "circuit(s) to rank" in result.output
+    # same instance name and world, other ports: refused before any file, by the circuits' plan reference
+    assert result.output.startswith(f"--circuits {circuits_path}: plan.ports: realizes 'small-n64' (64 ranks, "
+                                    "ports 12), not 'small-n64' (64 ranks, ports 8)")
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()

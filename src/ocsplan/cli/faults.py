@@ -89,7 +89,7 @@ def faults_command(
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
-    check_match(circuits, plan)
+    check_match(circuits, plan, f"--plan {plan_path}", str(circuits_path))
     # the healthy fabric must be what the analysis assumes: a file validate rejects is refused
     found = validate_circuits(circuits, plan)
     if found:
@@ -172,7 +172,7 @@ def repair_command(
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
-    check_match(circuits, plan)
+    check_match(circuits, plan, f"--plan {plan_path}", str(circuits_path))
     spec = load_fabric(fabric, "--fabric")
     mismatch = fabric_faults(circuits, spec)
     if mismatch:

@@ -47,13 +47,14 @@ def report(
     a file of another plan or deployment is refused naming its option."""
     from ..plan import load_plan
     from ..planning.check import require_valid
-    from ..realization.circuits import load_circuits
+    from ..realization.circuits import load_circuits, plan_mismatch
     from ..report import build_report
     from ..report.inputs import check_decode, check_faults, check_simulation
 
     check_suffix(out, "--out", (".html", ".htm"))
     check_outputs((out, "--out"))
-    require_valid(load_plan(plan), str(plan))
+    the_plan = load_plan(plan)
+    require_valid(the_plan, str(plan))
     texts: dict[Path, str] = {}
     plan_data = _load(plan, "", texts)
     sim_data = None if simulation is None else _load(simulation, "--simulation", texts)
@@ -65,10 +66,9 @@ def report(
             realized = load_circuits(circuits)
         except OcsplanError as exc:
             raise InstanceError("--circuits", "", str(exc)) from None
-        if (realized.plan.instance, realized.plan.world) != (plan_data["instance"], plan_data["world"]):
-            raise InstanceError("--circuits", "", f"{circuits}: plan: realizes {realized.plan.instance[:80]!r} "
-                                                  f"({realized.plan.world} ranks), not {plan_data['instance'][:80]!r} "
-                                                  f"({plan_data['world']})")
+        differs = plan_mismatch(realized.plan, the_plan)
+        if differs:
+            raise InstanceError("--circuits", "", f"{circuits}: {differs}")
         circuits_data = _load(circuits, "--circuits", texts)
     steps = [(str(p), _load(p, "--decode", texts)) for p in decode or ()]
     check_decode(steps, plan_data, "--decode")

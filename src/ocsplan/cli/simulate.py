@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..errors import InstanceError, PlanError
+from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PAYLOAD
 from ..plan import Plan, load_plan
 from ..planning.check import require_valid
@@ -95,7 +95,7 @@ def simulate(
     ] = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
-    from ..realization.circuits import fabric_mismatch, load_circuits
+    from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
@@ -113,9 +113,9 @@ def simulate(
             refuse_unused("--circuits", all(level.technology == "eps" for level in spec.levels),
                           f"on the electronic fabric {fabric} (no OCS level to carry circuits)")
             realized = load_circuits(circuits)
-            if (realized.plan.instance, realized.plan.world) != (plan.instance, plan.world):
-                raise PlanError(f"{circuits}: realizes {realized.plan.instance} ({realized.plan.world} ranks), "
-                                f"not {plan.instance} ({plan.world})")
+            differs = plan_mismatch(realized.plan, plan)
+            if differs:
+                raise InstanceError("--circuits", "", f"{circuits}: {differs}")
             differs = fabric_mismatch(realized.fabric, spec)
             if differs:
                 raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")

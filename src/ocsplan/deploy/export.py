@@ -17,7 +17,7 @@ from typing import Any
 from ..cayley import coset_bases, expand
 from ..files import read_json
 from ..plan import Plan, demand_topology
-from ..realization.circuits import Circuits
+from ..realization.circuits import Circuits, plan_mismatch
 from ..schedules import SCHEDULES, closed_form, verify
 from .check import CheckError, XmlCost, check_xml
 from .msccl import MAX_STEPS, MscclError, program_xml
@@ -39,10 +39,11 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
         raise MscclError(f"plan {plan.instance}: stacked (circulant) plans are not exported to MSCCL yet")
     ports: dict[tuple[int, int], list[tuple[int, int]]] = {}
     if circuits is not None:
-        ref = circuits.plan
-        if (ref.instance, ref.world) != (plan.instance, plan.world) or len(circuits.nodes) != plan.world:
-            raise MscclError(f"{circuits_source}: plan.instance/world: circuits of {ref.instance} "
-                             f"({ref.world} ranks), the plan is {plan.instance} ({plan.world} ranks)")
+        differs = plan_mismatch(circuits.plan, plan)
+        if not differs and len(circuits.nodes) != plan.world:
+            differs = f"nodes: {len(circuits.nodes)} nodes, the plan has {plan.world} ranks"
+        if differs:
+            raise MscclError(f"{circuits_source}: {differs}")
         for x, node in enumerate(circuits.nodes):
             for np in node:
                 ports.setdefault((x, np.peer), []).append((np.port, np.peer_port))

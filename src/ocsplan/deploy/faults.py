@@ -42,7 +42,7 @@ from ..cayley import Topology, axis_generators, compress, expand, mask_of
 from ..cost import phase_time
 from ..errors import InstanceError, PlanError
 from ..plan import Plan, demand_topology
-from ..realization.circuits import Circuits, parse_label
+from ..realization.circuits import Circuits, parse_label, plan_mismatch
 from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, ideal_cost, schedules_for
 
 __all__ = [
@@ -148,13 +148,14 @@ def failed_circuits(c: Circuits, fault: str, option: str = "--fail") -> tuple[tu
     raise InstanceError(option, "", f"{fault}: expected circuit:ID, device:ID or accelerator:ID")
 
 
-def check_match(c: Circuits, plan: Plan, source: str = "--plan") -> None:
-    """The circuits realize this plan (instance, world, generators); PlanError naming the field."""
+def check_match(c: Circuits, plan: Plan, source: str = "--plan", circuits: str = "the circuits file") -> None:
+    """The circuits realize this plan (:func:`plan_mismatch`: instance, world, objective, generators);
+    PlanError naming the option, the circuits file and the field."""
     gens = tuple((g.label, g.multiplicity) for g in c.generators)
     mine = {(label, p) for label, p in c.plan.generators}
-    if c.plan.instance != plan.instance or c.plan.world != plan.world:
-        raise PlanError(f"{source}: plan {plan.instance!r} (world {plan.world}) does not match the circuits "
-                        f"of {c.plan.instance!r} (world {c.plan.world})")
+    differs = plan_mismatch(c.plan, plan)
+    if differs:
+        raise PlanError(f"{source}: {circuits} does not belong to this plan: {differs}")
     if plan.stacked or any(kind not in ("cube", "fold") for _, kind in (parse_label(label) for label, _ in gens)):
         raise PlanError(f"{source}: faults handles shared-host cube/fold plans only (ring or stacked plan given)")
     want = {(format(g.mask, f"0{plan.n}b"), g.multiplicity) for g in plan.generators}

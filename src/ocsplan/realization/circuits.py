@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cayley import mask_to_str, str_to_mask
 from ..errors import PlanError
@@ -28,6 +28,9 @@ from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_PORTS, MAX_WORLD, check_int
 from .fabrics import FabricSpec, LatencyBudget, Level
 from .wiring import Inventory, LevelCount
+
+if TYPE_CHECKING:
+    from ..plan import Plan
 
 __all__ = [
     "CIRCULANT",
@@ -55,6 +58,7 @@ __all__ = [
     "loads_circuits",
     "parse_circulant",
     "parse_label",
+    "plan_mismatch",
     "shift",
     "write_circuits",
 ]
@@ -239,6 +243,25 @@ def fabric_mismatch(ref: FabricRef, spec: FabricSpec) -> str:
     for name, theirs, mine in pairs:
         if theirs != mine:
             return f"realized on {ref.name} ({name} {_short(theirs)}), not {spec.name} ({name} {_short(mine)})"
+    return ""
+
+
+def plan_mismatch(ref: PlanRef, plan: Plan) -> str:
+    """How the plan a circuits file realizes (its ``plan`` reference) differs from ``plan``: instance,
+    world, method, ports, ports used, objective, then generators and multiplicities; "" when it
+    does not. The one check that a circuits file belongs to a plan (simulate, faults, repair, report,
+    export)."""
+    pairs = (("instance", ref.instance, plan.instance), ("world", ref.world, plan.world),
+             ("method", ref.method, plan.method), ("ports", ref.ports, plan.ports),
+             ("ports_used", ref.ports_used, plan.ports_used), ("objective_s", ref.objective_s, plan.objective_s))
+    for name, theirs, mine in pairs:
+        if theirs != mine:
+            return (f"plan.{name}: realizes {ref.instance[:80]!r} ({ref.world} ranks, {name} {str(theirs)[:80]}), "
+                    f"not {plan.instance[:80]!r} ({plan.world} ranks, {name} {str(mine)[:80]})")
+    if not plan.stacked:
+        want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
+        if ref.generators != want:
+            return f"plan.generators: generators or multiplicities differ from plan {plan.instance[:80]!r}'s"
     return ""
 
 
@@ -429,10 +452,23 @@ def _first(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
+def _list(value: object) -> list[Any]:
+    """A JSON array, strictly (an object or string is not iterated as one)."""
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {repr(value)[:40]}")
+    return value
+
+
 def _ints(values: object) -> tuple[int, ...]:
-    if not isinstance(values, list):
-        raise TypeError(f"expected a list, got {repr(values)[:40]}")
-    return tuple(map(_int, values))
+    return tuple(map(_int, _list(values)))
+
+
+def _pair(value: object) -> tuple[int, int]:
+    """A ``[node, port]`` pair."""
+    items = _list(value)
+    if len(items) != 2:
+        raise ValueError(f"expected [node, port], got {len(items)} items")
+    return _int(items[0]), _int(items[1])
 
 
 def _bounded(c: Circuits, source: str) -> Circuits:
@@ -480,7 +516,7 @@ def _inventory_from(data: Mapping[str, Any]) -> Inventory:
         levels=tuple(
             LevelCount(_int(lv["level"]), _str(lv["technology"]), _int(lv["devices"]), _int(lv["ports"]),
                        _int(lv["logical"]), _int(lv["links_below"]), _str(lv["medium"]))
-            for lv in data["levels"]
+            for lv in _list(data["levels"])
         ),
         converters=_int(data["converters"]),
         converter_kind=_str(data["converter_kind"]),
@@ -538,13 +574,13 @@ def _circuits(data: Mapping[str, Any]) -> Circuits:
     return Circuits(
         plan=PlanRef(_str(p["instance"]), _str(p["method"]), _int(p["world"]), _int(p["ports"]),
                      _int(p["ports_used"]), _float(p["objective_s"]),
-                     tuple((_str(label), _int(mult)) for label, mult in p["generators"])),
+                     tuple((_str(label), _int(mult)) for label, mult in _list(p["generators"]))),
         fabric=FabricRef(
             name=_str(f["name"]), source=_str(f["source"]), accelerators=_int(f["accelerators"]),
             ports=_int(f["ports"]), link_Bps=_float(f["link_Bps"]), rack_size=_int(f["rack_size"]),
             serving_racks=_int(f["serving_racks"]),
             levels=tuple(Level(_str(lv["technology"]), _int(lv["radix"]), _int(lv["down"]), _int(lv["up"]))
-                         for lv in f["levels"]),
+                         for lv in _list(f["levels"])),
             domain=_int(w["domain"]), groups=_int(w["groups"]), down=_int(w["down"]), up=_int(w["up"]),
             spines=_int(w["spines"]), fanout=_int(w["fanout"]),
         ),
@@ -556,33 +592,34 @@ def _circuits(data: Mapping[str, Any]) -> Circuits:
         generators=tuple(
             GeneratorUse(_str(g["generator"]), *parse_label(_str(g["generator"])), _int(g["multiplicity"]),
                          _ints(g["ports"]), _int(g["circuits"]), _int(g["inter_rack"]), _str(g["scope"]))
-            for g in data["generators"]
+            for g in _list(data["generators"])
         ),
         nodes=tuple(
-            tuple(NodePort(_int(e[0]), _int(e[1]), _int(e[2]), _str(e[3])) for e in node)
-            for node in data["nodes"]
+            tuple(NodePort(_int(e[0]), _int(e[1]), _int(e[2]), _str(e[3])) for e in _list(node))
+            for node in _list(data["nodes"])
         ),
         circuits=tuple(
-            Circuit(_int(x["a"][0]), _int(x["a"][1]), _int(x["b"][0]), _int(x["b"][1]), _str(x["generator"]),
-                    _str(x["scope"]), tuple(Hop(_str(h[0]), _int(h[1]), _int(h[2])) for h in x["path"]))
-            for x in data["circuits"]
+            Circuit(*_pair(x["a"]), *_pair(x["b"]), _str(x["generator"]),
+                    _str(x["scope"]), tuple(Hop(_str(h[0]), _int(h[1]), _int(h[2])) for h in _list(x["path"])))
+            for x in _list(data["circuits"])
         ),
         devices=tuple(
             Device(_str(d["id"]), _int(d["level"]), _int(d["rail"]), _int(d["index"]), _int(d["radix"]),
-                   tuple((_int(a), _int(b)) for a, b in d["cross_connects"]))
-            for d in data["devices"]
+                   tuple((_int(a), _int(b)) for a, b in _list(d["cross_connects"])))
+            for d in _list(data["devices"])
         ),
         routes=tuple(
             Route(_str(r["mesh"]), _int(r["axis"]), _int(r["demand"]), _str(r["collective"]),
                   _str(r["schedule"]), _int(r["multiplicity"]), _ints(r["bits"]),
-                  tuple(tuple(tuple((_int(peer), _ints(ports)) for peer, ports in phase) for phase in node)
-                        for node in r["table"]))
-            for r in data["routes"]
+                  tuple(tuple(tuple((_int(peer), _ints(ports)) for peer, ports in _list(phase))
+                              for phase in _list(node))
+                        for node in _list(r["table"])))
+            for r in _list(data["routes"])
         ),
         counts=Counts(_int(counts["nodes"]), _int(counts["ports_per_node"]), _int(counts["circuits"]),
                       _int(counts["intra_rack"]), _int(counts["inter_rack"]),
                       _inventory_from(counts["installed"]), _inventory_from(counts["used"])),
-        notes=tuple(_str(x) for x in data.get("notes", [])),
+        notes=tuple(_str(x) for x in _list(data.get("notes", []))),
     )
 
 

@@ -40,15 +40,16 @@ def check_schema(data: Mapping[str, Any], name: str, option: str, path: str) -> 
         raise InstanceError(option, "", f"{path}: {error[0]}: {error[1]}")
 
 
-def _demand_keys(plan: Mapping[str, Any]) -> list[tuple[str, int, int, str]]:
-    """(mesh, axis, demand, collective) of every demand of the plan, in file order."""
-    return [(str(mesh["name"]), a, d, str(demand["collective"]))
+def _demand_keys(plan: Mapping[str, Any]) -> list[tuple[str, int, int, str, int]]:
+    """(mesh, axis, demand, collective, payload bytes) of every demand of the plan, in file order."""
+    return [(str(mesh["name"]), a, d, str(demand["collective"]), int(demand["payload_bytes"]))
             for mesh in plan["meshes"] for a, axis in enumerate(mesh["axes"])
             for d, demand in enumerate(axis["demands"])]
 
 
 def check_simulation(sim: Mapping[str, Any], plan: Mapping[str, Any], option: str, path: str) -> None:
-    """A simulation of this plan: same instance, one row per demand."""
+    """A simulation of this plan: same instance, one row per demand, each row a demand of the plan
+    (mesh, axis, index) with its collective and payload."""
     check_schema(sim, "simulation-1", option, path)
     if sim["plan"] != plan["instance"]:
         raise InstanceError(option, "", f"{path}: plan: simulates {str(sim['plan'])[:80]!r}, "
@@ -56,6 +57,18 @@ def check_simulation(sim: Mapping[str, Any], plan: Mapping[str, Any], option: st
     rows, want = len(sim["demands"]), len(_demand_keys(plan))
     if rows > _MAX_ROWS or rows != want:
         raise InstanceError(option, "", f"{path}: demands: {rows} rows, the plan has {want} demands")
+    demands = {(m, a, d): (c, p) for m, a, d, c, p in _demand_keys(plan)}
+    seen = set()
+    for i, row in enumerate(sim["demands"]):
+        key = (row["mesh"], row["axis"], row["demand"])
+        if key not in demands or key in seen:
+            raise InstanceError(option, "", f"{path}: demands[{i}]: the plan has no demand {str(key[0])[:40]}"
+                                            f"[{key[1]}].{key[2]} (or it is listed twice)")
+        seen.add(key)
+        if (row["collective"], row["payload_bytes"]) != demands[key]:
+            raise InstanceError(option, "", f"{path}: demands[{i}]: {str(row['collective'])[:40]} of "
+                                            f"{row['payload_bytes']} B, the plan's demand is {demands[key][0]} of "
+                                            f"{demands[key][1]} B (a simulation of another plan)")
 
 
 def check_faults(faults: Mapping[str, Any], plan: Mapping[str, Any], option: str, path: str) -> None:
@@ -70,7 +83,7 @@ def check_faults(faults: Mapping[str, Any], plan: Mapping[str, Any], option: str
             and math.isclose(healthy, objective, rel_tol=1e-9, abs_tol=1e-18)):
         raise InstanceError(option, "", f"{path}: healthy.objective: {healthy!r} is not the plan's objective "
                                         f"{objective!r} (a faults file of another plan)")
-    known = {(m, a, d) for m, a, d, _ in _demand_keys(plan)}
+    known = {(m, a, d) for m, a, d, _, _ in _demand_keys(plan)}
     for i, fault in enumerate(rows):
         for j, demand in enumerate(fault["demands"]):
             if (demand["mesh"], demand["axis"], demand["demand"]) not in known:

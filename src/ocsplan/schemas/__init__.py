@@ -41,6 +41,9 @@ def first_error(data: object, name: str) -> tuple[str, str] | None:
     or None when it is valid: what a reader names when a file is malformed."""
     import jsonschema
 
+    want = schema(name).get("properties", {}).get("schema", {}).get("const")
+    if want is not None and isinstance(data, dict) and data.get("schema") != want:  # another format's file
+        return "schema", f"expected {want!r}, got {str(data.get('schema'))[:80]!r}"
     validator = jsonschema.Draft202012Validator(schema(name))
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
