@@ -93,6 +93,11 @@ def simulate(
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
+    fail: Annotated[
+        list[str] | None, typer.Option("--fail", metavar="circuit:ID|device:ID",
+                                       help="with --circuits: run with these failed together, each demand "
+                                            "as ocsplan faults says it runs (repeatable)")
+    ] = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
     from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
@@ -101,6 +106,8 @@ def simulate(
     from ..simlette.runner import paused_gc
 
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
+    if fail and circuits is None:
+        raise InstanceError("--fail", "", "needs --circuits (fault ids name that file's circuits and devices)")
     check_outputs((json_out, "--json"))
     # the set-up, workloads and runs are ~10^6 small objects, none in cycles (runs break
     # theirs): no collector pass over them, and afterwards they count as old
@@ -119,10 +126,21 @@ def simulate(
             differs = fabric_mismatch(realized.fabric, spec)
             if differs:
                 raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
-        report = simulate_plan(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency),
-                               circuits=realized, only=_select(plan, demand), placement=placement or "contiguous")
+        options = _sim_options(mode, buffer, switch_buffer, order, barrier, latency)
+        if fail:
+            from ..deploy.degraded import simulate_faults
+            from ..deploy.faults import check_match
+
+            assert realized is not None
+            check_match(realized, plan, f"--circuits {circuits}", str(circuits))
+            report = simulate_faults(plan, spec, options, realized, fail, only=_select(plan, demand))
+        else:
+            report = simulate_plan(plan, spec, options, circuits=realized, only=_select(plan, demand),
+                                   placement=placement or "contiguous")
         console = err if json_out == "-" else out
         title = f"{plan.instance} on {spec.name} ({report.technology}), {report.mode} mode"
+        if report.faults:
+            title += f", {', '.join(report.faults)} failed"
         if report.buffer_bytes is not None:
             title += f", buffer {format_bytes(report.buffer_bytes)}/port"
         table = Table(title=title, title_justify="left")
@@ -132,7 +150,8 @@ def simulate(
         for d in report.demands:
             busiest = d.busiest
             table.add_row(
-                f"{d.mesh}[{d.axis}].{d.demand} {d.collective}", d.schedule, format_bytes(d.payload_bytes),
+                f"{d.mesh}[{d.axis}].{d.demand} {d.collective}",
+                d.schedule if d.how in ("", "intact") else f"{d.schedule} ({d.how})", format_bytes(d.payload_bytes),
                 f"{d.groups}x{d.group_size}", str(d.multiplicity),
                 format_time(d.closed_form_s) if d.closed_form_s is not None else "",
                 format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",

@@ -49,12 +49,14 @@ __all__ = [
     "KINDS",
     "MAX_FAULTS",
     "SCHEMA",
+    "Choice",
     "DemandOutcome",
     "FaultOutcome",
     "FaultReport",
     "FaultSummary",
     "analyse_faults",
     "check_match",
+    "choices",
     "failed_circuits",
     "fault_ids",
     "rank_key",
@@ -308,12 +310,29 @@ def relay_cost(schedule: str, topology: Topology, payload: int,
     return _relayed(_loads(schedule, topology, payload), frozenset(relays))
 
 
+@dataclass(frozen=True)
+class Choice:
+    """How one demand runs under a fault, with what Simlette needs to run it: the relays per
+    coset (base -> (x, y, z) local triples) when relayed, the surviving generators (local masks
+    of the axis) when on a fallback schedule."""
+
+    outcome: DemandOutcome
+    relays: Mapping[int, frozenset[tuple[int, int, int]]]
+    alive: frozenset[int] | None
+
+
 def _outcome(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], removed: frozenset[int],
              latency: float, rate: float) -> DemandOutcome:
+    return _choose(d, fab, lost, removed, latency, rate).outcome
+
+
+def _choose(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], removed: frozenset[int],
+            latency: float, rate: float) -> Choice:
     def result(how: str, schedule: str | None, h: int | None = None, v: float | None = None,
-               p: int | None = None) -> DemandOutcome:
+               p: int | None = None, relays: Mapping[int, frozenset[tuple[int, int, int]]] | None = None,
+               alive: frozenset[int] | None = None) -> Choice:
         t = None if h is None or v is None or p is None else phase_time(h, v, p, latency, rate)
-        return DemandOutcome(d.mesh, d.axis, d.demand, how, schedule, h, v, p, t)
+        return Choice(DemandOutcome(d.mesh, d.axis, d.demand, how, schedule, h, v, p, t), relays or {}, alive)
 
     if removed:
         return result("stopped", None)
@@ -327,8 +346,9 @@ def _outcome(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], remo
         return result("parallel", d.schedule, d.h, d.v, min(d.p, *driven.values()))
     options: list[tuple[float, str, str, int, float, int]] = []
     relay = _relay(d, fab, lost, driven, block)
+    cosets: Mapping[int, frozenset[tuple[int, int, int]]] = {}
     if relay is not None:
-        h, v, p = relay
+        h, v, p, cosets = relay
         options.append((phase_time(h, v, p, latency, rate), "relay", d.schedule, h, v, p))
     dead = {pair[0] ^ pair[1] for pair, n in left.items() if n == 0}
     alive = frozenset(compress(g, d.block) for g in d.gens if g not in dead)
@@ -341,12 +361,16 @@ def _outcome(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int], remo
     if not options:
         return result("stopped", None)
     _, how, schedule, h, v, p = min(options, key=lambda o: (o[0], o[1], o[2]))
-    return result(how, schedule, h, v, p)
+    if how == "relay":
+        return result(how, schedule, h, v, p, relays=cosets)
+    return result(how, schedule, h, v, p, alive=alive)
 
 
 def _relay(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int],
-           driven: Mapping[tuple[int, int], int], block: int) -> tuple[int, float, int] | None:
-    """Degraded (h, v, p) with every dead driven pair relayed through a common axis neighbour."""
+           driven: Mapping[tuple[int, int], int], block: int
+           ) -> tuple[int, float, int, dict[int, frozenset[tuple[int, int, int]]]] | None:
+    """Degraded (h, v, p) with every dead driven pair relayed through a common axis neighbour,
+    and the relays per coset base."""
     dead = sorted(pair for pair, n in driven.items() if n == 0)
     cosets: dict[int, set[tuple[int, int, int]]] = defaultdict(set)
     fewest = min([d.p, *(n for n in driven.values() if n > 0)])
@@ -369,7 +393,27 @@ def _relay(d: _Demand, fab: _Fabric, lost: Mapping[tuple[int, int], int],
                                 compress(z & block, d.block)))
     prep = _loads(d.schedule, d.topology, d.payload)
     h, v = max((_relayed(prep, frozenset(relays)) for relays in cosets.values()), key=lambda hv: (hv[1], hv[0]))
-    return max(h, prep.h), float(max(v, prep.v)), fewest
+    return (max(h, prep.h), float(max(v, prep.v)), fewest,
+            {base: frozenset(relays) for base, relays in sorted(cosets.items())})
+
+
+def choices(c: Circuits, plan: Plan, faults: Sequence[str], option: str = "--fail") -> list[Choice]:
+    """Every demand of the plan under the faults together (circuit and device ids, as
+    :func:`failed_circuits` reads them), in plan order: what ``simulate --fail`` runs."""
+    check_match(c, plan)
+    fab = _Fabric(c)
+    lost: Counter[tuple[int, int]] = Counter()
+    removed: frozenset[int] = frozenset()
+    seen: set[int] = set()
+    for fault in faults:
+        if fault.partition(":")[0] == "accelerator":
+            raise InstanceError(option, "", f"{fault}: an accelerator fault stops every demand on its ranks; "
+                                            "move them to a spare first (ocsplan repair --failed accelerator:ID)")
+        failed, gone = failed_circuits(c, fault, option)
+        lost.update(fab.pair[i] for i in failed if i not in seen)
+        seen.update(failed)
+        removed |= gone
+    return [_choose(d, fab, lost, removed, plan.latency_s, plan.link_Bps) for d in _demands(plan)]
 
 
 def analyse_faults(c: Circuits, plan: Plan, kind: str, sample: int | None = None, seed: int = 0) -> FaultReport:

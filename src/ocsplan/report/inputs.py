@@ -51,6 +51,9 @@ def check_simulation(sim: Mapping[str, Any], plan: Mapping[str, Any], option: st
     """A simulation of this plan: same instance, one row per demand, each row a demand of the plan
     (mesh, axis, index) with its collective and payload."""
     check_schema(sim, "simulation-1", option, path)
+    if sim.get("faults"):
+        raise InstanceError(option, "", f"{path}: faults: a simulation of the fabric with "
+                                        f"{str(sim['faults'][0])[:40]} failed, not of the healthy plan")
     if sim["plan"] != plan["instance"]:
         raise InstanceError(option, "", f"{path}: plan: simulates {str(sim['plan'])[:80]!r}, "
                                         f"not {str(plan['instance'])[:80]!r}")

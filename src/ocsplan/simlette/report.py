@@ -97,6 +97,7 @@ class DemandResult:
     mesh: str = ""
     axis: int = -1
     demand: int = -1
+    how: str = ""  # with faults: intact, parallel, relay or fallback (ocsplan.deploy.faults)
 
     @property
     def ratio(self) -> float:
@@ -117,6 +118,7 @@ class SimReport:
     circuits: str  # where the OCS circuits came from: "plan", "realization" or "" (EPS)
     demands: tuple[DemandResult, ...]
     notes: tuple[str, ...] = field(default=())
+    faults: tuple[str, ...] = field(default=())  # circuit:ID / device:ID failed together (simulate --fail)
 
 
 @dataclass(frozen=True)
@@ -152,11 +154,13 @@ def report_to_dict(report: SimReport, timing: bool = True) -> dict[str, Any]:
     for d in report.demands:
         row = asdict(d)
         row["ratio"] = d.ratio
+        if not d.how:
+            row.pop("how")
         if not timing:
             for key in _TIMING:
                 row.pop(key)
         demands.append(row)
-    return {
+    out: dict[str, Any] = {
         "schema": SCHEMA,
         "plan": report.plan,
         "fabric": report.fabric,
@@ -169,6 +173,9 @@ def report_to_dict(report: SimReport, timing: bool = True) -> dict[str, Any]:
         "demands": demands,
         "notes": list(report.notes),
     }
+    if report.faults:
+        out["faults"] = list(report.faults)
+    return out
 
 
 def dumps_report(report: SimReport, timing: bool = True) -> str:
