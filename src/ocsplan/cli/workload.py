@@ -291,6 +291,9 @@ def decode(
     ports: FabricPortsOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
+    circuits: Annotated[Path | None, typer.Option(
+        help="all-OCS: the deployed (or repaired) circuits of this split's plan, priced on their real "
+             "OCS paths; needs --split")] = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -305,6 +308,14 @@ def decode(
                        accelerator_latency)[0]
     console = err if json_out == "-" else out
     bar = Bar(err, f"decode ({network})", 1, quiet=quiet or network != "simlette")
+    realized = None
+    if circuits is not None:
+        from ..realization.circuits import load_circuits
+
+        if split == "auto":
+            raise InstanceError("--circuits", "", "needs --split, the split the circuits were deployed for "
+                                                  "(deploy's manifest.json names it)")
+        realized = load_circuits(circuits)
     if split == "auto":
         with bar:
             step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
@@ -315,7 +326,7 @@ def decode(
         s: Split = check_split(m, world, parse_split(split))
         with bar:
             step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
-                               tokens_per_step=k, accept_rate=a)
+                               tokens_per_step=k, accept_rate=a, circuits=realized)
             bar.update(1)
     table, summary = _step_tables(step)
     console.print(table)

@@ -31,18 +31,19 @@ from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
 from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
-from ..simlette.circuitmap import RackRoutes, circuits_from_plan
+from ..simlette.circuitmap import RackRoutes, Realization, circuits_from_plan, circuits_from_realization
 from ..simlette.contention import SwitchedShape, switched_time
 from ..simlette.engine import Engine
 from ..simlette.network import Network, SwitchedNetwork
+from ..simlette.report import analytical
 from ..simlette.timing import DL_FLIT
-from ..simlette.traffic import Workload, program_workload
+from ..simlette.traffic import Workload, demand_workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [
     "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EpsModel", "Priced", "ProgramShape",
     "analytical_model", "compile_program", "group_analytical", "native_routes", "native_sends", "price_native",
-    "price_planned", "program_shape", "scale_program", "symmetric_analytical",
+    "price_planned", "price_realized", "program_shape", "scale_program", "symmetric_analytical",
 ]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
@@ -116,20 +117,35 @@ def _ignore(_msg: object) -> None:
 @lru_cache(maxsize=1024)
 def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> Priced:
     """Price every demand of an OCS plan on ``spec`` (cached: a sweep re-prices a plan per context)."""
+    return _price_on(plan, spec, network, None)
+
+
+def price_realized(plan: Plan, spec: FabricSpec, circuits: Realization, network: str = "analytical") -> Priced:
+    """:func:`price_planned` on a given realization of ``plan`` (e.g. a repaired circuits file):
+    every circuit with its real OCS devices and cables, every group priced (a circuit moved to a
+    spare in another rack pays its extra hops, whichever group it serves)."""
+    return _price_on(plan, spec, network, circuits)
+
+
+def _price_on(plan: Plan, spec: FabricSpec, network: str, circuits: Realization | None) -> Priced:
     times: dict[tuple[str, str], tuple[str, float]] = {}
-    cmap = circuits_from_plan(plan, spec)
+    cmap = circuits_from_plan(plan, spec) if circuits is None else circuits_from_realization(circuits)
     factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports, circuits=cmap)
     net = factory(_engine(spec), _ignore)
     rack = spec.rack_size if spec.two_level else spec.accelerators
-    for mesh in plan.meshes:
+    for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
             for j, d in enumerate(axis.demands):
                 key = _plan_key(mesh.name, i, j, d.collective)
-                program = _local_program(d.schedule, demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
-                times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
+                if circuits is None:  # every group alike: rank 0's
+                    program = _local_program(d.schedule, demand_topology(d.groups, axis.bits, d.fold),
+                                             d.payload_bytes)
+                    times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
+                else:
+                    times[key] = (d.schedule, analytical(demand_workload(plan, m, i, j), net))
     notes: tuple[str, ...] = ()
     if network == "simlette":
-        report = simulate_plan(plan, spec, SimOptions(mode="message"))
+        report = simulate_plan(plan, spec, SimOptions(mode="message"), circuits=circuits)
         for r in report.demands:
             times[_plan_key(r.mesh, r.axis, r.demand, r.collective)] = (r.schedule, r.simulated_s)
         notes = report.notes

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..errors import InfeasibleError, InstanceError
 from ..plan import Plan
+from ..realization.circuits import Circuits, fabric_mismatch, plan_mismatch
 from ..realization.fabrics import FabricSpec
 from ..simlette.circuitmap import technology
 from ..workload.accelerator import Accelerator
@@ -23,7 +24,7 @@ from ..workload.power import fabric_power
 from ..workload.splits import Split, check_split, check_world, valid_splits
 from ..workload.step import CollectiveTime, Step
 from .cache import PlanCache
-from .pricing import NETWORKS
+from .pricing import NETWORKS, price_realized
 from .technology import TECHNOLOGIES, StepDemand
 
 __all__ = ["best_step", "decode_step", "plan_for"]
@@ -43,13 +44,27 @@ def _check_fabric(spec: FabricSpec, world: int) -> None:
                             f"world {world} exceeds the {serving} accelerators the fabric serves")
 
 
+def _check_circuits(circuits: Circuits, plan: Plan, spec: FabricSpec, tech: str) -> None:
+    """The circuits realize this step's plan on this fabric (InstanceError naming ``--circuits``)."""
+    if tech != "ocs":
+        raise InstanceError("--circuits", "", f"the {tech} fabric {spec.name} carries no circuits file")
+    differs = plan_mismatch(circuits.plan, plan)
+    if differs:
+        raise InstanceError("--circuits", "", f"not a realization of this step's plan (split, batch and "
+                                              f"precision as deployed): {differs}")
+    differs = fabric_mismatch(circuits.fabric, spec)
+    if differs:
+        raise InstanceError("--circuits", "", f"{differs} (--fabric {spec.name})")
+
+
 def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
                 context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
                 check_memory: bool = True, cache: PlanCache | None = None, tokens_per_step: int = 1,
-                accept_rate: float = 1.0) -> Step:
+                accept_rate: float = 1.0, circuits: Circuits | None = None) -> Step:
     """Time one decode step; InfeasibleError when the batch does not fit in HBM.
 
-    ``cache`` keeps the plans (default: a fresh one, memory only)."""
+    ``cache`` keeps the plans (default: a fresh one, memory only). ``circuits``: an all-OCS
+    fabric's realization of the step's plan (deployed or repaired), priced on its real paths."""
     check_world(world)
     check_split(model, world, split)
     if network not in NETWORKS:
@@ -61,8 +76,13 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     rows_batch = batch * tokens_per_step  # k tokens per user: every payload scales by k
     rows = demand_rows(model, world, split, rows_batch, precision)
     tech = technology(spec)
-    priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, rows_batch, precision), rows, spec, network,
-                                      cache if cache is not None else PlanCache())
+    if circuits is None:
+        priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, rows_batch, precision), rows, spec,
+                                          network, cache if cache is not None else PlanCache())
+    else:
+        plan = plan_for(model, spec, world, split, rows_batch, precision, cache)
+        _check_circuits(circuits, plan, spec, tech)
+        priced = price_realized(plan, spec, circuits, network)
     collectives = tuple(CollectiveTime(r, *priced.times[(r.region, r.axis)]) for r in rows if r.calls)
     power = fabric_power(spec, acc.power)
     return Step(model.name, acc.name, spec.name, tech, network, precision.name, world, split, batch, context,
