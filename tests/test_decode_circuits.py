@@ -70,7 +70,7 @@ def test_the_healthy_realization_prices_as_the_plan(files: dict[str, Path]) -> N
 
 
 def test_a_spare_in_another_rack_pays_its_extra_hops(files: dict[str, Path]) -> None:
-    _, healthy, repaired = deployed()
+    plan, healthy, repaired = deployed()
     moved = [x for x in repaired.circuits if x not in set(healthy.circuits)]
     assert moved and all(x.scope == "inter-rack" for x in moved)
     budget = load_fabric("all-ocs", "--fabric").latency
