@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from ocsplan.cli import app
 from ocsplan.decode.step import plan_for
 from ocsplan.deploy.repair import repair
-from ocsplan.plan import Plan
+from ocsplan.plan import Plan, dumps_plan
 from ocsplan.realization.circuits import Circuits, dumps_circuits
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.realization.realize import realize
@@ -94,3 +94,28 @@ def test_circuits_of_another_step_are_refused(files: dict[str, Path], extra: lis
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], result.output
+
+
+def test_the_report_shows_the_healthy_and_the_repaired_step(files: dict[str, Path], tmp_path: Path) -> None:
+    """Both decode files in one report: each column says which circuits it priced, with its own step time."""
+    plan, _, _ = deployed()
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(dumps_plan(plan))
+    steps = {}
+    for name in ("healthy", "repaired"):
+        steps[name] = tmp_path / f"decode-{name}.json"
+        result = runner.invoke(app, [*BASE, "--split", "8,8,8,8", "--circuits", str(files[name]),
+                                     "--json", str(steps[name])])
+        assert result.exit_code == 0, result.output
+    data = {name: json.loads(path.read_text()) for name, path in steps.items()}
+    assert data["healthy"]["circuits"] == f"healthy.json ({len(deployed()[1].circuits)} circuits)"
+    assert data["repaired"]["step_s"] > data["healthy"]["step_s"]
+    assert "circuits" not in step("--split", "8,8,8,8")  # the plan's own circuits: the old file, byte for byte
+    page = tmp_path / "page.html"
+    result = runner.invoke(app, ["report", str(plan_file), "--decode", str(steps["healthy"]), "--decode",
+                                 str(steps["repaired"]), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    row = html[html.index('data-key="circuits"'):]
+    row = row[:row.index("</tr>")]
+    assert "healthy.json (" in row and "repaired.json (" in row

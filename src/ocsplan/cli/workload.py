@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -327,6 +328,8 @@ def decode(
         with bar:
             step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
                                tokens_per_step=k, accept_rate=a, circuits=realized)
+            if circuits is not None and realized is not None:
+                step = replace(step, circuits=f"{circuits.name} ({len(realized.circuits)} circuits)")
             bar.update(1)
     table, summary = _step_tables(step)
     console.print(table)

@@ -80,10 +80,15 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             raise PlanError(f"{name}: missing field {exc}") from None
         values["split"] = _split_text(values["split"])
         columns.append(values)
-        labels.append(f"{step['fabric']} ({step['technology']})")
+        on = f" on {step['circuits']}" if step.get("circuits") else ""
+        labels.append(f"{step['fabric']} ({step['technology']}){on}")
         splits.append(split)
     rows = ['<tr><th data-key="file">file</th>' + "".join(f"<th>{escape(name)}</th>" for name, _ in steps)
             + "</tr>"]
+    if any(step.get("circuits") for _, step in steps):  # decode --circuits: a deployed or repaired file
+        rows.append('<tr><th data-key="circuits">circuits priced</th>'
+                    + "".join(f"<td>{escape(str(step.get('circuits') or 'the plan'))}</td>" for _, step in steps)
+                    + "</tr>")
     for key in DECODE_FIELDS:
         label, unit = _DECODE_LABELS[key]
         rows.append(f'<tr><th data-key="{key}">{escape(label)}</th>'

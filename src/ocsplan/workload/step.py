@@ -48,6 +48,7 @@ class Step:
     installed: int  # accelerators installed (the power is pro-rated to world / installed)
     tokens_per_step: int = 1  # k tokens verified per user per step (speculative decoding, MTP)
     accept_rate: float = 1.0  # a: mean fraction of the k tokens accepted
+    circuits: str = ""  # all-OCS: the circuits file priced (decode --circuits); "" = the plan's own
 
     @property
     def accepted(self) -> float:
@@ -112,4 +113,5 @@ def step_to_dict(step: Step) -> dict[str, object]:
         "power_w": step.power_w, "system_w": step.system_w, "installed": step.installed,
         "tokens_per_s_mw": step.tokens_per_s_mw,
     } | ({"tokens_per_step": step.tokens_per_step, "accept_rate": step.accept_rate}
-         if step.tokens_per_step != 1 or step.accept_rate != 1.0 else {})
+         if step.tokens_per_step != 1 or step.accept_rate != 1.0 else {}) | (
+        {"circuits": step.circuits} if step.circuits else {})
