@@ -306,6 +306,31 @@ def parse_methods(text: str) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
+def resilience_rows(instance: str, methods: list[str], plans: dict[str, Plan]) -> list[dict[str, Any]]:
+    """Each method's plan's worst single circuit fault (:func:`ocsplan.deploy.resilience.resilience`);
+    a plan it cannot price (stacked, ring, too many circuits) gets the reason instead."""
+    from ..deploy.resilience import resilience
+
+    rows: list[dict[str, Any]] = []
+    for method in methods:
+        plan = plans.get(method)
+        row: dict[str, Any] = {"instance": instance, "method": method, "faults": None, "stopped": None,
+                               "worst_s": None, "worst_x": None, "worst": "", "error": ""}
+        if plan is None:
+            row["error"] = "no plan"
+        else:
+            try:
+                r = resilience(plan)
+            except InstanceError as exc:
+                row["error"] = str(exc).removeprefix("--resilience: ")
+            else:
+                row.update(faults=r.faults, stopped=r.stopped, worst_s=r.worst_s, worst=r.worst,
+                           worst_x=None if r.worst_s is None or not plan.objective_s
+                           else r.worst_s / plan.objective_s)
+        rows.append(row)
+    return rows
+
+
 @app.command()
 @handle_errors
 def compare(
@@ -326,6 +351,9 @@ def compare(
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
+    resilience: Annotated[bool, typer.Option(
+        "--resilience", help="also price each plan's worst single circuit fault (as solve --resilience) "
+                             "and compare the plans on it")] = False,
 ) -> None:
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
@@ -340,8 +368,9 @@ def compare(
     )
     from ..studies.runner import run_method, solve_all
 
-    if demands_out is not None and (jobs != 1 or scheduler is not None):
-        raise InstanceError("--demands", "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
+    for option, given in (("--demands", demands_out is not None), ("--resilience", resilience)):
+        if given and (jobs != 1 or scheduler is not None):
+            raise InstanceError(option, "", "compares the plans in this process: use it with --jobs 1, no --scheduler")
 
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
@@ -356,10 +385,11 @@ def compare(
     loaded = [(str(p), load_instance(p)) for p in instances]
     results: list[Any] = []
     per_demand: list[dict[str, Any]] = []
+    worst: list[dict[str, Any]] = []
     flagged = 0
     bar = Bar(err, "compare", len(loaded) * len(chosen), quiet=quiet)
     with bar:
-        if demands_out is None:
+        if demands_out is None and not resilience:
             results = solve_all(loaded, chosen, executor, time_limit, workers,
                                 on_result=lambda r: bar.advance(description=f"{r.instance} {r.method}"))
         else:
@@ -372,12 +402,16 @@ def compare(
 
                     results.append(run_method(inst, path, m, time_limit, workers, on_plan=keep))
                     bar.advance(description=f"{inst.name} {m}")
-                per_demand.extend(demand_rows(inst, plans))
+                if demands_out is not None:
+                    per_demand.extend(demand_rows(inst, plans))
+                if resilience:
+                    worst.extend(resilience_rows(inst.name, chosen, plans))
     for index, (_, inst) in enumerate(loaded):
         mine = results[index * len(chosen):(index + 1) * len(chosen)]
         rows = table_rows(mine)
         flagged += sum(1 for row in rows if row["flag"])
-        console.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows))
+        faults = {r["method"]: r for r in worst if r["instance"] == inst.name} if resilience else None
+        console.print(compare_table(f"{inst.name} ({instance_digest(inst)})", rows, faults))
     if csv_out is not None:
         write_results(results, csv_out)
     if demands_out is not None:
@@ -385,6 +419,7 @@ def compare(
         wins = [row["better"] for row in per_demand]
         counts = ", ".join(f"{m} {wins.count(m)}" for m in chosen) + f", tie {wins.count('tie')}"
         console.print(f"per demand, better: {counts} (of {len(wins)}) -> {demands_out}", markup=False)
-    emit_json(dumps_compare_json(results, per_demand if demands_out is not None else None), json_out)
+    emit_json(dumps_compare_json(results, per_demand if demands_out is not None else None,
+                                 worst if resilience else None), json_out)
     if flagged:
         err.print(f"{flagged} plan(s) worse than a proven optimum", markup=False)

@@ -92,18 +92,30 @@ def _percent(value: float | None) -> str:
     return "" if value is None else f"{value:.3%}"
 
 
-def compare_table(name: str, rows: list[dict[str, Any]]) -> Table:
+def _worst(row: dict[str, Any] | None) -> str:
+    if row is None or row["error"]:
+        return "-" if row is None else f"- ({row['error'][:40]})"
+    if row["worst_s"] is None:
+        return f"all {row['faults']} stop"
+    return f"{_seconds(row['worst_s'])} {row['worst_x']:.3f}x"
+
+
+def compare_table(name: str, rows: list[dict[str, Any]], faults: dict[str, dict[str, Any]] | None = None) -> Table:
+    """One instance's methods; with ``faults`` (compare --resilience) each plan's worst circuit fault."""
     table = Table(title=name, title_justify="left")
-    for col in ("method", "status", "source", "objective", "bound", "gap", "ports", "time", "better", "flag"):
+    cols = ["method", "status", "source", "objective", "bound", "gap", "ports", "time", "better", "flag"]
+    if faults is not None:
+        cols.insert(cols.index("time"), "worst fault")
+    for col in cols:
         table.add_column(col, justify="left" if col in ("method", "status", "source", "better", "flag")
                          else "right")
     for row in rows:
         ports = "" if row["ports_used"] is None else f"{row['ports_used']}/{row['L']}"
-        table.add_row(
-            row["method"], row["status"], row["source"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
-            _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["better"], row["flag"] or row["error"],
-            style="bold red" if row["flag"] else None,
-        )
+        cells = [row["method"], row["status"], row["source"], _seconds(row["objective_s"]), _seconds(row["bound_s"]),
+                 _percent(row["gap"]), ports, f"{row['seconds']:.3g} s", row["better"], row["flag"] or row["error"]]
+        if faults is not None:
+            cells.insert(cols.index("worst fault"), _worst(faults.get(row["method"])))
+        table.add_row(*cells, style="bold red" if row["flag"] else None)
     table.caption = ("gap: to the proven optimum of this instance (when a method proved one); source: "
                      "the planner whose plan it is (heuristic: the exact run found nothing better than its seed); "
                      "better: the smallest objective of the methods compared")

@@ -385,10 +385,14 @@ def dumps_study_json(results: Sequence[Result], instances: int) -> str:
     return _dumps({"schema": "ocsplan.study/1", "instances": instances, "rows": _json_rows(results)})
 
 
-def dumps_compare_json(results: Sequence[Result], demands: Sequence[Mapping[str, Any]] | None = None) -> str:
+def dumps_compare_json(results: Sequence[Result], demands: Sequence[Mapping[str, Any]] | None = None,
+                       resilience: Sequence[Mapping[str, Any]] | None = None) -> str:
     """``ocsplan.compare/1`` JSON: one row per (instance, method) as in ``compare --csv``, and,
-    when the per-demand comparison ran (``--demands``), its rows under ``demands``."""
+    when the per-demand comparison ran (``--demands``), its rows under ``demands``; with
+    ``--resilience`` each plan's worst single circuit fault under ``resilience``."""
     value: dict[str, Any] = {"schema": "ocsplan.compare/1", "rows": _json_rows(results)}
     if demands is not None:
         value["demands"] = [{k: _finite(v) for k, v in row.items()} for row in demands]
+    if resilience is not None:
+        value["resilience"] = [{k: _finite(v) for k, v in row.items()} for row in resilience]
     return _dumps(value)
