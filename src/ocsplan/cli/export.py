@@ -13,6 +13,7 @@ import typer
 
 from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
+from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
 from ..plan import load_plan
 from ..planning.check import require_valid
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
@@ -65,7 +66,8 @@ class ExportDirectory(Mapping[str, str]):
         if name not in self.names:
             raise KeyError(name)
         path = self.directory / name
-        return read_text(path, lambda message: ExportError(f"{path}: {message}"))
+        limit = MAX_JSON_BYTES if name.endswith(".json") else MAX_FILE_BYTES  # index.json: the JSON bound
+        return read_text(path, lambda message: ExportError(f"{path}: {message}"), limit)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self.names))
