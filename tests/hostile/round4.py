@@ -22,6 +22,7 @@ from ocsplan.realization.realize import realize
 
 from .cases import ROOT
 from .cases import build as build_base
+from .round4_models import MODEL_CASES, build_models
 from .round4_sizes import SIZE_CASES, build_sizes
 
 __all__ = ["CASES4", "Case4", "build"]
@@ -59,6 +60,7 @@ def build(directory: Path) -> dict[str, str]:
     (d / "a-dir-link").symlink_to(d / "a-dir")
     files["dir_link"] = str(d / "a-dir-link")
     build_sizes(d, files)
+    build_models(d, files)
     return files
 
 
@@ -372,4 +374,5 @@ CASES4: tuple[Case4, ...] = (
            names="--max-steps 40000: must be between 1 and 32767", outputs=("{dir}/x4",)),
     ),
     *_group(4, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in SIZE_CASES)),
+    *_group(7, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in MODEL_CASES)),
 )
