@@ -22,10 +22,11 @@ from ocsplan.realization.realize import realize
 
 from .cases import ROOT
 from .cases import build as build_base
+from .round4_apart import APART_CASES, build_apart
 from .round4_models import MODEL_CASES, build_models
 from .round4_sizes import SIZE_CASES, build_sizes
 
-__all__ = ["CASES4", "Case4", "build"]
+__all__ = ["CASES4", "Case4", "build", "digests"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,18 @@ class Case4:
     outputs: tuple[str, ...] = ()  # placeholders of paths that must not exist afterwards
     stdout: str = ""
     category: int = 0  # of issue 38's seven
+    keep: tuple[str, ...] = ()  # placeholders of inputs whose bytes must not change; then ``names`` is a template
+
+    def line(self, files: dict[str, str]) -> str:
+        """What the one line must contain (``names`` with its placeholders filled when ``keep`` is given)."""
+        return self.names.format(**files) if self.keep else self.names
+
+
+def digests(case: Case4, files: dict[str, str]) -> dict[str, str]:
+    """SHA-256 of each input ``case`` must leave as it was."""
+    import hashlib
+
+    return {p: hashlib.sha256(Path(p.format(**files)).read_bytes()).hexdigest() for p in case.keep}
 
 
 def build(directory: Path) -> dict[str, str]:
@@ -61,6 +74,7 @@ def build(directory: Path) -> dict[str, str]:
     files["dir_link"] = str(d / "a-dir-link")
     build_sizes(d, files)
     build_models(d, files)
+    build_apart(d, files)
     return files
 
 
@@ -375,4 +389,5 @@ CASES4: tuple[Case4, ...] = (
     ),
     *_group(4, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in SIZE_CASES)),
     *_group(7, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in MODEL_CASES)),
+    *_group(2, *(replace(_c(id, *argv, names=names), keep=keep) for id, argv, names, keep in APART_CASES)),
 )

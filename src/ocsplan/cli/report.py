@@ -53,7 +53,8 @@ def report(
     from ..report.inputs import check_decode, check_faults, check_simulation
 
     check_suffix(out, "--out", (".html", ".htm"))
-    check_outputs((out, "--out"))
+    check_outputs((out, "--out"), inputs=((plan, "PLAN"), (simulation, "--simulation"), (circuits, "--circuits"),
+                                          (faults, "--faults"), *((d, "--decode") for d in decode or ())))
     the_plan = load_plan(plan)
     require_valid(the_plan, str(plan))
     texts: dict[Path, str] = {}
