@@ -24,6 +24,7 @@ from .cases import ROOT
 from .cases import build as build_base
 from .round4_apart import APART_CASES, build_apart
 from .round4_models import MODEL_CASES, build_models
+from .round4_options import OPTION_CASES
 from .round4_sizes import SIZE_CASES, build_sizes
 
 __all__ = ["CASES4", "Case4", "build", "digests"]
@@ -390,4 +391,5 @@ CASES4: tuple[Case4, ...] = (
     *_group(4, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in SIZE_CASES)),
     *_group(7, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in MODEL_CASES)),
     *_group(2, *(replace(_c(id, *argv, names=names), keep=keep) for id, argv, names, keep in APART_CASES)),
+    *_group(6, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in OPTION_CASES)),
 )
