@@ -76,6 +76,9 @@ def build(directory: Path) -> dict[str, str]:
     build_sizes(d, files)
     build_models(d, files)
     build_apart(d, files)
+    (d / "fifo-link").unlink(missing_ok=True)
+    (d / "fifo-link").symlink_to(files["fifo"])
+    files["fifo_link"] = str(d / "fifo-link")
     return files
 
 
@@ -293,6 +296,11 @@ CASES4: tuple[Case4, ...] = (
         _c("pareto-cache-symlink-loop", *PARETO, "--cache", "{loop}", names="--cache"),
         _c("pareto-cache-under-a-file", *PARETO, "--cache", "{regular}/cache", names="--cache"),
         _c("pareto-cache-device", *PARETO, "--cache", "/dev/null", names="--cache"),
+        _c("pareto-cache-symlink-to-file", *PARETO, "--cache", "{plan_symlink}", names="--cache: "),
+        _c("pareto-cache-symlink-to-fifo", *PARETO, "--cache", "{fifo_link}", names="is a FIFO, not a directory"),
+        _c("pareto-cache-under-a-fifo", *PARETO, "--cache", "{fifo}/cache", names="--cache: "),
+        _c("pareto-cache-is-model", "pareto", "{model}", "--contexts", "5M", "--batches", "1", "--fabrics", F,
+           "--cache", "{model}", names="is a file, not a directory"),
     ),
     *_group(3,  # files that belong to another fabric or cannot apply
         _c("simulate-circuits-on-eps", "simulate", P, "--fabric", "{eps_toml}", "--circuits", C,
