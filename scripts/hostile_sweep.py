@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.hostile.cases import CASES, Case, build  # noqa: E402
-from tests.hostile.round4 import CASES4, Case4  # noqa: E402
+from tests.hostile.round4 import CASES4, Case4, digests  # noqa: E402
 from tests.hostile.round4 import build as build4  # noqa: E402
 
 LIMIT = 1 << 30
@@ -37,6 +37,7 @@ def run(case: Case | Case4, files: dict[str, str], src: str, timeout: float) -> 
     argv = [a.format(**files) for a in case.argv]
     env = dict(os.environ, PYTHONPATH=src, COLUMNS="200")
     stdout = case.stdout if isinstance(case, Case4) else ""
+    before = digests(case, files) if isinstance(case, Case4) else {}
     try:
         with open(stdout.format(**files) if stdout else os.devnull, "w") as sink:
             proc = subprocess.run([sys.executable, "-m", "ocsplan", *argv], stdout=sink if stdout else None,
@@ -46,13 +47,15 @@ def run(case: Case | Case4, files: dict[str, str], src: str, timeout: float) -> 
         return "hang", f"no answer in {timeout:g} s"
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     written = [o for o in case.outputs if Path(o.format(**files)).exists()]
+    if isinstance(case, Case4):
+        written += [f"{p} (changed)" for p, digest in digests(case, files).items() if before[p] != digest]
     if "Traceback" in proc.stderr:
         return "traceback", lines[-1] if lines else ""
     if proc.returncode != case.status:
         return "wrong status", f"exit {proc.returncode}: {(lines or [''])[-1][:100]}"
     if len(lines) != 1:
         return "not one line", f"{len(lines)} lines"
-    if case.names not in lines[0]:
+    if (case.line(files) if isinstance(case, Case4) else case.names) not in lines[0]:
         return "unnamed", lines[0][:100]
     if written:
         return "wrote output", ", ".join(written)

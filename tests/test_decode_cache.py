@@ -128,6 +128,36 @@ def test_a_fifo_entry_is_refused_naming_it(cache: tuple[PlanCache, Path]) -> Non
         PlanCache(folder).plan(TEXT)
 
 
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda p: p.symlink_to("/dev/null"), "a character device"),
+    (lambda p: p.mkdir(), "a directory"),
+    (lambda p: (p.symlink_to(p.with_name("loop")), p.with_name("loop").symlink_to(p)), "Too many levels"),
+], ids=["device", "directory", "symlink-loop"])
+def test_an_entry_that_is_no_regular_file_is_refused_naming_it_and_left_alone(
+        cache: tuple[PlanCache, Path], make: Callable[[Path], object], kind: str) -> None:
+    store, folder = cache
+    store.plan(TEXT)
+    path = _entry(folder, ".json")
+    path.unlink()
+    make(path)
+    with pytest.raises(InstanceError, match=kind) as info:
+        PlanCache(folder).plan(TEXT)
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+    assert path.is_symlink() or path.is_dir()  # never renamed over
+
+
+def test_an_entry_over_the_json_bound_is_planned_again_unread(cache: tuple[PlanCache, Path]) -> None:
+    from ocsplan.limits import MAX_JSON_BYTES
+
+    store, folder = cache
+    fresh = dumps_plan(store.plan(TEXT))
+    path = _entry(folder, ".json")
+    with path.open("r+b") as handle:  # sparse: the size alone refuses it
+        handle.truncate(MAX_JSON_BYTES + 1)
+    assert _timeless(dumps_plan(PlanCache(folder).plan(TEXT))) == _timeless(fresh)
+    assert path.stat().st_size < MAX_JSON_BYTES  # made again and renamed over
+
+
 # -- native (EPS, hybrid) prices beside the plans (issue 37) ----------------------------------
 
 EPS = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-eps.toml")

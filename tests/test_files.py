@@ -10,7 +10,7 @@ import pytest
 
 from ocsplan.errors import InstanceError, PlanError
 from ocsplan.files import CacheDir, check_output, read_json, read_text, write_atomic, write_atomic_with
-from ocsplan.limits import MAX_CACHE_ENTRY_BYTES
+from ocsplan.limits import MAX_JSON_BYTES
 
 
 def _umask() -> int:
@@ -184,7 +184,7 @@ def test_a_damaged_or_huge_cache_entry_reads_as_missing_and_is_made_again(tmp_pa
     store = CacheDir.create(tmp_path / "cache")
     store.path("bad.json").write_bytes(b"\xff\xfe not utf-8")
     with store.path("huge.json").open("wb") as handle:  # sparse: no disk used
-        handle.truncate(MAX_CACHE_ENTRY_BYTES + 1)
+        handle.truncate(MAX_JSON_BYTES + 1)
     assert store.get("bad.json") is None and store.get("huge.json") is None
     store.put("huge.json", "{}")
     assert store.get("huge.json") == "{}"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
-from .limits import MAX_CACHE_ENTRY_BYTES, MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
+from .limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_JSON_BYTES, nesting_depth
 
 __all__ = [
     "CacheDir",
@@ -37,6 +37,7 @@ __all__ = [
     "check_output",
     "code_fingerprint",
     "read_json",
+    "read_json_file",
     "read_text",
     "read_toml",
     "toml_data",
@@ -141,7 +142,13 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 
 def read_json(text: str, source: str) -> dict[str, Any]:
-    """A JSON object (output files read back: errors are PlanError, exit status 2)."""
+    """A JSON object (output files read back: errors are PlanError, exit status 2).
+
+    The project's bounded JSON reader: at most :data:`~ocsplan.limits.MAX_JSON_BYTES` (a text of
+    more characters is refused unparsed), nesting within :data:`~ocsplan.limits.MAX_DEPTH`,
+    finite numbers, no duplicate key."""
+    if len(text) > MAX_JSON_BYTES:
+        raise PlanError(f"{source}: larger than the limit of {_size(MAX_JSON_BYTES)} of a JSON file")
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
         raise PlanError(f"{source}: nested {depth} deep, the limit is {MAX_DEPTH}")
@@ -156,6 +163,16 @@ def read_json(text: str, source: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise PlanError(f"{source}: expected a JSON object")
     return data
+
+
+def read_json_file(path: str | Path, error: Callable[[str], OcsplanError] | None = None) -> dict[str, Any]:
+    """The JSON object of a file ocsplan wrote (plan, circuits, simulation, faults, export index, cache
+    entry), read with :func:`read_text` bounded by :data:`~ocsplan.limits.MAX_JSON_BYTES` (a larger
+    file is refused unread) and parsed by :func:`read_json`; ``error`` builds a read failure's
+    exception (a :class:`PlanError` naming the path unless given)."""
+    source = str(path)
+    fail = error if error is not None else (lambda message: PlanError(f"{source}: {message}"))
+    return read_json(read_text(path, fail, MAX_JSON_BYTES), source)
 
 
 def check_output(path: str | Path, option: str) -> None:
@@ -395,7 +412,7 @@ class CacheDir:
     """A directory of cache entries by file name (e.g. the decode plan cache).
 
     Untrusted input: an entry that is missing, unreadable, larger than
-    :data:`~ocsplan.limits.MAX_CACHE_ENTRY_BYTES` or not UTF-8 reads as None (the caller
+    :data:`~ocsplan.limits.MAX_JSON_BYTES` or not UTF-8 reads as None (the caller
     makes it again and the new entry is renamed over it); an entry that is not a regular file
     (a FIFO, a device, a directory, a symlink loop) is refused naming it, never read nor
     written. Entries are written atomically. :meth:`create` makes the directory, and refuses a
@@ -448,7 +465,7 @@ class CacheDir:
         if self._checked(name) is None:
             return None
         try:
-            return read_text(self.path(name), lambda msg: InstanceError(name, "", msg), MAX_CACHE_ENTRY_BYTES)
+            return read_text(self.path(name), lambda msg: InstanceError(name, "", msg), MAX_JSON_BYTES)
         except InstanceError:
             return None
 

@@ -19,13 +19,14 @@ __all__ = [
     "CONNECT_TIMEOUT_S",
     "MAX_AXES",
     "MAX_BIT_TYPES",
-    "MAX_CACHE_ENTRY_BYTES",
+    "MAX_CIRCUITS",
     "MAX_CONNECT_TIMEOUT_S",
     "MAX_COUNT",
     "MAX_DEMANDS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_JOBS",
+    "MAX_JSON_BYTES",
     "MAX_LATENCY_S",
     "MAX_LINK_BPS",
     "MAX_MESHES",
@@ -66,7 +67,13 @@ MAX_COUNT = 10**6  # ``generate --count``
 MAX_TIME_LIMIT_S = 1e7  # ``--time-limit`` (about 116 days)
 MAX_DEPTH = 64  # nesting of tables / arrays / objects in any input file
 MAX_FILE_BYTES = 256 << 20  # size of any input file
-MAX_CACHE_ENTRY_BYTES = 64 << 20  # one plan cache entry (a larger one is made again)
+# a JSON file ocsplan reads back (plan, circuits, simulation, decode, faults, export index.json, OCS index,
+# plan cache entry; a larger cache entry is made again): 32 MiB is 3.5 times the circuits of a full
+# 1024-accelerator, 64-port fabric (32,768 circuits with their routing tables: about 9 MiB)
+MAX_JSON_BYTES = 32 << 20
+# circuits of one circuits file, in all (each node has at most the file's fabric.ports): twice the full
+# 1024 x 64-port fabric's 32,768, about 18 MiB of JSON, within MAX_JSON_BYTES
+MAX_CIRCUITS = 1 << 16
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)

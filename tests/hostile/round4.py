@@ -22,8 +22,12 @@ from ocsplan.realization.realize import realize
 
 from .cases import ROOT
 from .cases import build as build_base
+from .round4_apart import APART_CASES, build_apart
+from .round4_models import MODEL_CASES, build_models
+from .round4_options import OPTION_CASES
+from .round4_sizes import SIZE_CASES, build_sizes
 
-__all__ = ["CASES4", "Case4", "build"]
+__all__ = ["CASES4", "Case4", "build", "digests"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,18 @@ class Case4:
     outputs: tuple[str, ...] = ()  # placeholders of paths that must not exist afterwards
     stdout: str = ""
     category: int = 0  # of issue 38's seven
+    keep: tuple[str, ...] = ()  # placeholders of inputs whose bytes must not change; then ``names`` is a template
+
+    def line(self, files: dict[str, str]) -> str:
+        """What the one line must contain (``names`` with its placeholders filled when ``keep`` is given)."""
+        return self.names.format(**files) if self.keep else self.names
+
+
+def digests(case: Case4, files: dict[str, str]) -> dict[str, str]:
+    """SHA-256 of each input ``case`` must leave as it was."""
+    import hashlib
+
+    return {p: hashlib.sha256(Path(p.format(**files)).read_bytes()).hexdigest() for p in case.keep}
 
 
 def build(directory: Path) -> dict[str, str]:
@@ -57,6 +73,12 @@ def build(directory: Path) -> dict[str, str]:
     (d / "a-dir-link").unlink(missing_ok=True)
     (d / "a-dir-link").symlink_to(d / "a-dir")
     files["dir_link"] = str(d / "a-dir-link")
+    build_sizes(d, files)
+    build_models(d, files)
+    build_apart(d, files)
+    (d / "fifo-link").unlink(missing_ok=True)
+    (d / "fifo-link").symlink_to(files["fifo"])
+    files["fifo_link"] = str(d / "fifo-link")
     return files
 
 
@@ -274,6 +296,11 @@ CASES4: tuple[Case4, ...] = (
         _c("pareto-cache-symlink-loop", *PARETO, "--cache", "{loop}", names="--cache"),
         _c("pareto-cache-under-a-file", *PARETO, "--cache", "{regular}/cache", names="--cache"),
         _c("pareto-cache-device", *PARETO, "--cache", "/dev/null", names="--cache"),
+        _c("pareto-cache-symlink-to-file", *PARETO, "--cache", "{plan_symlink}", names="--cache: "),
+        _c("pareto-cache-symlink-to-fifo", *PARETO, "--cache", "{fifo_link}", names="is a FIFO, not a directory"),
+        _c("pareto-cache-under-a-fifo", *PARETO, "--cache", "{fifo}/cache", names="--cache: "),
+        _c("pareto-cache-is-model", "pareto", "{model}", "--contexts", "5M", "--batches", "1", "--fabrics", F,
+           "--cache", "{model}", names="is a file, not a directory"),
     ),
     *_group(3,  # files that belong to another fabric or cannot apply
         _c("simulate-circuits-on-eps", "simulate", P, "--fabric", "{eps_toml}", "--circuits", C,
@@ -369,4 +396,8 @@ CASES4: tuple[Case4, ...] = (
         _c("export-max-steps-over-int16", "export", P, "--out", "{dir}/x4", "--max-steps", "40000",
            names="--max-steps 40000: must be between 1 and 32767", outputs=("{dir}/x4",)),
     ),
+    *_group(4, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in SIZE_CASES)),
+    *_group(7, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in MODEL_CASES)),
+    *_group(2, *(replace(_c(id, *argv, names=names), keep=keep) for id, argv, names, keep in APART_CASES)),
+    *_group(6, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in OPTION_CASES)),
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .round4 import CASES4, Case4, build
+from .round4 import CASES4, Case4, build, digests
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GIB = 1 << 30
@@ -30,6 +30,7 @@ def _limit() -> None:
 def run(case: Case4, files: dict[str, str], src: str, timeout: float) -> tuple[int, str, list[str]]:
     """Exit status, stderr, and the outputs that exist afterwards (shared with the sweep script)."""
     env = dict(os.environ, PYTHONPATH=src, COLUMNS="200")
+    before = digests(case, files)
     argv = [sys.executable, "-m", "ocsplan", *(a.format(**files) for a in case.argv)]
     if case.stdout:
         with open(case.stdout.format(**files), "w") as sink:
@@ -39,6 +40,7 @@ def run(case: Case4, files: dict[str, str], src: str, timeout: float) -> tuple[i
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=_limit,
                               cwd=files["dir"])
     written = [o for o in case.outputs if Path(o.format(**files)).exists()]
+    written += [f"{p} (changed)" for p, digest in digests(case, files).items() if before[p] != digest]
     return proc.returncode, proc.stderr, written
 
 
@@ -49,5 +51,5 @@ def test_round4(case: Case4, files: dict[str, str]) -> None:
     assert "Traceback" not in stderr, stderr[-2000:]
     assert status == case.status, stderr
     assert len(lines) == 1, lines
-    assert case.names in lines[0], lines[0]
+    assert case.line(files) in lines[0], lines[0]
     assert not written, written

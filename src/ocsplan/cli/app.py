@@ -25,6 +25,7 @@ from .console import StreamConsole, write_stdout
 
 __all__ = [
     "app",
+    "check_apart",
     "check_count",
     "check_outputs",
     "check_suffix",
@@ -127,12 +128,17 @@ def check_count(value: int | None, option: str, low: int, high: int) -> None:
         raise InstanceError(option, "", f"must be between {low} and {high}, got {value}")
 
 
-def check_outputs(*targets: tuple[str | Path | None, str]) -> None:
+Paths = Sequence[tuple[str | Path | None, str]]
+
+
+def check_outputs(*targets: tuple[str | Path | None, str], inputs: Paths = ()) -> None:
     """Every output path (``-`` is stdout) writable and its own, before any work starts: two
-    options naming one file (or both stdout) would overwrite or interleave each other."""
+    options naming one file (or both stdout) would overwrite or interleave each other, and an
+    output that is one of the command's ``inputs`` (:func:`check_apart`) would replace what it reads."""
     import os
     import stat
 
+    check_apart(targets, inputs)
     seen: dict[str, str] = {}
     for path, option in targets:
         if path is None:
@@ -148,6 +154,39 @@ def check_outputs(*targets: tuple[str | Path | None, str]) -> None:
             where = "stdout" if key == "-" else str(path)
             raise InstanceError(option, "", f"{where} is also the output of {seen[key]}: give each output its own")
         seen[key] = option
+
+
+def check_apart(outputs: Paths, inputs: Paths) -> None:
+    """No output (a file, or a directory written whole) is an input of the command: the same file by
+    any path (a symlink, a hard link) or a directory holding one. One line naming the output option and
+    the input, exit 2, before anything is read or written. Inputs that are no file (a catalogue name,
+    ``-``) and outputs that are character devices (``/dev/null``) are left alone."""
+    import os
+    import stat
+
+    def same(a: str, b: str) -> bool:
+        try:
+            return os.path.samefile(a, b)
+        except OSError:
+            return False
+
+    given = [(str(path), option) for path, option in inputs if path is not None and str(path) != "-"
+             and os.path.exists(path)]
+    for target, option in outputs:
+        if target is None or str(target) == "-":
+            continue
+        try:
+            if stat.S_ISCHR(os.stat(target).st_mode):
+                continue
+        except OSError:
+            pass
+        real = os.path.realpath(target)
+        for path, source in given:
+            if same(str(target), path) or real == os.path.realpath(path):
+                raise InstanceError(option, "", f"{target} is also the input {source}: give the output another path")
+            if os.path.realpath(path).startswith(real.rstrip(os.sep) + os.sep):
+                raise InstanceError(option, "", f"{target} holds the input {source} ({path}): give the output "
+                                                "another path")
 
 
 def check_suffix(path: str | Path | None, option: str, suffixes: tuple[str, ...]) -> None:

@@ -13,7 +13,7 @@ from ..errors import InstanceError
 from ..files import check_directory, write_directory
 from ..units import format_time
 from ..workload import check_split, parse_split
-from .app import app, check_count, check_time_limit, err, handle_errors, out
+from .app import app, check_apart, check_count, check_time_limit, err, handle_errors, out
 from .console import Bar
 from .options import FABRIC_HELP
 from .workload import AccOpt, BatchOpt, CommOpt, ContextOpt, ModelArg, VerboseOpt, WorldOpt, _resolve
@@ -115,6 +115,8 @@ def deploy_command(
     from ..realization.fabrics import load_fabric
     from ..report.provenance import page_date
 
+    check_apart(((out_dir, "--out"),), ((model, "MODEL"), (accelerator, "--accelerator"), (fabric, "--fabric"),
+                                        (baseline, "--baseline")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     spec = load_fabric(fabric, "--fabric")
     check_fabric(spec)

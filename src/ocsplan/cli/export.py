@@ -13,9 +13,10 @@ import typer
 
 from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
+from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
 from ..plan import load_plan
 from ..planning.check import require_valid
-from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
+from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ class ExportDirectory(Mapping[str, str]):
         if name not in self.names:
             raise KeyError(name)
         path = self.directory / name
-        return read_text(path, lambda message: ExportError(f"{path}: {message}"))
+        limit = MAX_JSON_BYTES if name.endswith(".json") else MAX_FILE_BYTES  # index.json: the JSON bound
+        return read_text(path, lambda message: ExportError(f"{path}: {message}"), limit)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self.names))
@@ -132,6 +134,7 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
     protocol = "Simple" if protocol is None else protocol
     max_steps = 128 if max_steps is None else max_steps
+    check_apart(((out_dir, "--out"),), ((plan_path, "PLAN"), (circuits, "--circuits")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     if not 1 <= max_steps <= MAX_EXECUTOR_STEPS:
@@ -161,6 +164,7 @@ def _export_ocs(circuits_path: Path | None, out_dir: Path | None, protocol: str 
     from ..deploy.ocs import ocs_files
     from ..realization.circuits import load_circuits
 
+    check_apart(((out_dir, "--out"),), ((circuits_path, "CIRCUITS"),))
     check_directory(out_dir, ExportError)
     files = ocs_files(load_circuits(circuits_path))
     _write_directory(out_dir, files)
@@ -187,9 +191,7 @@ def import_ocs_command(
     from ..realization.fabrics import load_fabric
     from ..realization.validate import validate
 
-    check_outputs((out_path, "--out"))
-    if out_path != "-" and os.path.realpath(out_path) == os.path.realpath(plan_path):
-        raise InstanceError("--out", "", f"{out_path} is the --plan file: give the circuits their own file")
+    check_outputs((out_path, "--out"), inputs=((plan_path, "--plan"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric, "--fabric")

@@ -19,7 +19,7 @@ from ..limits import MAX_SEED
 from ..plan import load_plan
 from ..planning.check import require_valid
 from ..units import format_time
-from .app import app, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
+from .app import app, check_apart, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
 
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
@@ -82,7 +82,7 @@ def faults_command(
     from ..realization.circuits import load_circuits
     from ..realization.validate import validate as validate_circuits
 
-    check_outputs((json_out, "--json"))
+    check_outputs((json_out, "--json"), inputs=((circuits_path, "CIRCUITS"), (plan_path, "--plan")))
     refuse_unused("--seed", seed is not None and sample is None, "without --sample")
     check_count(sample, "--sample", 1, MAX_FAULTS)
     check_count(seed, "--seed", 0, MAX_SEED)
@@ -166,7 +166,9 @@ def repair_command(
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
 
-    check_outputs((out_path, "--out"), (diff_path, "--diff"))
+    inputs = ((circuits_path, "CIRCUITS"), (plan_path, "--plan"), (fabric, "--fabric"))
+    check_outputs((out_path, "--out"), (diff_path, "--diff"), inputs=inputs)
+    check_apart(((diff_dir, "--diff-dir"),), inputs)
     if diff_dir is not None:
         check_directory(diff_dir, PlanError, option="--diff-dir")
     circuits = load_circuits(circuits_path)

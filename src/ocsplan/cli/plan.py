@@ -86,7 +86,8 @@ def solve(
     refuse_unused("--placement", placement is not None and realize_fabric is None, "without --realize")
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
-    check_outputs((json_out, "--json"), (circuits_out, "--circuits"), (export, "--export"))
+    check_outputs((json_out, "--json"), (circuits_out, "--circuits"), (export, "--export"),
+                  inputs=((instance, "INSTANCE"), (realize_fabric, "--realize")))
     inst = load_instance(instance)
     check_count(reserve_ports, "--reserve-ports", 0, inst.budget.ports - 1)
     refuse_unused("--resilience", resilience and method == "stacked",
@@ -380,7 +381,8 @@ def compare(
     refuse_unused("--workers", workers is not None and not exact, "without an exact method")
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
-    check_outputs((csv_out, "--csv"), (demands_out, "--demands"), (json_out, "--json"))
+    check_outputs((csv_out, "--csv"), (demands_out, "--demands"), (json_out, "--json"),
+                  inputs=[(p, "INSTANCES") for p in instances])
     console = err if json_out == "-" else out
     loaded = [(str(p), load_instance(p)) for p in instances]
     results: list[Any] = []

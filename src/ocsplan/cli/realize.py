@@ -51,7 +51,7 @@ def realize_command(
     ] = "contiguous",
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
-    check_outputs((out_path, "--out"))
+    check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     report_realization(realize_plan(plan, fabric, placement), out_path)

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import InstanceError, OcsplanError, PlanError
 from ..files import read_json, read_text, write_atomic
+from ..limits import MAX_JSON_BYTES
 from .app import app, check_outputs, check_suffix, handle_errors
 from .console import write_stdout
 
@@ -20,7 +21,7 @@ def _load(path: Path, option: str = "", texts: dict[Path, str] | None = None) ->
     """The file's JSON object; with ``option``, an error names it too; ``texts`` keeps the text read
     (for the page's provenance: each file is read once more, never twice more)."""
     try:
-        text = read_text(path, lambda m: PlanError(f"{path}: {m}"))
+        text = read_text(path, lambda m: PlanError(f"{path}: {m}"), MAX_JSON_BYTES)
         if texts is not None:
             texts[path] = text
         return read_json(text, str(path))
@@ -52,7 +53,8 @@ def report(
     from ..report.inputs import check_decode, check_faults, check_simulation
 
     check_suffix(out, "--out", (".html", ".htm"))
-    check_outputs((out, "--out"))
+    check_outputs((out, "--out"), inputs=((plan, "PLAN"), (simulation, "--simulation"), (circuits, "--circuits"),
+                                          (faults, "--faults"), *((d, "--decode") for d in decode or ())))
     the_plan = load_plan(plan)
     require_valid(the_plan, str(plan))
     texts: dict[Path, str] = {}

@@ -108,7 +108,7 @@ def simulate(
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
     if fail and circuits is None:
         raise InstanceError("--fail", "", "needs --circuits (fault ids name that file's circuits and devices)")
-    check_outputs((json_out, "--json"))
+    check_outputs((json_out, "--json"), inputs=((plan_path, "PLAN"), (fabric, "--fabric"), (circuits, "--circuits")))
     # the set-up, workloads and runs are ~10^6 small objects, none in cycles (runs break
     # theirs): no collector pass over them, and afterwards they count as old
     with paused_gc(keep=True):
@@ -195,7 +195,7 @@ def sweep(
     from ..simlette.sweep import sweep as run_sweep
 
     check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"))
+    check_outputs((csv_out, "--csv"), (png, "--png"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     low, _, high = payloads.partition(":")
     first = parse_option(parse_bytes, low, "--payloads")
     last = parse_option(parse_bytes, high or low, "--payloads")

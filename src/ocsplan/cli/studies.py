@@ -96,7 +96,7 @@ def study(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
     check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
-    check_outputs((out_csv, "--out"), (plot, "--plot"), (json_out, "--json"))
+    check_outputs((out_csv, "--out"), (plot, "--plot"), (json_out, "--json"), inputs=[(p, "PATHS") for p in paths])
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")

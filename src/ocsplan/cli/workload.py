@@ -180,6 +180,7 @@ def workload(
     verbose: VerboseOpt = False,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
+    check_outputs((emit, "--emit"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
     refuse_unused("--accept-rate", accept_rate != 1.0,
@@ -301,6 +302,8 @@ def decode(
     from ..realization.fabrics import load_fabric
     from ..workload.step import step_to_dict
 
+    check_outputs((json_out, "--json"), inputs=((model, "MODEL"), (accelerator, "--accelerator"),
+                                                (fabric, "--fabric")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
@@ -427,7 +430,9 @@ def pareto(
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"))
+    check_outputs((csv_out, "--csv"), (png, "--png"),
+                  inputs=((model, "MODEL"), (accelerator, "--accelerator"),
+                          *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,

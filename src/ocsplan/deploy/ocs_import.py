@@ -72,9 +72,9 @@ class _Dir:
         return read_text(path, lambda message: PlanError(f"{path}: {message}"))
 
     def json(self, name: str) -> dict[str, Any]:
-        from ..files import read_json
+        from ..files import read_json_file
 
-        return read_json(self.text(name), str(self.directory / name))
+        return read_json_file(self.directory / name)
 
     def rows(self, name: str, header: Sequence[str]) -> list[list[str]]:
         rows = list(csv.reader(io.StringIO(self.text(name))))

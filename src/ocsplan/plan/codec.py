@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import PlanError
 from ..fields import Fields
 from ..files import read_json, read_text, write_atomic
+from ..limits import MAX_JSON_BYTES, MAX_TOTAL_DEMANDS
 from .types import KINDS, SCHEMA, SCHEMA_STACKED, SHARED_HOST, STACKED, Plan, plan_kind
 from .v1 import shared_host_from_dict, shared_host_to_dict
 from .v2 import stacked_from_dict, stacked_to_dict
@@ -47,7 +48,23 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
     construction = data.get("construction", SHARED_HOST) if schema == SCHEMA_STACKED else SHARED_HOST
     if construction not in KINDS:
         raise f.fail("construction", f"expected 'shared-host' or 'stacked', got {str(construction)[:40]!r}")
+    demands = _demand_count(data)
+    if demands > MAX_TOTAL_DEMANDS:
+        raise f.fail("meshes", f"{demands} demands in all, the limit is {MAX_TOTAL_DEMANDS} (as of an instance)")
     return DECODERS[construction](data, f)
+
+
+def _demand_count(data: Mapping[str, Any]) -> int:
+    """Demands of a plan's meshes, counted before the typed walk (anything malformed counts 0 and is
+    named by the reader)."""
+    meshes = data.get("meshes")
+    total = 0
+    for mesh in meshes if isinstance(meshes, list) else ():
+        axes = mesh.get("axes") if isinstance(mesh, Mapping) else None
+        for axis in axes if isinstance(axes, list) else ():
+            demands = axis.get("demands") if isinstance(axis, Mapping) else None
+            total += len(demands) if isinstance(demands, list) else 0
+    return total
 
 
 def loads_plan(text: str, source: str = "<plan>") -> Plan:
@@ -55,7 +72,8 @@ def loads_plan(text: str, source: str = "<plan>") -> Plan:
 
 
 def load_plan(path: str | Path) -> Plan:
-    return loads_plan(read_text(path, lambda msg: PlanError(f"{path}: {msg}")), str(path))
+    """A plan file, at most :data:`~ocsplan.limits.MAX_JSON_BYTES` (refused unread beyond)."""
+    return loads_plan(read_text(path, lambda msg: PlanError(f"{path}: {msg}"), MAX_JSON_BYTES), str(path))
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:

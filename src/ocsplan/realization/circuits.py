@@ -25,7 +25,7 @@ from ..cayley import mask_to_str, str_to_mask
 from ..errors import PlanError
 from ..fields import KeySpec, strict_tree
 from ..files import read_json, read_text, write_atomic
-from ..limits import MAX_PORTS, MAX_WORLD, check_int
+from ..limits import MAX_CIRCUITS, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_int
 from .fabrics import FabricSpec, LatencyBudget, Level
 from .wiring import Inventory, LevelCount
 
@@ -399,7 +399,13 @@ def _compact(value: Any) -> str:
 
 
 def dumps_circuits(c: Circuits) -> str:
-    """JSON text, one list element per line for the long lists (nodes, circuits, devices)."""
+    """JSON text, one list element per line for the long lists (nodes, circuits, devices).
+
+    A realization beyond what the reader accepts (:data:`~ocsplan.limits.MAX_CIRCUITS` circuits,
+    :data:`~ocsplan.limits.MAX_JSON_BYTES` of text) is a PlanError, so no file is written that
+    ``validate``, ``simulate`` or ``faults`` would refuse."""
+    if len(c.circuits) > MAX_CIRCUITS:
+        raise PlanError(f"circuits: {len(c.circuits)} circuits, a circuits file holds at most {MAX_CIRCUITS}")
     data = circuits_to_dict(c)
     parts = []
     for key, value in data.items():
@@ -415,7 +421,11 @@ def dumps_circuits(c: Circuits) -> str:
             parts.append(f" {_compact(key)}: [\n" + ",\n".join(routes) + "\n ]")
         else:
             parts.append(f" {_compact(key)}: {json.dumps(value, ensure_ascii=False)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    text = "{\n" + ",\n".join(parts) + "\n}\n"
+    if len(text) > MAX_JSON_BYTES:
+        raise PlanError(f"circuits: {len(text) >> 20} MiB of JSON, a circuits file holds at most "
+                        f"{MAX_JSON_BYTES >> 20} MiB")
+    return text
 
 
 def write_circuits(c: Circuits, path: str | Path) -> None:
@@ -504,6 +514,11 @@ def _bounded(c: Circuits, source: str) -> Circuits:
                 raise fail(f"generators[{g.label[:20]}]", f"axis of {size} x stride {stride} exceeds the world")
         elif len(g.label.removeprefix("ring:")) != n:
             raise fail(f"generators[{g.label[:20]}]", f"not a mask of {n} bits (world {c.plan.world})")
+    if len(c.nodes) > c.fabric.accelerators:
+        raise fail("nodes", f"{len(c.nodes)} nodes on a fabric of {c.fabric.accelerators} accelerators")
+    for i, node in enumerate(c.nodes):  # a port per entry; circuits on one port are the validator's faults
+        if len(node) > c.fabric.ports:
+            raise fail(f"nodes[{i}]", f"{len(node)} ports, more than fabric.ports = {c.fabric.ports}")
     for r in c.routes:
         check_int(r.multiplicity, fail, f"routes[{r.mesh}:{r.axis}:{r.demand}].multiplicity", 1, c.fabric.ports)
     return c
@@ -557,6 +572,9 @@ def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> C
     if data.get("schema") != SCHEMA:
         raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
     strict_tree(data, KEYS, lambda field, message: PlanError(f"{source}: {field}: {message}"))
+    for name, limit in (("circuits", MAX_CIRCUITS), ("nodes", MAX_WORLD)):
+        if isinstance(data.get(name), list) and len(data[name]) > limit:
+            raise PlanError(f"{source}: {name}: {len(data[name])} entries, the limit is {limit}")
     try:
         return _bounded(_circuits(data), source)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
@@ -628,4 +646,5 @@ def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:
 
 
 def load_circuits(path: str | Path) -> Circuits:
-    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}")), str(path))
+    """A circuits file, at most :data:`~ocsplan.limits.MAX_JSON_BYTES` (refused unread beyond)."""
+    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}"), MAX_JSON_BYTES), str(path))

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InstanceError
-from ..limits import MAX_AXES, MAX_DEMANDS, MAX_MESHES
+from ..limits import MAX_TOTAL_DEMANDS
 
 __all__ = [
     "MAX_REPORT_DECODES",
@@ -28,7 +28,7 @@ __all__ = [
 
 MAX_REPORT_FAULTS = 20_000  # fault rows of a faults file (``faults --sample`` draws at most as many)
 MAX_REPORT_DECODES = 16  # --decode files of one page
-_MAX_ROWS = MAX_MESHES * MAX_AXES * MAX_DEMANDS  # demands of one plan, hence of its simulation
+_MAX_ROWS = MAX_TOTAL_DEMANDS  # demands of one plan (as of an instance), hence of its simulation
 
 
 def check_schema(data: Mapping[str, Any], name: str, option: str, path: str) -> None:
