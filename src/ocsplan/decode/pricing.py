@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from operator import attrgetter
 
@@ -38,6 +37,7 @@ from ..simlette.network import Network, SwitchedNetwork
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, program_workload
 from ..workload.demand import DemandRow
+from .shapes import ProgramShape, build_shape, program_shape
 
 __all__ = [
     "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EdgeMemo", "EpsModel", "PlanNetwork", "Priced",
@@ -198,33 +198,6 @@ _NBYTES = attrgetter("nbytes")
 _EDGE = attrgetter("src", "dst", "gen")
 
 
-# A program's transfers without the payload: per phase the (src, dst, gen) array, each transfer's
-# index into the phase's distinct shares of the payload, and those shares (exact Fractions).
-ShapePhase = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], tuple[Fraction, ...]]
-ProgramShape = tuple[int, tuple[ShapePhase, ...]]
-
-
-def program_shape(program: Program) -> ProgramShape:
-    """``program`` (built for payload 1) as its edges and each transfer's share of the payload.
-
-    Every catalogue schedule's byte counts are ``Fraction(payload * a, b)``: linear in the
-    payload, so the program for payload P carries exactly P times these shares (the tests
-    compare :func:`scale_program` with :func:`compile_program` of the program built for P)."""
-    phases: list[ShapePhase] = []
-    for phase in program.phases:
-        sizes = list(map(_NBYTES, phase))
-        ids = np.fromiter(map(id, sizes), dtype=np.uint64, count=len(sizes))
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        shares: dict[Fraction, int] = {}
-        slots = [shares.setdefault(Fraction(sizes[i]), len(shares)) for i in first.tolist()]
-        index = np.array(slots, dtype=np.int64)[inverse.reshape(-1)]
-        edges = np.array(list(map(_EDGE, phase)), dtype=np.int64).reshape(-1, 3)
-        edges.setflags(write=False)
-        index.setflags(write=False)
-        phases.append((edges, index, tuple(shares)))
-    return program.size, tuple(phases)
-
-
 def scale_program(shape: ProgramShape, payload: int) -> Compiled:
     """:func:`compile_program` of the program for ``payload`` from its :func:`program_shape`:
     each share times the payload converted once (``float`` of a Fraction rounds correctly,
@@ -247,7 +220,7 @@ def scale_program(shape: ProgramShape, payload: int) -> Compiled:
 
 @lru_cache(maxsize=256)
 def _shape(schedule: str, topology: Topology) -> ProgramShape:
-    return program_shape(SCHEDULES[schedule].build(topology, 1))
+    return build_shape(schedule, topology)
 
 
 @lru_cache(maxsize=128)
