@@ -45,6 +45,7 @@ from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
 from ocsplan.schedules import SCHEDULES  # noqa: E402
 from ocsplan.simlette import circuitmap, contention  # noqa: E402
+from ocsplan.simlette.network import Network  # noqa: E402
 from ocsplan.workload import load_accelerator, load_model, parse_tokens  # noqa: E402
 
 SHORT = {"all-eps": "nvl576-all-eps", "all-ocs": "nvl576-all-ocs", "hybrid": "nvl576-hybrid"}
@@ -77,23 +78,34 @@ def _old_local_program(schedule: str, topology: Topology, payload: int) -> prici
     return pricing.compile_program(SCHEDULES[schedule].build(topology, payload))
 
 
+def _old_group_analytical(program: pricing.Compiled, bits: Sequence[int], net: Network, rack_size: int = 0,
+                          shared: pricing.EdgeMemo | None = None) -> float:
+    """The loop, which asks the network for every edge of every call (no memo shared)."""
+    return reference_group_analytical(program, bits, net, rack_size)  # type: ignore[arg-type]
+
+
 @contextmanager
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
-    the OCS pricing's tuple programs and loop."""
+    one circuits network per plan, the OCS pricing's tuple programs and loop."""
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
-    priced = pricing.compile_program, pricing.group_analytical, pricing._local_program
+    names = vars(pricing)  # the name pricing calls the circuits by
+    priced = (pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network,
+              names["circuits_for_generators"])
     contention.phase_loads = reference_phase_loads
     contention._switched_time = saved[1].__wrapped__  # type: ignore[assignment]
     circuitmap.circuits_for_generators = _old_circuits
+    names["circuits_for_generators"] = _old_circuits
     pricing.compile_program = reference_compile  # type: ignore[assignment]
-    pricing.group_analytical = reference_group_analytical  # type: ignore[assignment]
+    pricing.group_analytical = _old_group_analytical
     pricing._local_program = _old_local_program
+    pricing.plan_network = priced[3].__wrapped__  # type: ignore[assignment]
     try:
         yield
     finally:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
-        pricing.compile_program, pricing.group_analytical, pricing._local_program = priced
+        pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network = priced[:4]
+        names["circuits_for_generators"] = priced[4]
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:

@@ -10,22 +10,28 @@ import pytest
 from ocsplan.cayley import Topology
 from ocsplan.decode.pricing import (
     Compiled,
+    EdgeMemo,
+    PlanNetwork,
+    _plan_key,
     compile_program,
     group_analytical,
     native_routes,
     native_sends,
+    plan_network,
+    price_planned,
     program_shape,
     scale_program,
     symmetric_analytical,
 )
-from ocsplan.plan import demand_topology
+from ocsplan.plan import Plan, demand_topology
 from ocsplan.planning.registry import solve
-from ocsplan.realization.fabrics import load_fabric
+from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES, Program
 from ocsplan.simlette import SimOptions, analytical, network_factory
-from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks
+from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks, plan_generators
 from ocsplan.simlette.engine import Engine
 from ocsplan.simlette.network import Network
+from ocsplan.simlette.timing import DL_FLIT
 from ocsplan.simlette.traffic import demand_workload, program_workload
 from ocsplan.workload import Split, instance_for, load_model
 
@@ -231,3 +237,57 @@ def test_scaled_shape_equals_the_built_program_on_every_schedule(name: str, prof
     shape = program_shape(SCHEDULES[name].build(topo, 1))
     for payload in PAYLOADS:
         assert _same_compiled(scale_program(shape, payload), compile_program(SCHEDULES[name].build(topo, payload)))
+
+
+# -- plans that share generators share one circuits network (issue 37, h-pareto) ----------------------------
+
+
+def _fresh_times(plan: Plan, spec: FabricSpec) -> dict[tuple[str, str], tuple[str, float]]:
+    """Every demand of ``plan`` priced on its own network: circuits, network, program and edges afresh."""
+    factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports,
+                              circuits=circuits_from_plan(plan, spec))
+    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
+    rack = spec.rack_size if spec.two_level else spec.accelerators
+    out: dict[tuple[str, str], tuple[str, float]] = {}
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            for j, d in enumerate(axis.demands):
+                built = SCHEDULES[d.schedule].build(demand_topology(d.groups, axis.bits, d.fold), d.payload_bytes)
+                out[_plan_key(mesh.name, i, j, d.collective)] = (
+                    d.schedule, group_analytical(compile_program(built), axis.bits, net, rack))
+    return out
+
+
+@pytest.mark.parametrize("model", ["megatron-5t", "gpt-oss-5.3-like"])
+def test_shared_plan_network_equals_a_fresh_one(model: str) -> None:
+    """Batches 1, 2 and 4 of two splits, priced in turn: plans with the same generators get the same
+    network (its circuits, edges and demand times remembered), and every demand's time is the one a
+    network of its own gives; a second pricing (every demand a memo hit) gives them again."""
+    from ocsplan.decode.step import plan_for
+
+    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    splits = [s for s, m in ((Split(4, 128, 16, 32), "megatron-5t"), (Split(4, 128, 8, 64), "megatron-5t"),
+                             (Split(32, 16, 16, 32), "gpt-oss-5.3-like"), (Split(32, 16, 4, 128), "gpt-oss-5.3-like"))
+              if m == model]
+    plans = [plan_for(load_model(model), spec, 512, split, batch) for split in splits for batch in (1, 2, 4)]
+    plan_network.cache_clear()
+    price_planned.cache_clear()
+    networks: dict[tuple[tuple[int, int, int], ...], PlanNetwork] = {}
+    for plan in plans:
+        priced = price_planned(plan, spec)
+        assert priced.times == _fresh_times(plan, spec)
+        shared = plan_network(plan_generators(plan), plan.world, plan.ports, spec)
+        assert networks.setdefault(plan_generators(plan), shared) is shared
+        assert shared.times and shared.edges.found
+    assert len(networks) < len(plans)  # the batches of a split share their generators
+    hits = plan_network.cache_info().hits
+    for plan in plans:
+        assert price_planned.__wrapped__(plan, spec).times == _fresh_times(plan, spec)
+    assert plan_network.cache_info().hits == hits + len(plans)
+
+
+def test_group_analytical_shared_memo_needs_its_span() -> None:
+    program = compile_program(SCHEDULES["one-shot"].build(Topology.from_profile([3]), 64))
+    _spec, net = _net("nvl576-all-eps")
+    with pytest.raises(ValueError, match="span"):
+        group_analytical(program, (5, 4, 3), net, 0, EdgeMemo(8, {}))

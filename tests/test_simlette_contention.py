@@ -272,3 +272,57 @@ def test_phase_loads_are_memoised_and_fresh() -> None:
     hits = contention._phase_loads.cache_info().hits
     assert phase_loads(sends, [5, 4, 3], WORLD, shape) == reference_phase_loads(sends, (5, 4, 3), WORLD, shape)
     assert contention._phase_loads.cache_info().hits == hits + 1
+
+
+# -- the closed form per rail on aligned racks (issue 37, h-pareto) -----------------------------------------
+
+
+@st.composite
+def _aligned(draw: st.DrawFn) -> tuple[int, SwitchedShape, int, int]:
+    """A world and rack of powers of two, uplinks dividing the rack, ways2 dividing the uplinks; rows of segments."""
+    rack_bits = draw(st.integers(0, 6))
+    world = 1 << draw(st.integers(rack_bits + 1, 9))
+    n_up = 1 << draw(st.integers(0, rack_bits))
+    ways2 = 1 << draw(st.integers(0, n_up.bit_length() - 1))
+    spines = n_up // ways2
+    return world, SwitchedShape(draw(st.integers(1, 9)), 1 << rack_bits, n_up, spines), ways2, draw(
+        st.integers(0, 2**32 - 1))
+
+
+def _loads(how: object, gen: np.ndarray, rail: np.ndarray, blk1: np.ndarray, blk2: np.ndarray,
+           count: np.ndarray, world: int, shape: SwitchedShape, ways2: int) -> tuple[np.ndarray, np.ndarray]:
+    links = (world // shape.rack_size + 1) * shape.ports * max(1, shape.up)
+    upl, down = np.zeros(links, dtype=np.int64), np.zeros(links, dtype=np.int64)
+    how(gen, rail, blk1, blk2, count, world, shape, ways2, upl, down)  # type: ignore[operator]
+    return upl, down
+
+
+@settings(max_examples=200, deadline=None)
+@given(_aligned())
+def test_aligned_cross_loads_equal_the_pairs(case: tuple[int, SwitchedShape, int, int]) -> None:
+    """Every link's load, not only the busiest: the closed form per rail is the pairs' count."""
+    world, shape, ways2, seed = case
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(1, 60))
+    gen = rng.integers(1, world, rows).astype(np.int64)
+    rail = rng.integers(0, shape.ports, rows).astype(np.int64)
+    blk1 = rng.integers(0, 2 * shape.up, rows).astype(np.int64)
+    blk2 = rng.integers(0, 2 * shape.up, rows).astype(np.int64)
+    count = rng.integers(1, 5000, rows).astype(np.int64)
+    args = (gen, rail, blk1, blk2, count, world, shape, ways2)
+    fast = _loads(contention._aligned_cross_loads, *args)
+    pairs = _loads(contention._pair_cross_loads, *args)
+    assert np.array_equal(fast[0], pairs[0]) and np.array_equal(fast[1], pairs[1])
+
+
+def test_aligned_cross_loads_decline_other_racks() -> None:
+    """Racks, worlds or uplinks out of line: the pairs count them (False, nothing added)."""
+    one = np.ones(1, dtype=np.int64)
+    for world, shape, ways2 in ((512, SwitchedShape(36, 24, 8, 2), 4), (96, SwitchedShape(4, 32, 8, 2), 4),
+                                (512, SwitchedShape(4, 32, 6, 2), 3), (512, SwitchedShape(4, 32, 8, 8), 1),
+                                (64, SwitchedShape(4, 64, 8, 2), 4)):
+        upl, down = np.zeros(4096, dtype=np.int64), np.zeros(4096, dtype=np.int64)
+        aligned = contention._aligned_cross_loads(one * 40, one * 0, one, one, one * 7, world, shape, ways2,
+                                                  upl, down)
+        assert aligned == (world == 512 and shape.up == 8 and shape.spines == 8)
+        assert aligned or (not upl.any() and not down.any())

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from operator import attrgetter
 
@@ -31,7 +30,14 @@ from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, Program
 from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
-from ..simlette.circuitmap import RackRoutes, Realization, circuits_from_plan, circuits_from_realization
+from ..simlette.circuitmap import (
+    RackRoutes,
+    Realization,
+    check_fit,
+    circuits_for_generators,
+    circuits_from_realization,
+    plan_generators,
+)
 from ..simlette.contention import SwitchedShape, switched_time
 from ..simlette.engine import Engine
 from ..simlette.network import Network, SwitchedNetwork
@@ -39,11 +45,13 @@ from ..simlette.report import analytical
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, demand_workload, program_workload
 from ..workload.demand import DemandRow
+from .shapes import ProgramShape, build_shape, program_shape
 
 __all__ = [
-    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EpsModel", "Priced", "ProgramShape",
-    "analytical_model", "compile_program", "group_analytical", "native_routes", "native_sends", "price_native",
-    "price_planned", "price_realized", "program_shape", "scale_program", "symmetric_analytical",
+    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EdgeMemo", "EpsModel", "PlanNetwork", "Priced",
+    "ProgramShape", "analytical_model", "compile_program", "group_analytical", "native_routes", "native_sends",
+    "plan_network", "price_native", "price_planned", "price_realized", "program_shape", "scale_program",
+    "symmetric_analytical",
 ]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
@@ -114,35 +122,73 @@ def _ignore(_msg: object) -> None:
     return None
 
 
+@dataclass(frozen=True)
+class PlanNetwork:
+    """The circuits network of a generator set on a fabric, shared by every plan with those
+    generators (a sweep's 360 plans have 61 sets): the circuits are realized once, each
+    (rack, generator) edge asked of the network once (``edges``, :func:`group_analytical`'s
+    memo) and each demand priced once (``times``, by schedule, topology, payload and bits)."""
+
+    net: Network
+    rack_size: int
+    edges: EdgeMemo
+    times: dict[tuple[str, Topology, int, tuple[int, ...]], float]
+
+    def price(self, schedule: str, topology: Topology, payload: int, bits: tuple[int, ...]) -> float:
+        """:func:`group_analytical` of the demand's program on this network (remembered)."""
+        key = (schedule, topology, payload, bits)
+        found = self.times.get(key)
+        if found is None:
+            found = self.times[key] = group_analytical(_local_program(schedule, topology, payload), bits,
+                                                       self.net, self.rack_size, self.edges)
+        return found
+
+
+@lru_cache(maxsize=64)
+def plan_network(gens: tuple[tuple[int, int, int], ...], world: int, ports: int, spec: FabricSpec) -> PlanNetwork:
+    """The :class:`PlanNetwork` of ``gens`` (:func:`~ocsplan.simlette.circuitmap.plan_generators`)
+    on ``world`` ranks with ``ports`` ports each, on ``spec``."""
+    cmap = circuits_for_generators(gens, world, spec)
+    factory = network_factory(spec, SimOptions(mode="message"), ports=ports, circuits=cmap)
+    rack = spec.rack_size if spec.two_level else spec.accelerators
+    return PlanNetwork(factory(_engine(spec), _ignore), rack, EdgeMemo(world, {}), {})
+
+
 @lru_cache(maxsize=1024)
 def price_planned(plan: Plan, spec: FabricSpec, network: str = "analytical") -> Priced:
-    """Price every demand of an OCS plan on ``spec`` (cached: a sweep re-prices a plan per context)."""
-    return _price_on(plan, spec, network, None)
+    """Price every demand of an OCS plan on ``spec`` (cached: a sweep re-prices a plan per context;
+    plans with the same generators share one :func:`plan_network`)."""
+    times: dict[tuple[str, str], tuple[str, float]] = {}
+    check_fit(plan, spec)
+    shared = plan_network(plan_generators(plan), plan.world, plan.ports, spec)
+    for mesh in plan.meshes:
+        for i, axis in enumerate(mesh.axes):
+            for j, d in enumerate(axis.demands):
+                key = _plan_key(mesh.name, i, j, d.collective)
+                topology = demand_topology(d.groups, axis.bits, d.fold)
+                times[key] = (d.schedule, shared.price(d.schedule, topology, d.payload_bytes, tuple(axis.bits)))
+    return _simulated_too(plan, spec, network, times, None)
 
 
 def price_realized(plan: Plan, spec: FabricSpec, circuits: Realization, network: str = "analytical") -> Priced:
     """:func:`price_planned` on a given realization of ``plan`` (e.g. a repaired circuits file):
     every circuit with its real OCS devices and cables, every group priced (a circuit moved to a
     spare in another rack pays its extra hops, whichever group it serves)."""
-    return _price_on(plan, spec, network, circuits)
-
-
-def _price_on(plan: Plan, spec: FabricSpec, network: str, circuits: Realization | None) -> Priced:
     times: dict[tuple[str, str], tuple[str, float]] = {}
-    cmap = circuits_from_plan(plan, spec) if circuits is None else circuits_from_realization(circuits)
-    factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports, circuits=cmap)
+    factory = network_factory(spec, SimOptions(mode="message"), ports=plan.ports,
+                              circuits=circuits_from_realization(circuits))
     net = factory(_engine(spec), _ignore)
-    rack = spec.rack_size if spec.two_level else spec.accelerators
     for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
             for j, d in enumerate(axis.demands):
-                key = _plan_key(mesh.name, i, j, d.collective)
-                if circuits is None:  # every group alike: rank 0's
-                    program = _local_program(d.schedule, demand_topology(d.groups, axis.bits, d.fold),
-                                             d.payload_bytes)
-                    times[key] = (d.schedule, group_analytical(program, axis.bits, net, rack))
-                else:
-                    times[key] = (d.schedule, analytical(demand_workload(plan, m, i, j), net))
+                times[_plan_key(mesh.name, i, j, d.collective)] = (
+                    d.schedule, analytical(demand_workload(plan, m, i, j), net))
+    return _simulated_too(plan, spec, network, times, circuits)
+
+
+def _simulated_too(plan: Plan, spec: FabricSpec, network: str, times: dict[tuple[str, str], tuple[str, float]],
+                   circuits: Realization | None) -> Priced:
+    """With ``network="simlette"`` every demand re-timed by Simlette in message mode."""
     notes: tuple[str, ...] = ()
     if network == "simlette":
         report = simulate_plan(plan, spec, SimOptions(mode="message"), circuits=circuits)
@@ -183,33 +229,6 @@ _NBYTES = attrgetter("nbytes")
 _EDGE = attrgetter("src", "dst", "gen")
 
 
-# A program's transfers without the payload: per phase the (src, dst, gen) array, each transfer's
-# index into the phase's distinct shares of the payload, and those shares (exact Fractions).
-ShapePhase = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], tuple[Fraction, ...]]
-ProgramShape = tuple[int, tuple[ShapePhase, ...]]
-
-
-def program_shape(program: Program) -> ProgramShape:
-    """``program`` (built for payload 1) as its edges and each transfer's share of the payload.
-
-    Every catalogue schedule's byte counts are ``Fraction(payload * a, b)``: linear in the
-    payload, so the program for payload P carries exactly P times these shares (the tests
-    compare :func:`scale_program` with :func:`compile_program` of the program built for P)."""
-    phases: list[ShapePhase] = []
-    for phase in program.phases:
-        sizes = list(map(_NBYTES, phase))
-        ids = np.fromiter(map(id, sizes), dtype=np.uint64, count=len(sizes))
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        shares: dict[Fraction, int] = {}
-        slots = [shares.setdefault(Fraction(sizes[i]), len(shares)) for i in first.tolist()]
-        index = np.array(slots, dtype=np.int64)[inverse.reshape(-1)]
-        edges = np.array(list(map(_EDGE, phase)), dtype=np.int64).reshape(-1, 3)
-        edges.setflags(write=False)
-        index.setflags(write=False)
-        phases.append((edges, index, tuple(shares)))
-    return program.size, tuple(phases)
-
-
 def scale_program(shape: ProgramShape, payload: int) -> Compiled:
     """:func:`compile_program` of the program for ``payload`` from its :func:`program_shape`:
     each share times the payload converted once (``float`` of a Fraction rounds correctly,
@@ -232,7 +251,7 @@ def scale_program(shape: ProgramShape, payload: int) -> Compiled:
 
 @lru_cache(maxsize=256)
 def _shape(schedule: str, topology: Topology) -> ProgramShape:
-    return program_shape(SCHEDULES[schedule].build(topology, 1))
+    return build_shape(schedule, topology)
 
 
 @lru_cache(maxsize=128)
@@ -242,7 +261,17 @@ def _local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
     return scale_program(_shape(schedule, topology), payload)
 
 
-def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0) -> float:
+@dataclass(frozen=True)
+class EdgeMemo:
+    """(latency, capacity) of a network's edges by ``(rack or rank) * span + generator``, global
+    labels below ``span``: shared by the :func:`group_analytical` calls on one network."""
+
+    span: int
+    found: dict[int, tuple[float, float]]
+
+
+def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0,
+                     shared: EdgeMemo | None = None) -> float:
     """:func:`ocsplan.simlette.analytical` over the group of rank 0 only.
 
     On circuits every resource is one node's edge, so groups share nothing,
@@ -252,12 +281,20 @@ def group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_
     the sender's rack and the generator and are looked up once per pair (the
     first transfer of the pair asks the network). Per phase: the largest latency
     plus the busiest (sender, generator) edge, its bytes over capacity summed in
-    program order (``np.bincount`` adds in input order: the sums of a loop)."""
+    program order (``np.bincount`` adds in input order: the sums of a loop).
+
+    ``shared``: the memo of those lookups, shared by calls on ``net`` with the same
+    ``rack_size`` (its span above every global label)."""
     size, phases = program
     glob = np.array([expand(x, bits) for x in range(size)], dtype=np.int64)  # expand is linear: gens map alike
     shift = rack_size.bit_length() - 1 if rack_size > 0 and rack_size & (rack_size - 1) == 0 else -1
     span = int(glob.max(initial=0)) + 1  # a global generator or rank is below this
-    memo: dict[int, tuple[float, float]] = {}  # (rack or rank) * span + generator -> (latency, capacity)
+    if shared is not None:
+        if span > shared.span:
+            raise ValueError(f"group_analytical: label {span - 1} beyond the shared memo's span {shared.span}")
+        span = shared.span
+    # (rack or rank) * span + generator -> (latency, capacity)
+    memo: dict[int, tuple[float, float]] = {} if shared is None else shared.found
     total = 0.0
     for edges, nbytes in phases:
         if not len(nbytes):

@@ -74,7 +74,8 @@ def lower_bound(sets: Sequence[Sequence[int]], weights: Sequence[int], options: 
     a set to multiplicity e costs (e - 1) x its generators' ports, so no set passes
     1 + spare // those ports; each demand costs at least its cheapest option there.
     Exact where latency dominates; the planner skips allocations it shows cannot win."""
-    ceiling = [1 + spare // ports if (ports := sum(weights[g] for g in members)) else _BIG for members in sets]
+    weight = weights.__getitem__
+    ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
     return sum(min(lat + vol / ceiling[s] for lat, vol, s in opts) for opts in options)
 
 

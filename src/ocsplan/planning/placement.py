@@ -134,12 +134,21 @@ def beam_placement(
     equal to others (a K16 that leaves a K8 on the bits another mesh's K8 holds)."""
     states: list[tuple[int, int, list[tuple[int, ...]]]] = [(0, 0, [])]  # score, used bits, sub-blocks
     for subsets, masks, keys in tables:
+        # the sub-blocks best first (ties in table order) once per part: a state's best free ones
+        # are the first free ones of this ranking (the stable sort of the free ones alone)
+        order = np.argsort(-keys, kind="stable")
+        ranked = list(zip(masks[order].tolist(), keys[order].tolist(), order.tolist(), strict=True))
         grown: dict[frozenset[tuple[int, ...]], tuple[int, int, list[tuple[int, ...]]]] = {}
         for score, used, chosen in states:
-            free = np.flatnonzero(masks & used == 0)
-            for i in free[np.argsort(-keys[free], kind="stable")[:width]]:
-                step = (score + int(keys[i]), used | int(masks[i]), [*chosen, subsets[i]])
+            taken = 0
+            for mask, key, i in ranked:
+                if mask & used:
+                    continue
+                step = (score + key, used | mask, [*chosen, subsets[i]])
                 grown.setdefault(frozenset(step[2]), step)  # equal parts found in either order
+                taken += 1
+                if taken == width:
+                    break
         states = sorted(grown.values(), key=lambda st: -st[0])[:width]  # stable: ties keep order
     return states[0][2]
 

@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import mul
 from typing import TypeGuard
 
 import numpy as np
@@ -518,13 +519,14 @@ class Search:
             priced += axis_priced
         keys = list(weight)
         index = {key: i for i, key in enumerate(keys)}
-        problem = (tuple(tuple(index[g] for g in members) for members in sets), tuple(weight[key] for key in keys),
-                   priced, fabric.ports - base)
+        position = index.__getitem__
+        weights = tuple(weight.values())  # in the order of keys
+        problem = (tuple(tuple(map(position, members)) for members in sets), weights, priced, fabric.ports - base)
         allocated = ctx.allocate(*problem, effort, cutoff)
         if isinstance(allocated, float):
             return allocated
         objective, levels, eff = allocated
-        used = sum(weight[key] * levels[i] for i, key in enumerate(keys))
+        used = sum(map(mul, weights, levels))
         levels_by_key = dict(zip(keys, levels, strict=True))
         return Eval(objective, used, hosts, eff, levels_by_key, list(chosen), list(chosen_shapes), profiles, shapes)
 

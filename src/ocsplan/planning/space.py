@@ -223,7 +223,12 @@ def irregular_topology(shape: Shape) -> Topology:
 
 def irregular_fold(shape: Shape, block: Sequence[int]) -> tuple[int, ...]:
     """The irregular shape's non-unit masks placed on ``block`` (global masks, ascending):
-    local bit i is the i-th lowest bit of the block."""
+    local bit i is the i-th lowest bit of the block (remembered: the planner asks per evaluation)."""
+    return _irregular_fold(shape, tuple(block))
+
+
+@lru_cache(maxsize=65536)
+def _irregular_fold(shape: Shape, block: tuple[int, ...]) -> tuple[int, ...]:
     local = sorted(block)
     out = []
     for g in irregular_topology(shape).gens:

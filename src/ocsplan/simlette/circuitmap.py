@@ -42,6 +42,7 @@ __all__ = [
     "circuits_from_plan",
     "circuits_from_realization",
     "hybrid_uplinks",
+    "plan_generators",
     "rack_of",
     "technology",
 ]
@@ -99,12 +100,17 @@ def check_fit(plan: Plan, spec: FabricSpec) -> None:
                                             f"the fabric has {spec.ports}")
 
 
+def plan_generators(plan: Plan) -> tuple[tuple[int, int, int], ...]:
+    """What a plan's circuits are made of: (mask, copies, ports skipped) per generator in order
+    (a ring generator skips its ports): plans with the same ones (and world) have the same circuits."""
+    return tuple((g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
+                 for g in plan.generators)
+
+
 def circuits_from_plan(plan: Plan, spec: FabricSpec) -> CircuitMap:
     """Every generator copy on its own port; OCS stages from the rack structure."""
     check_fit(plan, spec)
-    gens = [(g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
-            for g in plan.generators]
-    return circuits_for_generators(gens, plan.world, spec)
+    return circuits_for_generators(plan_generators(plan), plan.world, spec)
 
 
 def circuits_for_generators(

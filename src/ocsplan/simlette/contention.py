@@ -156,6 +156,48 @@ def _check_peers(gens: list[int], world: int) -> None:
 def _cross_loads(gen: NDArray[np.int64], rail: NDArray[np.int64], blk1: NDArray[np.int64],
                  blk2: NDArray[np.int64], count: NDArray[np.int64], world: int, shape: SwitchedShape,
                  ways2: int, upl: NDArray[np.int64], down: NDArray[np.int64]) -> None:
+    """Add the flits of every (segment, source) pair that leaves its rack to the leaf up- and spine down-links:
+    in closed form per rail when the racks are aligned (:func:`_aligned_cross_loads`), else pair by pair."""
+    if not _aligned_cross_loads(gen, rail, blk1, blk2, count, world, shape, ways2, upl, down):
+        _pair_cross_loads(gen, rail, blk1, blk2, count, world, shape, ways2, upl, down)
+
+
+def _aligned_cross_loads(gen: NDArray[np.int64], rail: NDArray[np.int64], blk1: NDArray[np.int64],
+                         blk2: NDArray[np.int64], count: NDArray[np.int64], world: int, shape: SwitchedShape,
+                         ways2: int, upl: NDArray[np.int64], down: NDArray[np.int64]) -> bool:
+    """:func:`_pair_cross_loads` without the pairs, when the world and the rack size are powers of
+    two and the uplinks n divide the rack and ways2 the uplinks (nvl576: 32, 8, 1); False otherwise.
+
+    Then a segment on generator g leaves the rack from every source (g >= R) or from none, the
+    source's rack a and residue m = s mod n range over all (a, m), each R / n times, and the
+    peer's rack is a XOR g / R: every rack's uplinks u = (m + block) mod n of the segment's rail
+    get R / n x its flits each, every rack's down-links u2 (from m, the blocks and ways2) the
+    same histogram over m. Integer loads: the sums of the pairs, exactly."""
+    L, R, n_up, S = shape.ports, shape.rack_size, shape.up, shape.spines
+    if (R & (R - 1) or world & (world - 1) or world <= R or n_up <= 0 or R % n_up
+            or ways2 <= 0 or n_up % ways2):
+        return False
+    racks, per = world // R, R // n_up
+    rows = np.flatnonzero(gen >= R)
+    if not len(rows):
+        return True
+    r, weight = rail[rows], count[rows]
+    # uplinks: (rack, rail, u) -> per x the flits of the rail's crossing segments, for every rack and u
+    by_rail = np.bincount(r, weights=weight, minlength=L).astype(np.int64) * per
+    upl[:racks * L * n_up] += np.tile(np.repeat(by_rail, n_up), racks)
+    # down-links: per segment the residues m of its sources, each on u2 = u mod S + ((m + blk2) mod ways2) S
+    m = np.arange(n_up, dtype=np.int64)[None, :]
+    u = (m + blk1[rows][:, None]) % n_up
+    u2 = u % S + ((m + blk2[rows][:, None]) % ways2) * S
+    slots = (r[:, None] * n_up + u2).reshape(-1)
+    by_link = np.bincount(slots, weights=np.repeat(weight, n_up), minlength=L * n_up).astype(np.int64) * per
+    down[:racks * L * n_up] += np.tile(by_link, racks)
+    return True
+
+
+def _pair_cross_loads(gen: NDArray[np.int64], rail: NDArray[np.int64], blk1: NDArray[np.int64],
+                      blk2: NDArray[np.int64], count: NDArray[np.int64], world: int, shape: SwitchedShape,
+                      ways2: int, upl: NDArray[np.int64], down: NDArray[np.int64]) -> None:
     """Add the flits of every (segment, source) pair that leaves its rack to the leaf up- and spine down-links."""
     L, R, n_up, S = shape.ports, shape.rack_size, shape.up, shape.spines
     src = np.arange(world, dtype=np.int64)
