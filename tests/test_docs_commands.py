@@ -1,0 +1,104 @@
+"""Every `ocsplan` command the README and docs/ show in a code block parses as pasted (issue 42 goal 2).
+
+The runner reads the fenced blocks (and ``$ `` lines indented as code) of README.md and docs/*.md,
+joins backslash continuations, splits ``&&``, ``;`` and pipes, expands shell variables the block sets
+(``F=...``), and hands each ``ocsplan`` command to the CLI's own parser (Typer's click): the command must
+exist, every option must exist and take the value given. A bracketed optional part (``[--comm fp4|bf16]``)
+does not survive a paste and is refused here too. The commands are parsed, not run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import typer
+
+from ocsplan.cli import app
+
+from .conftest import ROOT
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def code_lines(text: str) -> list[str]:
+    """Lines of fenced blocks and indented ``$ `` lines, continuations joined, prompts dropped."""
+    lines, fence, pending = [], False, ""
+    for raw in text.splitlines():
+        if raw.strip().startswith("```"):
+            fence = not fence
+            continue
+        if not (fence or raw.startswith("    $ ")):
+            continue
+        line = raw.strip().removeprefix("$ ")
+        line = f"{pending} {line}" if pending else line
+        pending = ""
+        if line.endswith("\\"):
+            pending = line[:-1]
+            continue
+        lines.append(line)
+    return lines
+
+
+def commands(path: Path) -> list[tuple[str, list[str]]]:
+    """(the line as written, its words with the block's variables expanded) of every ocsplan command."""
+    out: list[tuple[str, list[str]]] = []
+    variables: dict[str, str] = {}
+    for line in code_lines(path.read_text(encoding="utf-8")):
+        for part in re.split(r"&&|;|\|(?![^\[]*\])", line):
+            part = part.strip()
+            assignment = re.fullmatch(r"([A-Z_][A-Z0-9_]*)=(\S+)", part.split("#")[0].strip())
+            if assignment:
+                variables[assignment[1]] = assignment[2]
+                continue
+            if not part.startswith("ocsplan "):
+                continue
+            words = shlex.split(part, comments=True)
+            words = [re.sub(r"\$\{?([A-Z_][A-Z0-9_]*)\}?", lambda m: variables.get(m[1], m[0]), w) for w in words]
+            out.append((part, [w for w in words[1:] if not w.startswith(">")]))
+    return out
+
+
+ALL = [(path.relative_to(ROOT).as_posix(), line, words) for path in DOCS for line, words in commands(path)]
+
+
+@pytest.mark.parametrize(("words", "ok"), [
+    (["solve", "instances/paper-multimesh-n256.toml", "--json", "out/plan.json"], True),
+    (["solve", "x.toml", "--no-such-option"], False),
+    (["no-such-command"], False),
+    (["decode", "megatron-5t", "--fabric", "all-ocs", "[--split", "auto]"], False),
+    (["faults", "c.json", "--plan", "p.json", "--sample", "many"], False),
+])
+def test_the_runner_refuses_what_a_shell_would(words: list[str], ok: bool) -> None:
+    """The check itself: a bad option, command, value or bracket fails it."""
+    if ok:
+        test_every_documented_command_parses("t", " ".join(words), words)
+    else:
+        with pytest.raises(pytest.fail.Exception):
+            test_every_documented_command_parses("t", " ".join(words), words)
+
+
+def test_the_docs_show_commands() -> None:
+    assert len(ALL) >= 60
+    assert {name for name, _, _ in ALL} >= {"README.md", "docs/faults.md", "docs/workload.md"}
+
+
+@pytest.mark.parametrize(("doc", "line", "words"), ALL, ids=[f"{d}:{i}" for i, (d, _, _) in enumerate(ALL)])
+def test_every_documented_command_parses(doc: str, line: str, words: list[str]) -> None:
+    brackets = [w for w in words if w.startswith("[") or w.endswith("]")]
+    if brackets:
+        pytest.fail(f"{doc}: {line}: optional part {brackets[0]!r} does not survive a paste")
+    group = typer.main.get_command(app)
+    ctx = group.make_context("ocsplan", list(words), resilient_parsing=False)
+    try:
+        name, command, rest = group.resolve_command(ctx, list(words))  # type: ignore[attr-defined]
+        assert command is not None and name is not None
+        command.make_context(name, rest, parent=ctx)
+    except Exception as exc:  # click's UsageError and BadParameter, whichever click Typer ships
+        if type(exc).__name__ == "Exit":  # --help and friends
+            return
+        if not hasattr(exc, "format_message"):
+            raise
+        pytest.fail(f"{doc}: {line}: {exc.format_message()}")
