@@ -105,6 +105,19 @@ def test_compare_bar_on_a_terminal_off_when_quiet_or_piped(terminal_stderr: None
     assert BAR not in piped
 
 
+@pytest.mark.parametrize(("split", "shown"), [("auto", True), ("8,2,8,2", False)])
+def test_decode_bar_with_split_auto(terminal_stderr: None, split: str, shown: bool) -> None:
+    """decode --split auto times every split (tens of seconds on the paper's models): a bar on a terminal,
+    analytical network too; one given split is quick and shows none."""
+    result = CliRunner().invoke(app, ["decode", "gpt-oss-120b", "--world", "16", "--fabric", "ocs-single",
+                                      "--split", split], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert ("decode (analytical)" in result.stderr) == shown and "\x1b" not in result.stdout
+    quiet = CliRunner().invoke(app, ["decode", "gpt-oss-120b", "--world", "16", "--fabric", "ocs-single",
+                                     "--split", split, "--quiet"], env={"COLUMNS": "200"})
+    assert "decode (" not in quiet.stderr and "\x1b" not in quiet.stderr
+
+
 def test_study_bar_is_gone_when_piped(tmp_path: Path) -> None:
     """Before, rich printed the finished bar into a piped stderr; now nothing but the summary."""
     gen = tmp_path / "gen"

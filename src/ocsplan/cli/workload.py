@@ -287,7 +287,8 @@ def decode(
     json_out: Annotated[str | None, typer.Option("--json", help="write the step JSON to PATH, or - for stdout")] = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
-    quiet: Annotated[bool, typer.Option(help="no progress bar (shown with --network simlette on a terminal)")] = False,
+    quiet: Annotated[bool, typer.Option(help="no progress bar (shown on a terminal with --split auto or "
+                                                 "--network simlette)")] = False,
     verbose: VerboseOpt = False,
     link_rate: LinkRateOpt = None,
     ports: FabricPortsOpt = None,
@@ -311,7 +312,8 @@ def decode(
     spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, ports, switch_latency,
                        accelerator_latency)[0]
     console = err if json_out == "-" else out
-    bar = Bar(err, f"decode ({network})", 1, quiet=quiet or network != "simlette")
+    # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
+    bar = Bar(err, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
     realized = None
     if circuits is not None:
         from ..realization.circuits import load_circuits
