@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from ocsplan.cli import app
 from ocsplan.plan import write_plan
+from ocsplan.units import format_bytes
 
 from .realize_cases import small_plan
 
@@ -30,6 +31,8 @@ def test_export_then_check(plan: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     index = json.loads((out / "index.json").read_text())
     assert index["schema"] == "ocsplan.export-index/1"
+    on_disk = sum(p.stat().st_size for p in out.iterdir())  # the size the message states, as written
+    assert result.stdout.rstrip().endswith(f"and index.json, {format_bytes(on_disk)}")
     for d in index["demands"]:
         assert (out / d["file"]).is_file()
         accelerators = sorted(a for group in d["groups"] for a in group)

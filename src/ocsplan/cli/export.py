@@ -16,6 +16,7 @@ from ..files import check_directory, read_text, write_directory
 from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
 from ..plan import load_plan
 from ..planning.check import require_valid
+from ..units import format_bytes
 from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar
 
@@ -148,8 +149,11 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
     with Bar(err, "export (msccl)", quiet=quiet) as bar:
         files = export_msccl(plan, protocol, max_steps, progress=bar.update, circuits=wiring,
                              circuits_source=f"--circuits {circuits}")
+    size = sum(len(text.encode()) for text in files.values())
+    if size > 1 << 26:  # say so before a long write (megatron's export is about 190 MB)
+        err.print(f"writing {format_bytes(size)} to {out_dir}", markup=False)
     _write_directory(out_dir, files)
-    out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json", markup=False)
+    out.print(f"{out_dir}: {len(files) - 1} MSCCL file(s) and index.json, {format_bytes(size)}", markup=False)
 
 
 def _export_ocs(circuits_path: Path | None, out_dir: Path | None, protocol: str | None, max_steps: int | None,
