@@ -18,7 +18,7 @@ from .conftest import ROOT, instance_path
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
 FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1",
-           "export-index-1", "export-index-2"]
+           "export-index-1", "export-index-2", "rows-1"]
 
 
 def _run(*args: str) -> None:
@@ -62,6 +62,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     out["export-index-1"].append(d / "msccl" / "index.json")
     _run("export", str(d / "pm.plan.json"), "--circuits", str(d / "pm.circ.json"), "--out", str(d / "msccl2"))
     out["export-index-2"].append(d / "msccl2" / "index.json")
+    _run("splits", "gpt-oss-120b", "--world", "64", "--json", str(d / "splits.json"))
+    out["rows-1"].append(d / "splits.json")
     return out
 
 

@@ -37,6 +37,7 @@ from .app import (
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .render import compare_table, plan_table
+from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
 
@@ -167,8 +168,10 @@ def schedules(
     latency: Annotated[str, typer.Option(help="lambda per phase")] = "0.52us",
     link: Annotated[str, typer.Option(help="R per circuit")] = "400Gb/s",
     check: Annotated[bool, typer.Option(help="execute and verify each schedule (a <= 8)")] = True,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """List every schedule's validity, h, v, u and T (p = 1) on one axis topology."""
+    check_outputs((json_out, "--json"))
     check_count(bits, "--bits", 1, 12)
     if collective is not None and collective not in COLLECTIVES:
         raise InstanceError("--collective", "", f"unknown collective {collective!r} (use {', '.join(COLLECTIVES)})")
@@ -181,17 +184,17 @@ def schedules(
     topo = _topology(bits, folds, profile)
     if not topo.connected:
         raise InstanceError("--folds", "", f"{topo.name} is not connected")
-    table = Table(
-        title=f"{topo.name}: degree {topo.degree}, diameter {topo.diameter}, payload {format_bytes(sigma)}",
-        title_justify="left",
-    )
+    title = f"{topo.name}: degree {topo.degree}, diameter {topo.diameter}, payload {format_bytes(sigma)}"
+    table = Table(title=title, title_justify="left")
     for col in ("collective", "schedule", "valid", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
+    rows: list[dict[str, Any]] = []
     for sched in sorted(SCHEDULES.values(), key=lambda x: COLLECTIVES.index(x.collective)):
         if collective and sched.collective != collective:
             continue
         if not sched.valid(topo):
             table.add_row(sched.collective, sched.name, "no", *[""] * 6, style="dim")
+            rows.append({"collective": sched.collective, "schedule": sched.name, "valid": False})
             continue
         form = sched.cost(topo)
         v = form.volume(sigma)
@@ -202,15 +205,23 @@ def schedules(
             ideal = ideal_cost(program)
             same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
+        t = phase_time(form.h, v, 1, lam, rate)
         table.add_row(
             sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(phase_time(form.h, v, 1, lam, rate)), verdict,
+            str(form.v_factor), str(form.u), format_time(t), verdict,
         )
-    out.print(table)
+        rows.append({"collective": sched.collective, "schedule": sched.name, "valid": True, "h": form.h,
+                     "v_bytes": float(v), "v_over_sigma": str(form.v_factor), "u": form.u, "T_s": t,
+                     "verified": verdict or None})
+    console = err if json_out == "-" else out
+    console.print(table)
     search = topo.tiling_search
+    notes = []
     if not search.proven:
-        out.print(f"note: no tiling with fewer than {search.layer_count} layers found within the bound "
-                  f"(TILING_BUDGET); the layered schedules use {search.layer_count} layers", markup=False)
+        notes.append(f"no tiling with fewer than {search.layer_count} layers found within the bound "
+                     f"(TILING_BUDGET); the layered schedules use {search.layer_count} layers")
+        console.print(f"note: {notes[-1]}", markup=False)
+    emit_json(dumps_rows("schedules", title, rows, notes), json_out)
 
 
 @app.command()
@@ -218,15 +229,18 @@ def schedules(
 def frontier(
     bits: Annotated[int, typer.Option(help="axis bits a (size 2**a)")],
     max_degree: Annotated[int | None, typer.Option(help="last degree to print")] = None,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Print the diameter frontier and the schedulable frontier of an axis (m <= 9)."""
+    check_outputs((json_out, "--json"))
     if not 1 <= bits <= COVERING_MAX_BITS:
         raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
     check_count(max_degree, "--max-degree", 1, (1 << bits) - 1)
-    table = Table(title=f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree",
-                  title_justify="left")
+    title = f"frontiers of an axis of {1 << bits} ({bits} bits); least known diameter per degree"
+    table = Table(title=title, title_justify="left")
     for col in ("degree", "diameter", "proof", "source", "example folds", "coset layers", "block fold"):
         table.add_column(col, justify="right" if col in ("degree", "diameter", "coset layers") else "left")
+    rows: list[dict[str, Any]] = []
     for row in frontier_rows(bits, max_degree):
         folds = [mask_to_str(g, bits) for g in row.generators if g & (g - 1)]
         shown = ",".join(folds[:4]) + (f",... (+{len(folds) - 4})" if len(folds) > 4 else "")
@@ -234,7 +248,12 @@ def frontier(
         proof = row.proof if row.proof != "open" else f"open (>= {row.lower_bound})"
         table.add_row(degrees, str(row.diameter), proof, row.source, shown, str(row.coset_layers),
                       fold_name(row.block_shape))
-    out.print(table)
+        rows.append({"degree": row.degree, "last_degree": row.last_degree, "diameter": row.diameter,
+                     "proof": row.proof, "lower_bound": row.lower_bound, "source": row.source,
+                     "generators": [mask_to_str(g, bits) for g in row.generators],
+                     "coset_layers": row.coset_layers, "block_fold": fold_name(row.block_shape)})
+    (err if json_out == "-" else out).print(table)
+    emit_json(dumps_rows("frontier", title, rows), json_out)
 
 
 @app.command()
@@ -246,8 +265,10 @@ def circulant(
     latency: Annotated[str, typer.Option(help="lambda per phase")] = "0.52us",
     link: Annotated[str, typer.Option(help="R per circuit")] = "400Gb/s",
     seed: Annotated[int, typer.Option(help="seed of the sampled search (large axes)")] = 0,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """The least-diameter circulant of a degree on Z_N and its one-shot schedules (stacked axes)."""
+    check_outputs((json_out, "--json"))
     from ..planning.circulant import MAX_SIZE, degree_problem, least_diameter
     from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
 
@@ -261,11 +282,10 @@ def circulant(
     rate = parse_option(parse_rate, link, "--link")
     choice = least_diameter(size, degree, seed=seed)
     proof = "minimal" if choice.exact else f"upper bound, Moore-type bound {choice.lower_bound}"
-    table = Table(
-        title=f"{choice.graph.name}: degree {degree}, diameter {choice.diameter} ({choice.method} search of "
-              f"{choice.candidates} sets; {proof}), payload {format_bytes(sigma)}",
-        title_justify="left",
-    )
+    title = (f"{choice.graph.name}: degree {degree}, diameter {choice.diameter} ({choice.method} search of "
+             f"{choice.candidates} sets; {proof}), payload {format_bytes(sigma)}")
+    table = Table(title=title, title_justify="left")
+    rows: list[dict[str, Any]] = []
     for col in ("collective", "schedule", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
     for collective, names in CIRCULANT_CATALOGUE.items():
@@ -279,10 +299,16 @@ def circulant(
                 ideal = ideal_cost(program)
                 same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
                 verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
+            t = form.h * lam + v / rate
             table.add_row(collective, name, str(form.h), format_bytes(v), str(form.v_factor), str(form.u),
-                          format_time(form.h * lam + v / rate), verdict)
-    out.print(table)
-    out.print(f"offsets: {', '.join(map(str, choice.graph.offsets))}", markup=False)
+                          format_time(t), verdict)
+            rows.append({"collective": collective, "schedule": name, "h": form.h, "v_bytes": float(v),
+                         "v_over_sigma": str(form.v_factor), "u": form.u, "T_s": t, "verified": verdict or None})
+    console = err if json_out == "-" else out
+    console.print(table)
+    offsets = f"offsets: {', '.join(map(str, choice.graph.offsets))}"
+    console.print(offsets, markup=False)
+    emit_json(dumps_rows("circulant", title, rows, [offsets]), json_out)
 
 
 def _export_target(path: Path, method: str) -> Path:

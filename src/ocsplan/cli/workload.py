@@ -42,6 +42,7 @@ from .app import (
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
+from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -136,21 +137,26 @@ def _rate_option(text: str, option: str) -> float:
 
 @app.command()
 @handle_errors
-def splits(model: ModelArg, world: WorldOpt = 512, verbose: VerboseOpt = False) -> None:
+def splits(model: ModelArg, world: WorldOpt = 512, verbose: VerboseOpt = False, json_out: RowsJsonOpt = None) -> None:
     """List the valid Helix splits (KVP, TPA, EP, TPE) of a model on N accelerators."""
+    check_outputs((json_out, "--json"))
     m = _load_model(model, verbose)
     check_world(world, "--world")
     found = valid_splits(m, world)
-    table = Table(title=f"{m.name}: Helix splits on {world} accelerators", title_justify="left")
+    title = f"{m.name}: Helix splits on {world} accelerators"
+    table = Table(title=title, title_justify="left")
     for col in ("KVP", "TPA", "EP", "TPE", "KV heads/rank", "experts/rank"):
         table.add_column(col, justify="right")
-    for s in found:
-        table.add_row(str(s.kvp), str(s.tpa), str(s.ep), str(s.tpe), str(m.kv_heads // s.tpa),
-                      str(m.experts // s.ep))
-    table.caption = (f"{len(found)} splits: KVP*TPA = EP*TPE = {world}, powers of two, TPA | {m.kv_heads} KV heads, "
-                     f"EP | {m.experts} experts, TPE | width {m.width}")
+    rows = [{"kvp": s.kvp, "tpa": s.tpa, "ep": s.ep, "tpe": s.tpe, "kv_heads_per_rank": m.kv_heads // s.tpa,
+             "experts_per_rank": m.experts // s.ep} for s in found]
+    for row in rows:
+        table.add_row(*(str(v) for v in row.values()))
+    caption = (f"{len(found)} splits: KVP*TPA = EP*TPE = {world}, powers of two, TPA | {m.kv_heads} KV heads, "
+               f"EP | {m.experts} experts, TPE | width {m.width}")
+    table.caption = caption
     table.caption_justify = "left"
-    out.print(table)
+    (err if json_out == "-" else out).print(table)
+    emit_json(dumps_rows("splits", title, rows, [caption]), json_out)
 
 
 def _resolve(model: str, accelerator: str, world: int, batch: int, context: str, comm: str,
@@ -350,26 +356,37 @@ def power(
     accelerator: AccOpt = "rx00",
     rate: Annotated[str | None, typer.Option(help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
     ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
     from ..realization.fabrics import load_fabric
     from ..workload.power import fabric_power, rate_label
 
+    check_outputs((json_out, "--json"))
     acc = load_accelerator(accelerator)
     bps = None if rate is None else _rate_option(rate, "--rate")
     check_count(ports, "--ports", 1, MAX_PORTS)
     results = [fabric_power(load_fabric(f, "FABRIC"), acc.power, rate=bps, ports=ports) for f in fabrics]
     first = results[0].total
-    table = Table(title=f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)", title_justify="left")
-    for col in ("fabric", "rate", "ports", "devices", "XPUs", "switches", "pluggables", "CPO", "total",
-                f"{results[0].fabric} / this"):
+    title = f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)"
+    table = Table(title=title, title_justify="left")
+    ratio = f"{results[0].fabric} / this"
+    for col in ("fabric", "rate", "ports", "devices", "XPUs", "switches", "pluggables", "CPO", "total", ratio):
         table.add_column(col, justify="left" if col in ("fabric", "devices") else "right")
+    rows = []
     for b in results:
         devices = ", ".join(f"L{lv} {n} {tech.upper()} x {radix} @ {w:g} W" for lv, tech, n, radix, w in b.devices)
         table.add_row(b.fabric, rate_label(b.rate_gbps), str(b.ports), devices, f"{b.xpus_total / 1e3:.1f} kW",
                       f"{b.switches_total / 1e3:.1f} kW", f"{b.pluggables} = {b.pluggables_total / 1e3:.1f} kW",
                       f"{b.cpo} = {b.cpo_total / 1e3:.1f} kW", f"{b.total / 1e3:.1f} kW", f"{first / b.total:.3f}")
-    out.print(table)
+        rows.append({"fabric": b.fabric, "rate_gbps": b.rate_gbps, "ports": b.ports,
+                     "devices": [{"level": lv, "technology": tech, "count": n, "radix": radix, "watts": w}
+                                 for lv, tech, n, radix, w in b.devices],
+                     "xpus_w": b.xpus_total, "switches_w": b.switches_total, "pluggables": b.pluggables,
+                     "pluggables_w": b.pluggables_total, "cpo": b.cpo, "cpo_w": b.cpo_total, "total_w": b.total,
+                     "first_over_this": first / b.total})
+    (err if json_out == "-" else out).print(table)
+    emit_json(dumps_rows("power", title, rows), json_out)
 
 
 def _int_list(text: str, option: str) -> list[int]:
