@@ -50,7 +50,7 @@ def test_workload_emits_an_instance(tmp_path: Path) -> None:
         (["splits", "megatron-5t", "--world", "3"], "--world: must be a power of two"),
         (["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--network", "x"],
          "--network: unknown network"),
-        (["power", str(FABRICS / "nvl576-all-ocs.toml"), "--rate", "300G"], "rate: 300 Gb/s has no Table 12"),
+        (["power", str(FABRICS / "nvl576-all-ocs.toml"), "--link-rate", "300G"], "rate: 300 Gb/s has no Table 12"),
     ],
 )
 def test_bad_input_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_power_ratios_printed() -> None:
     result = runner.invoke(app, ["power", *files])
     assert result.exit_code == 0, result.output
     assert "1.327" in result.stdout  # App. E: all-EPS / all-OCS
-    result = runner.invoke(app, ["power", files[0], files[2], "--rate", "1600G"])
+    result = runner.invoke(app, ["power", files[0], files[2], "--link-rate", "1600G"])
     assert "1.604" in result.stdout
     result = runner.invoke(app, ["power", files[0], files[2], "--ports", "128"])
     assert "1.937" in result.stdout
@@ -228,3 +228,19 @@ def test_fabric_override_bounds_one_line_exit_2(command: str, option: list[str],
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), lines
     assert not target.exists()
+
+
+def test_power_rate_is_now_link_rate() -> None:
+    """One name per quantity (decode, pareto and power say --link-rate): the old --rate still works one
+    release, hidden from --help, with a warning on stderr and the same table; both names together refused."""
+    fabric = str(FABRICS / "nvl576-all-ocs.toml")
+    new = runner.invoke(app, ["power", fabric, "--link-rate", "1600G"])
+    old = runner.invoke(app, ["power", fabric, "--rate", "1600G"])
+    assert new.exit_code == old.exit_code == 0
+    default = runner.invoke(app, ["power", fabric]).stdout
+    assert old.stdout == new.stdout != default  # the option took effect under either name
+    assert old.stderr.startswith("warning: power --rate is now --link-rate") and new.stderr == ""
+    both = runner.invoke(app, ["power", fabric, "--rate", "800G", "--link-rate", "1600G"])
+    assert both.exit_code == 2 and both.stderr.startswith("--rate: is the old name of --link-rate")
+    help_text = runner.invoke(app, ["power", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "--link-rate" in help_text and "--rate " not in help_text

@@ -41,7 +41,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed
 from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
@@ -354,17 +354,20 @@ def power(
     fabrics: Annotated[list[str], typer.Argument(metavar="FABRIC...", help="catalogue names (ocsplan fabrics) or "
                                                                        "fabric files; ratios are to the first")],
     accelerator: AccOpt = "rx00",
-    rate: Annotated[str | None, typer.Option(help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
+    link_rate: Annotated[str | None, typer.Option(
+        "--link-rate", help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
     ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
     json_out: RowsJsonOpt = None,
+    rate: Annotated[str | None, typer.Option("--rate", hidden=True, help="old name of --link-rate")] = None,
 ) -> None:
     """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
     from ..realization.fabrics import load_fabric
     from ..workload.power import fabric_power, rate_label
 
     check_outputs((json_out, "--json"))
+    given = renamed("power", "--rate", rate, link_rate)
     acc = load_accelerator(accelerator)
-    bps = None if rate is None else _rate_option(rate, "--rate")
+    bps = None if given is None else _rate_option(given, "--link-rate" if rate is None else "--rate")
     check_count(ports, "--ports", 1, MAX_PORTS)
     results = [fabric_power(load_fabric(f, "FABRIC"), acc.power, rate=bps, ports=ports) for f in fabrics]
     first = results[0].total
