@@ -102,3 +102,18 @@ def test_every_documented_command_parses(doc: str, line: str, words: list[str]) 
         if not hasattr(exc, "format_message"):
             raise
         pytest.fail(f"{doc}: {line}: {exc.format_message()}")
+
+
+OUTPUTS = ("--out", "--json", "--csv", "--png", "--emit", "--cache", "--diff", "--diff-dir", "--plot", "--demands",
+           "--export")
+
+
+def test_documented_outputs_go_under_out() -> None:
+    """Following the docs leaves nothing in the checkout but out/ (git ignores it): every output
+    option of every documented command names a path under out/ (or - for stdout)."""
+    stray = []
+    for doc, line, words in ALL:
+        for option, value in zip(words, words[1:], strict=False):
+            if option in OUTPUTS and value != "-" and not value.startswith(("out/", "/tmp/")):
+                stray.append(f"{doc}: {option} {value} ({line[:60]})")
+    assert not stray, "\n".join(stray)
