@@ -10,6 +10,7 @@ does not survive a paste and is refused here too. The commands are parsed, not r
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 import shlex
 from pathlib import Path
 
@@ -113,7 +114,7 @@ def test_documented_outputs_go_under_out() -> None:
     option of every documented command names a path under out/ (or - for stdout)."""
     stray = []
     for doc, line, words in ALL:
-        for option, value in zip(words, words[1:], strict=False):
+        for option, value in pairwise(words):
             if option in OUTPUTS and value != "-" and not value.startswith(("out/", "/tmp/")):
                 stray.append(f"{doc}: {option} {value} ({line[:60]})")
     assert not stray, "\n".join(stray)

@@ -18,7 +18,7 @@ from .conftest import ROOT, instance_path
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
 FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1",
-           "export-index-1", "export-index-2", "rows-1"]
+           "export-index-1", "export-index-2", "rows-1", "repair-diff-1"]
 
 
 def _run(*args: str) -> None:
@@ -64,6 +64,11 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     out["export-index-2"].append(d / "msccl2" / "index.json")
     _run("splits", "gpt-oss-120b", "--world", "64", "--json", str(d / "splits.json"))
     out["rows-1"].append(d / "splits.json")
+    single = str(FABRICS / "ocs-single.toml")
+    for tag, failed in (("acc", "accelerator:3"), ("circ", "circuit:0")):  # a move and a re-path
+        _run("repair", str(d / "pm.circ.json"), "--plan", str(d / "pm.plan.json"), "--fabric", single, "--failed",
+             failed, "--no-simulate", "--out", str(d / f"{tag}.rep.json"), "--diff", str(d / f"{tag}.diff.json"))
+        out["repair-diff-1"].append(d / f"{tag}.diff.json")
     return out
 
 
@@ -170,3 +175,12 @@ def test_schemas_are_package_data() -> None:
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "schemas/*.json" in data["ocsplan"]
+
+
+def test_repair_diffs_cover_moves_and_repaths(written: dict[str, list[Path]]) -> None:
+    """The accelerator repair's diff lists a move, the circuit repair's a re-path; in both the stated
+    change count is the devices' removed plus added cross-connects."""
+    moved, repathed = (json.loads(p.read_text()) for p in written["repair-diff-1"])
+    assert moved["moves"] and not moved["repaths"] and repathed["repaths"] and not repathed["moves"]
+    for diff in (moved, repathed):
+        assert diff["changes"] == sum(len(d["removed"]) + len(d["added"]) for d in diff["devices"])
