@@ -10,8 +10,8 @@ does not survive a paste and is refused here too. The commands are parsed, not r
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 import shlex
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
