@@ -42,6 +42,7 @@ from tests.test_simlette_fabric import _reference_links  # noqa: E402
 from ocsplan.cayley import Topology  # noqa: E402
 from ocsplan.decode import pareto_sweep, pricing  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
+from ocsplan.planning import search  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
 from ocsplan.schedules import SCHEDULES  # noqa: E402
 from ocsplan.simlette import circuitmap, contention  # noqa: E402
@@ -58,7 +59,8 @@ def _fabric(name: str) -> Path:
 
 def _clear() -> None:
     """Empty every memo the sweep fills (both runs start cold): every ``lru_cache`` of the
-    ocsplan modules (the planner's tables too) and this script's, and Simlette's memo."""
+    ocsplan modules (the planner's tables too) and this script's, Simlette's memo and the
+    planner's placements."""
     for name, module in list(sys.modules.items()):
         if name == "ocsplan" or name.startswith("ocsplan.") or name == __name__:
             for value in list(vars(module).values()):
@@ -66,6 +68,7 @@ def _clear() -> None:
                 if callable(clear):
                     clear()
     pricing._SIMULATED.clear()
+    search.PLACEMENTS.clear()
 
 
 def _old_circuits(gens: Sequence[tuple[int, int, int]], world: int, spec: FabricSpec) -> circuitmap.CircuitMap:

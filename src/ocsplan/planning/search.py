@@ -56,7 +56,8 @@ from .space import (
 )
 
 __all__ = [
-    "BEAM", "BOUND_SLACK", "MAX_PASSES", "Axis", "Context", "Eval", "Priced", "Search", "better", "improves",
+    "BEAM", "BOUND_SLACK", "MAX_PASSES", "PLACEMENTS", "Axis", "Context", "Eval", "Priced", "Search", "better",
+    "improves",
 ]
 
 BEAM = 3  # states kept per axis step when descending on the finalists
@@ -67,6 +68,11 @@ LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 BOUND_SLACK = 1e-9  # a configuration is skipped when its bound exceeds the one to beat by this share
 
 Priced = tuple[tuple[tuple[float, float, int], ...], ...]  # per demand: (latency s, volume s, allocation set)
+
+# Placements that depend on the block, the shape and the masks around it only (see Search.placements),
+# across the instances of a process: emptied when full.
+PLACEMENTS: dict[tuple[object, ...], tuple[Groups, ...]] = {}
+PLACEMENTS_MAX = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -292,7 +298,17 @@ class Search:
                           tuple((k, self.masks[k] & inside) for k in cubes) if exact else ())
             found = self.ctx.placed.get(shared_key)
             if found is None:
-                found = self.ctx.placed[shared_key] = self._place(j, shape, local, exact, cubes)
+                # without the cube axes' costs (exact with cubes) the placement depends on no more
+                # than the key: remembered across instances too (the batches of a sweep share blocks)
+                portable = not (exact and cubes)
+                found = PLACEMENTS.get(shared_key) if portable else None
+                if found is None:
+                    found = self._place(j, shape, local, exact, cubes)
+                    if portable:
+                        if len(PLACEMENTS) >= PLACEMENTS_MAX:
+                            PLACEMENTS.clear()
+                        PLACEMENTS[shared_key] = found
+                self.ctx.placed[shared_key] = found
             self._placed[memo_key] = found
         return self._placed[memo_key]
 
