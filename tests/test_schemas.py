@@ -18,7 +18,7 @@ from .conftest import ROOT, instance_path
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
 FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1",
-           "export-index-1", "export-index-2", "rows-1", "repair-diff-1"]
+           "export-index-1", "export-index-2", "rows-1", "repair-diff-1", "validation-1"]
 
 
 def _run(*args: str) -> None:
@@ -69,6 +69,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
         _run("repair", str(d / "pm.circ.json"), "--plan", str(d / "pm.plan.json"), "--fabric", single, "--failed",
              failed, "--no-simulate", "--out", str(d / f"{tag}.rep.json"), "--diff", str(d / f"{tag}.diff.json"))
         out["repair-diff-1"].append(d / f"{tag}.diff.json")
+    _run("validate", str(d / "pm.circ.json"), "--plan", str(d / "pm.plan.json"), "--fabric", single,
+         "--json", str(d / "valid.json"))
+    out["validation-1"].append(d / "valid.json")
     return out
 
 
@@ -184,3 +187,23 @@ def test_repair_diffs_cover_moves_and_repaths(written: dict[str, list[Path]]) ->
     assert moved["moves"] and not moved["repaths"] and repathed["repaths"] and not repathed["moves"]
     for diff in (moved, repathed):
         assert diff["changes"] == sum(len(d["removed"]) + len(d["added"]) for d in diff["devices"])
+
+
+def test_validation_json_states_what_the_file_holds(written: dict[str, list[Path]], tmp_path: Path) -> None:
+    """validate --json: the counts are the circuits file's own (read here with json), and a file with a
+    circuit taken out is written as invalid with its faults, exit 1."""
+    verdict = json.loads(written["validation-1"][0].read_text())
+    circuits_file = written["validation-1"][0].parent / "pm.circ.json"
+    raw = json.loads(circuits_file.read_text())
+    assert verdict["valid"] is True and verdict["faults"] == []
+    assert (verdict["nodes"], verdict["circuits"], verdict["devices"]) == (
+        raw["plan"]["world"], len(raw["circuits"]), len(raw["devices"]))
+    raw["circuits"] = raw["circuits"][1:]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(raw))
+    out = tmp_path / "verdict.json"
+    result = CliRunner().invoke(app, ["validate", str(broken), "--json", str(out)])
+    assert result.exit_code == 1
+    bad = json.loads(out.read_text())
+    jsonschema.validate(bad, schema("validation-1"))
+    assert bad["valid"] is False and bad["faults"] and bad["circuits"] == len(raw["circuits"])

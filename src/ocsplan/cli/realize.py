@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -67,6 +68,9 @@ def validate_command(
         str | None, typer.Option(help="also check the fabric fields and hardware counts against this fabric "
                                       "(a catalogue name or a TOML file)")
     ] = None,
+    json_out: Annotated[str | None, typer.Option(
+        "--json", help="write the verdict (ocsplan.validation/1: valid, counts, faults) to PATH, or - for stdout; "
+                       "written also when there are faults")] = None,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
     from ..realization.circuits import load_circuits
@@ -74,18 +78,27 @@ def validate_command(
     from ..realization.fabrics import load_fabric
     from ..realization.validate import validate as validate_circuits
 
+    check_outputs((json_out, "--json"), inputs=((circuits_path, "CIRCUITS"), (plan_path, "--plan"),
+                                                (fabric, "--fabric")))
     circuits = load_circuits(circuits_path)
     plan = load_plan(plan_path) if plan_path is not None else None
     if plan is not None:
         require_valid(plan, str(plan_path))
     spec = load_fabric(fabric, "--fabric") if fabric is not None else None
     faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(circuits, plan)
+    demands = sum(1 for _ in circuits.routes)
+    console = err if json_out == "-" else out
+    verdict = {"schema": "ocsplan.validation/1", "circuits_file": circuits_path.name,
+               "plan_file": None if plan_path is None else plan_path.name, "fabric": fabric,
+               "valid": not faults, "nodes": circuits.plan.world, "circuits": len(circuits.circuits),
+               "devices": len(circuits.devices), "ports_used": circuits.ports_used, "routing_tables": demands,
+               "faults": [str(fault) for fault in faults]}
+    emit_json(json.dumps(verdict, indent=1) + "\n", json_out)
     for fault in faults:
-        out.print(str(fault), markup=False, soft_wrap=True)
+        console.print(str(fault), markup=False, soft_wrap=True)
     if faults:
         raise fail(f"{circuits_path}: {len(faults)} fault(s)", 1)
-    demands = sum(1 for _ in circuits.routes)
-    out.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
+    console.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
               f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
               + (f", every transfer of {plan_path} has a circuit" if plan is not None else "")
               + (f", matches {fabric}" if spec is not None else ""), markup=False)
