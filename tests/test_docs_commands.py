@@ -118,3 +118,59 @@ def test_documented_outputs_go_under_out() -> None:
             if option in OUTPUTS and value != "-" and not value.startswith(("out/", "/tmp/")):
                 stray.append(f"{doc}: {option} {value} ({line[:60]})")
     assert not stray, "\n".join(stray)
+
+
+# -- the numbers the docs print, printed again -------------------------------------------------
+
+QUICK = ("solve instances/paper-multimesh-n256.toml", "schedules ", "frontier ", "circulant --size 9 ",
+         "workload megatron-5t ", "solve instances/stacked/n576-8x72.toml")
+TIMING = re.compile(r"(?<=solved in )[0-9.]+ ?(s|ms)\b|(?<=in )[0-9.]+ s\b")
+
+
+def masked(line: str) -> str:
+    """The line with its wall-clock figures ("solved in 0.0167 s") masked: they differ run to run."""
+    return TIMING.sub("<time>", line.rstrip())
+
+
+def examples(path: Path) -> list[tuple[str, list[str]]]:
+    """(command, documented output lines) of every ``$ ocsplan`` line of a fenced block."""
+    out: list[tuple[str, list[str]]] = []
+    fence, current = False, False
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if raw.strip().startswith("```"):
+            fence, current = not fence, False  # an example's output ends with its block
+            continue
+        if not fence:
+            continue
+        if raw.startswith("$ ocsplan "):
+            out.append((raw[2:].split("  #")[0].strip(), []))
+            current = True
+        elif raw.startswith("$"):
+            current = False
+        elif current:
+            out[-1][1].append(raw.rstrip())
+    return [(cmd, lines) for cmd, lines in out if cmd and lines]
+
+
+RUN = [(path.relative_to(ROOT).as_posix(), cmd, lines) for path in DOCS for cmd, lines in examples(path)
+       if cmd.removeprefix("ocsplan ").startswith(QUICK)]
+
+
+def test_quick_examples_are_found() -> None:
+    assert len(RUN) >= 5
+
+
+@pytest.mark.parametrize(("doc", "cmd", "lines"), RUN, ids=[f"{d}:{c[8:40]}" for d, c, _ in RUN])
+def test_documented_output_is_what_the_command_prints(doc: str, cmd: str, lines: list[str], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every documented output line with a number in it (timings aside) is a line the command prints now."""
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(ROOT)
+    words = [w.replace("out/", f"{tmp_path}/", 1) if w.startswith("out/") else w
+             for w in shlex.split(cmd, comments=True)[1:]]
+    result = CliRunner().invoke(app, words)
+    assert result.exit_code in (0, 2), result.output  # 2: a documented refusal, compared like any output
+    printed = {masked(line) for line in (result.stdout + result.stderr).splitlines()}
+    stale = [line for line in lines if re.search(r"\d", line) and "..." not in line and masked(line) not in printed]
+    assert not stale, f"{doc}: {cmd}: lines the command no longer prints:\n" + "\n".join(stale[:5])
