@@ -54,3 +54,13 @@ def test_simulating_imports_simpy_only_for_events_and_never_networkx(
     loaded = _loaded(f"{solve}\n{simulate}")
     assert "networkx" not in loaded
     assert ("simpy" in loaded) is events
+
+
+def test_shell_completion_is_offered() -> None:
+    """Typer's completion (issue 42): ocsplan --install-completion / --show-completion, still no heavy import."""
+    from typer.testing import CliRunner
+
+    from ocsplan.cli import app
+
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert "--install-completion" in result.stdout and "--show-completion" in result.stdout

@@ -70,7 +70,7 @@ class _OneLineErrors(TyperGroup):
 
 app = typer.Typer(
     cls=_OneLineErrors,
-    add_completion=False,
+    add_completion=True,  # ocsplan --install-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain click help: rich's help formatter costs 0.1 s of start-up
