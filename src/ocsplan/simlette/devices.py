@@ -16,6 +16,8 @@ __all__ = ["Device", "Sink", "Switch"]
 
 
 class Device(Protocol):
+    """What a port feeds: it accepts the pieces the port hands over."""
+
     def accept(self, piece: Piece, port: PortLike) -> None: ...
 
 

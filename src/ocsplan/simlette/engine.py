@@ -4,8 +4,9 @@
 count; :class:`Message` is one transfer of the schedule and :class:`Piece` a
 train of its DL flits as ports and devices hand them on. The ports
 (:mod:`~ocsplan.simlette.ports`) and the switch and sink they feed
-(:mod:`~ocsplan.simlette.devices`) live beside it, SimPy-style: the engine, the
-resources, the processes.
+(:mod:`~ocsplan.simlette.devices`) have their own modules, as SimPy keeps its
+environment apart from its resources: the ports import this module, never the
+reverse (:class:`PortLike` is all it needs of them).
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ class Piece:
         self.msg = msg
         self.index = index
         self.up = up  # the port whose far buffer (a switch input) holds these flits
-
 
 
 class PortLike(Protocol):
