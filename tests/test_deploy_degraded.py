@@ -26,7 +26,7 @@ from ocsplan.realization.circuits import dumps_circuits
 from ocsplan.realization.fabrics import FabricSpec, parse_fabric
 from ocsplan.schedules import AUTO_EXCLUDED, ideal_cost, schedules_for
 from ocsplan.simlette import SimOptions, simulate_plan
-from ocsplan.simlette.network import IdealNetwork
+from ocsplan.simlette.ideal import IdealNetwork
 from ocsplan.simlette.runs import simulate_workload
 from ocsplan.simlette.traffic import Workload, program_workload
 

@@ -24,7 +24,7 @@ from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import SimOptions, contention, network_factory, simulate_workload
 from ocsplan.simlette.contention import Sends, SwitchedShape, phase_loads
 from ocsplan.simlette.engine import Engine
-from ocsplan.simlette.network import SwitchedNetwork
+from ocsplan.simlette.switched import SwitchedNetwork
 from ocsplan.simlette.timing import DL_FLIT, dl_flits
 from ocsplan.simlette.traffic import program_workload
 from ocsplan.workload import load_accelerator, load_model, parse_split

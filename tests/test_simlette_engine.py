@@ -11,7 +11,9 @@ from ocsplan.cayley import Topology
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import DL_FLIT, SimOptions, Stages, simulate_program
-from ocsplan.simlette.engine import Engine, FifoPort, Message, Piece, Sink, split_flits
+from ocsplan.simlette.devices import Sink
+from ocsplan.simlette.engine import Engine, Message, Piece
+from ocsplan.simlette.ports import FifoPort, split_flits
 
 from .conftest import ROOT
 

@@ -19,8 +19,8 @@ from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import DL_FLIT, SimOptions, network_factory, program_workload, simulate_program
 from ocsplan.simlette.circuitmap import circuits_for_generators
+from ocsplan.simlette.circuits_net import CircuitNetwork
 from ocsplan.simlette.engine import Engine, Message
-from ocsplan.simlette.network import CircuitNetwork
 from ocsplan.simlette.report import DemandResult, analytical
 from ocsplan.simlette.runner import Runner
 

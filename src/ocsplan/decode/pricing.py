@@ -40,8 +40,9 @@ from ..simlette.circuitmap import (
 )
 from ..simlette.contention import SwitchedShape, switched_time
 from ..simlette.engine import Engine
-from ..simlette.network import Network, SwitchedNetwork
+from ..simlette.network import Network
 from ..simlette.report import analytical
+from ..simlette.switched import SwitchedNetwork
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, demand_workload, program_workload
 from ..workload.demand import DemandRow

@@ -3,7 +3,7 @@
 The symmetric Eq. 1 of :func:`ocsplan.decode.pricing.symmetric_analytical` charges
 bytes over aggregate capacities: it misses that a message smaller than a DL flit
 still fills one, and that the deterministic spraying of
-:class:`~ocsplan.simlette.network.SwitchedNetwork` puts unequal numbers of flows on
+:class:`~ocsplan.simlette.switched.SwitchedNetwork` puts unequal numbers of flows on
 the up- and down-links of a leaf and a spine (incast). Here every message of a phase,
 of every concurrent group, is routed with the network's own rules and its flits
 counted on each link it crosses:
@@ -13,7 +13,7 @@ counted on each link it crosses:
   one flit longer);
 - leaf uplinks and spine down-links: a message's flits are cut into as many
   contiguous blocks as there are equal links, block b of a message from rank s
-  takes link (s + b) mod n (:class:`~ocsplan.simlette.engine.Switch`);
+  takes link (s + b) mod n (:class:`~ocsplan.simlette.devices.Switch`);
 - uplink u of a leaf goes to spine u mod S; a spine reaches a leaf over the
   uplinks u = index, index + S, ...; the last hop is the destination's port of the
   same rail.

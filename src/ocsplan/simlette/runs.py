@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from ..errors import InstanceError, OcsplanError
 from ..realization.fabrics import LatencyBudget
 from .engine import Engine, Message
-from .network import IdealNetwork, Network
+from .ideal import IdealNetwork
+from .network import Network
 from .report import DemandResult, LinkStat, analytical
 from .runner import Runner, paused_gc
 from .timing import DL_FLIT

@@ -18,7 +18,7 @@ from typing import Any
 from ..plan import Plan, dumps_plan
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_realization, hybrid_uplinks, technology
-from .network import CircuitWiring
+from .circuits_net import CircuitWiring
 from .runner import paused_gc
 from .timing import Stages
 from .traffic import Workload, demand_workload

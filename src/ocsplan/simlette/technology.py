@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from ..errors import OcsplanError
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, RackRoutes, circuits_for_generators, technology
-from .network import CircuitNetwork, CircuitWiring, IdealNetwork, SwitchedNetwork
+from .circuits_net import CircuitNetwork, CircuitWiring
+from .ideal import IdealNetwork
 from .runs import Factory, SimOptions
 from .setup import Setup
+from .switched import SwitchedNetwork
 from .timing import DL_FLIT, TL_FLIT, Stages
 
 __all__ = ["TECHNOLOGIES", "NetworkArgs", "Pieces", "Technology", "network_factory"]
