@@ -315,3 +315,18 @@ def test_tree_closed_forms_are_the_balanced_tree_costs(sizes: tuple[int, ...], m
     # tree-gather sends one block (1/size of the payload) per label along the same trees
     gather = SCHEDULES["tree-gather"].cost(topo)
     assert (gather.h, gather.v_factor, gather.u) == (form.h, form.v_factor / topo.size, form.u)
+
+
+def test_one_program_cache_serves_every_consumer() -> None:
+    """schedules.program is the one cache of builds (issue 43 goal 2): equal to a fresh build, the same
+    object on a second call, and the function Simlette's traffic, the pricing, faults and export call."""
+    from ocsplan.decode import pricing
+    from ocsplan.deploy import export, faults
+    from ocsplan.schedules import SCHEDULES, program
+    from ocsplan.simlette import traffic
+
+    topo = Topology(3, frozenset(range(1, 8)))
+    for name in ("one-shot", "rs-ag", "bruck"):
+        built = program(name, topo, 4096)
+        assert built == SCHEDULES[name].build(topo, 4096) and program(name, topo, 4096) is built
+    assert all(vars(module)["build"] is program for module in (traffic, pricing, faults, export))

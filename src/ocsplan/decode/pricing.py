@@ -28,7 +28,8 @@ from ..cayley import Topology, expand
 from ..instance import Instance
 from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
-from ..schedules import SCHEDULES, Program
+from ..schedules import Program
+from ..schedules import program as build
 from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
 from ..simlette.circuitmap import (
     RackRoutes,
@@ -339,8 +340,7 @@ def _bits_of_axes(shape: Sequence[int], low_first: int) -> list[tuple[int, ...]]
 def _program_workload(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int) -> Workload:
     a = len(bits)
     topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
-    program = SCHEDULES[schedule].build(topo, payload)
-    return program_workload(program, bits, world)
+    return program_workload(build(schedule, topo, payload), bits, world)
 
 
 @lru_cache(maxsize=4096)
@@ -358,7 +358,7 @@ def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
             return (tuple((g, float(payload)) for g in peers),)
         phases = 2 if schedule == "rs-ag" else 1
         return tuple(tuple((g, payload / size) for g in peers) for _ in range(phases))
-    program = SCHEDULES[schedule].build(Topology.cube(size.bit_length() - 1), payload)
+    program = build(schedule, Topology.cube(size.bit_length() - 1), payload)
     return tuple(tuple((t.gen, float(t.nbytes)) for t in phase if t.src == 0 and t.nbytes > 0)
                  for phase in program.phases)
 

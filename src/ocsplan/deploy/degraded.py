@@ -28,7 +28,7 @@ from ..errors import InstanceError
 from ..plan import Plan
 from ..realization.circuits import Circuit, Circuits, NodePort
 from ..realization.fabrics import FabricSpec
-from ..schedules import SCHEDULES
+from ..schedules import program as build
 from ..simlette import SimOptions
 from ..simlette.circuitmap import check_fit, technology
 from ..simlette.report import SimReport
@@ -117,7 +117,7 @@ def _workload(setup: Setup, plan: Plan, m: int, i: int, k: int, choice: Choice, 
     how, schedule = choice.outcome.how, choice.outcome.schedule
     if how == "fallback":
         assert schedule is not None and choice.alive is not None
-        program = SCHEDULES[schedule].build(Topology(len(axis.bits), choice.alive), d.payload_bytes)
+        program = build(schedule, Topology(len(axis.bits), choice.alive), d.payload_bytes)
         label = f"{plan.meshes[m].name}[{i}].{k} {d.collective}"
         return program_workload(program, axis.bits, plan.world, order, label)
     healthy = setup.workload(m, i, k, order)

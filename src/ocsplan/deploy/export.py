@@ -18,7 +18,8 @@ from ..cayley import coset_bases, expand
 from ..files import read_json
 from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, plan_mismatch
-from ..schedules import SCHEDULES, closed_form, verify
+from ..schedules import closed_form, verify
+from ..schedules import program as build
 from .check import CheckError, XmlCost, check_xml
 from .msccl import MAX_STEPS, MscclError, program_xml
 
@@ -59,7 +60,7 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
                 if axis.ring:
                     raise MscclError(f"{where}: a ring axis leaves the cube; its ring is not exported to MSCCL")
                 topo = demand_topology(d.groups, axis.bits, d.fold)
-                program = SCHEDULES[d.schedule].build(topo, d.payload_bytes)
+                program = build(d.schedule, topo, d.payload_bytes)
                 verify(program, topo)
                 name = f"{mesh.name}.{i}.{k}"
                 tbs: list[list[tuple[int, int, int]]] = []

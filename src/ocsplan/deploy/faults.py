@@ -43,7 +43,8 @@ from ..cost import phase_time
 from ..errors import InstanceError, PlanError
 from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, parse_label, plan_mismatch
-from ..schedules import AUTO_EXCLUDED, SCHEDULES, closed_form, ideal_cost, schedules_for
+from ..schedules import AUTO_EXCLUDED, closed_form, ideal_cost, schedules_for
+from ..schedules import program as build
 
 __all__ = [
     "KINDS",
@@ -251,7 +252,7 @@ _TOP = 16
 
 @lru_cache(maxsize=256)
 def _loads(schedule: str, topology: Topology, payload: int) -> _Loads:
-    program = SCHEDULES[schedule].build(topology, payload)
+    program = build(schedule, topology, payload)
     loads: list[dict[tuple[int, int], Fraction]] = []
     tops = []
     for phase in program.phases:

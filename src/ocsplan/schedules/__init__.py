@@ -14,6 +14,7 @@ from .base import (
     Transfer,
     closed_form,
     link_pattern,
+    program,
     schedules_for,
 )
 from .verify import IdealCost, ScheduleError, ideal_cost, ideal_time, verify
@@ -33,6 +34,7 @@ __all__ = [
     "ideal_cost",
     "ideal_time",
     "link_pattern",
+    "program",
     "schedules_for",
     "verify",
 ]

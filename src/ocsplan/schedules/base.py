@@ -28,6 +28,7 @@ __all__ = [
     "closed_form",
     "link_pattern",
     "make_program",
+    "program",
     "register",
     "register_pair",
     "rotated_masks",
@@ -261,6 +262,14 @@ def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict
 def schedules_for(collective: str) -> list[Schedule]:
     """Catalogue entries of one collective, in registration order."""
     return [s for s in SCHEDULES.values() if s.collective == collective]
+
+
+@lru_cache(maxsize=256)
+def program(name: str, topology: Topology, payload: int) -> Program:
+    """The executable program of catalogue schedule ``name`` on ``topology`` for ``payload``: the one
+    cache of builds that Simlette's traffic, the decode pricing, the faults analysis and the MSCCL
+    export share (a Program is immutable)."""
+    return SCHEDULES[name].build(topology, payload)
 
 
 @lru_cache(maxsize=65536)

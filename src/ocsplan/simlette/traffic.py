@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import NamedTuple
 
-from ..cayley import Topology, expand, mask_of
+from ..cayley import expand, mask_of
 from ..errors import PlanError
 from ..plan import DemandPlan, Plan, demand_topology
-from ..schedules import SCHEDULES, Program
+from ..schedules import Program
+from ..schedules import program as build
 from .timing import dl_flits
 
 __all__ = ["ORDERS", "Send", "Workload", "demand_workload", "program_workload"]
@@ -137,11 +137,6 @@ def program_workload(
     )
 
 
-@lru_cache(maxsize=256)
-def _program(schedule: str, topology: Topology, payload: int) -> Program:
-    return SCHEDULES[schedule].build(topology, payload)
-
-
 def demand_workload(
     plan: Plan, mesh: int, axis: int, demand: int, order: str = "program",
     payload: int | None = None, schedule: str | None = None,
@@ -154,6 +149,6 @@ def demand_workload(
         where = f"mesh {plan.meshes[mesh].name} axis {axis}"
         raise PlanError(f"{where}: the ring schedule is planning only, not simulated")
     topology = demand_topology(d.groups, ax.bits, d.fold)
-    program = _program(name, topology, d.payload_bytes if payload is None else payload)
+    program = build(name, topology, d.payload_bytes if payload is None else payload)
     label = f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}"
     return program_workload(program, ax.bits, plan.world, order, label)
