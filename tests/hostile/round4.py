@@ -23,6 +23,7 @@ from ocsplan.realization.realize import realize
 from .cases import ROOT
 from .cases import build as build_base
 from .round4_apart import APART_CASES, build_apart
+from .round4_export import EXPORT_CASES, build_export
 from .round4_models import MODEL_CASES, build_models
 from .round4_options import OPTION_CASES
 from .round4_sizes import SIZE_CASES, build_sizes
@@ -76,6 +77,7 @@ def build(directory: Path) -> dict[str, str]:
     build_sizes(d, files)
     build_models(d, files)
     build_apart(d, files)
+    build_export(d, files)
     (d / "fifo-link").unlink(missing_ok=True)
     (d / "fifo-link").symlink_to(files["fifo"])
     files["fifo_link"] = str(d / "fifo-link")
@@ -400,4 +402,5 @@ CASES4: tuple[Case4, ...] = (
     *_group(7, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in MODEL_CASES)),
     *_group(2, *(replace(_c(id, *argv, names=names), keep=keep) for id, argv, names, keep in APART_CASES)),
     *_group(6, *(_c(id, *argv, names=names, outputs=outputs) for id, argv, names, outputs in OPTION_CASES)),
+    *_group(1, *(_c(id, *argv, status=status, names=names) for id, argv, status, names in EXPORT_CASES)),
 )

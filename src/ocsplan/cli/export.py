@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_EXPORT_ENTRIES", "ExportDirectory", "ExportError", "export_command"]
 
 MAX_EXPORT_ENTRIES = 1 << 16  # entries of a directory given to --check (scanned lazily, refused above)
+MAX_EXPORT_BYTES = 1 << 30  # the .xml and .json files of a directory given to --check, in all (megatron's: 200 MB)
 
 
 class ExportError(OcsplanError):
@@ -44,6 +45,14 @@ def _write_directory(target: Path, files: dict[str, str]) -> None:
     write_directory(target, fill, ExportError)
 
 
+def _size(entry: os.DirEntry[str]) -> int:
+    """An entry's size (0 when it cannot be read: the reader names that file)."""
+    try:
+        return entry.stat().st_size
+    except OSError:
+        return 0
+
+
 class ExportDirectory(Mapping[str, str]):
     """An export directory's ``.xml`` and ``.json`` files by name, each read when asked for."""
 
@@ -52,6 +61,7 @@ class ExportDirectory(Mapping[str, str]):
             raise ExportError(f"{directory}: --check needs an export directory")
         self.directory = directory
         self.names: set[str] = set()
+        total = 0
         try:
             with os.scandir(directory) as entries:
                 for n, entry in enumerate(entries):
@@ -60,6 +70,10 @@ class ExportDirectory(Mapping[str, str]):
                                           "export directory")
                     if entry.name.endswith((".xml", ".json")):
                         self.names.add(entry.name)
+                        total += _size(entry)
+                        if total > MAX_EXPORT_BYTES:
+                            raise ExportError(f"{directory}: its .xml and .json files exceed "
+                                              f"{MAX_EXPORT_BYTES >> 20} MiB in all, the limit of an export directory")
         except OSError as exc:
             raise ExportError(f"{directory}: cannot read directory: {exc.strerror or exc}") from None
 

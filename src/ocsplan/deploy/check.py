@@ -30,6 +30,10 @@ __all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError"
 # the checker's own copies of the executor's limits (msccl-executor-nccl src/include/msccl/msccl_struct.h)
 MSCCL_MAX_COUNT = 72  # a step's cnt must stay below it
 MAX_CHANNELS = 32  # MAXCHANNELS (src/include/device.h)
+MAX_TBS_PER_CHANNEL = 32  # MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL (msccl_struct.h)
+INT16 = 32767  # srcOffset, dstOffset, dependentStep, step index: int16_t (msccl_struct.h)
+PROTOCOLS = ("Simple", "LL", "LL128")  # the executor's protocols
+BUFFERS = ("i", "o", "s")  # input, output, scratch
 MAX_XML_DEPTH = 8  # element nesting (algo > gpu > tb > step is 4)
 MAX_XML_ATTR_CHARS = 1024  # characters of one attribute value
 _FEED = 1 << 16  # characters fed to the parser at a time
@@ -179,8 +183,8 @@ def _int(attrib: dict[str, str], key: str, where: str) -> int:
         raise CheckError(f"{where}: attribute {key}={text!r} is not an integer") from None
 
 
-def _parse(text: str, source: str) -> tuple[dict[str, str], dict[str, str], list[list[_Tb]]]:
-    """The algo's and first gpu's attributes and every gpu's threadblocks."""
+def _parse(text: str, source: str) -> tuple[dict[str, str], list[dict[str, str]], list[list[_Tb]]]:
+    """The algo's attributes, every gpu's attributes and every gpu's threadblocks."""
     reader = _read(text, source)
     algo = reader.algo
     assert algo is not None
@@ -188,7 +192,66 @@ def _parse(text: str, source: str) -> tuple[dict[str, str], dict[str, str], list
         raise CheckError(f"{source}: ngpus={algo.get('ngpus')} but {len(reader.gpus)} gpu elements")
     if not reader.gpus:
         raise CheckError(f"{source}: no gpu element")
-    return algo, reader.gpu_attrs[0], reader.gpus
+    return algo, reader.gpu_attrs, reader.gpus
+
+
+def _limits(algo: dict[str, str], gpu_attrs: list[dict[str, str]], gpus: list[list[_Tb]], source: str,
+            protocol: str | None, max_steps: int) -> dict[str, int]:
+    """The executor's limits, re-derived from the file: its protocol (the index's), every gpu's
+    i/o/s chunk counts read, within the int16 offsets and the same on every gpu (returned), nchunksperloop
+    covering them, at most MAX_TBS_PER_CHANNEL send and receive peers per channel and ``max_steps`` steps
+    per threadblock (before any step is looked at)."""
+    proto = algo.get("proto")
+    if proto not in PROTOCOLS:
+        raise CheckError(f"{source}: proto: {str(proto)[:40]!r}, the executor runs {', '.join(PROTOCOLS)}")
+    if protocol is not None and proto != protocol:
+        raise CheckError(f"{source}: proto: {proto}, the export's index.json says {protocol[:40]}")
+    declared: dict[str, int] = {}
+    for x, attrs in enumerate(gpu_attrs):
+        counts = {name: _int(attrs, f"{name}_chunks", f"{source}: gpu {x}") for name in BUFFERS}
+        for name, count in counts.items():
+            if not 0 <= count <= INT16 + 1:
+                raise CheckError(f"{source}: gpu {x}: {name}_chunks: {count}, the executor's int16 offsets allow "
+                                 f"0..{INT16 + 1}")
+        if x and counts != declared:
+            raise CheckError(f"{source}: gpu {x}: chunks i/o/s {counts['i']}/{counts['o']}/{counts['s']}, gpu 0 "
+                             f"declares {declared['i']}/{declared['o']}/{declared['s']} (one collective)")
+        declared = counts
+    loop = _int(algo, "nchunksperloop", source)
+    if not max(declared["i"], declared["o"], 1) <= loop <= INT16 + 1:
+        raise CheckError(f"{source}: nchunksperloop: {loop}, expected {max(declared['i'], declared['o'], 1)}.."
+                         f"{INT16 + 1} (the buffers' chunks, int16 offsets)")
+    for x, tbs in enumerate(gpus):
+        per_channel: dict[tuple[str, int], int] = defaultdict(int)  # send / receive peers per channel
+        for b, tb in enumerate(tbs):
+            for role, peer in (("send", tb.send), ("receive", tb.recv)):
+                per_channel[(role, tb.chan)] += peer != -1
+                if per_channel[(role, tb.chan)] > MAX_TBS_PER_CHANNEL:
+                    raise CheckError(f"{source}: gpu {x}: more than {MAX_TBS_PER_CHANNEL} {role} peers on channel "
+                                     f"{tb.chan}, the executor's limit")
+            if len(tb.steps) > max_steps:
+                raise CheckError(f"{source}: gpu {x} tb {b}: {len(tb.steps)} steps, the export's limit is "
+                                 f"{max_steps} (max_steps; the executor's step index is an int16)")
+    return declared
+
+
+def _offsets(gpus: list[list[_Tb]], declared: dict[str, int], source: str) -> None:
+    """Every data step's ``srcbuf``/``dstbuf`` one of :data:`BUFFERS`, its chunks (offset .. offset +
+    cnt - 1) inside the ones that buffer declares (``declared``: i/o/s chunks)."""
+    for x, tbs in enumerate(gpus):
+        for b, tb in enumerate(tbs):
+            for k, st in enumerate(tb.steps):
+                kind, cnt = st[0], st[5]
+                if kind == "nop":
+                    continue
+                for side, buf, off in (("src", st[1], st[2]), ("dst", st[3], st[4])):
+                    if buf not in declared:
+                        raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): {side}buf: {buf[:40]!r}, "
+                                         f"expected one of {', '.join(BUFFERS)}")
+                    if off < 0 or off + max(cnt, 1) > declared[buf]:
+                        raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): {side}off: chunks "
+                                         f"{off}..{off + max(cnt, 1) - 1} of {buf}, which declares "
+                                         f"{declared[buf]} ({buf}_chunks)")
 
 
 _SENDS = frozenset(("s",))
@@ -270,16 +333,21 @@ def _expected(coll: str, n: int, x: int, o_chunks: int) -> dict[int, frozenset[A
     raise CheckError(f"collective {coll!r} not checked")
 
 
-def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_bytes: Fraction) -> XmlCost:
+def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_bytes: Fraction,
+              protocol: str | None = None, max_steps: int = INT16) -> XmlCost:
     """Execute the XML; raise CheckError unless correct on the graph of ``gens``.
 
     ``modulus`` 0: ranks are masks and neighbours differ by a generator (XOR);
     N > 0: residues of Z_N, neighbours at +gen mod N. Returns the measured (h, v).
     The threadblocks are run greedily twice, in id order and in reverse, so a step
     whose stated dependencies are too weak meets its hazard in one of the two.
+    ``protocol`` and ``max_steps`` are what the export declares (its index): the file must keep to them.
     """
-    algo, first, gpus = _parse(text, source)
+    algo, gpu_attrs, gpus = _parse(text, source)
+    first = gpu_attrs[0]
+    declared = _limits(algo, gpu_attrs, gpus, source, protocol, min(max_steps, INT16))
     _canonical(gpus, source)
+    _offsets(gpus, declared, source)
     costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")

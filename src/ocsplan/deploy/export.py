@@ -20,7 +20,7 @@ from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, plan_mismatch
 from ..schedules import closed_form, verify
 from ..schedules import program as build
-from .check import CheckError, XmlCost, check_xml
+from .check import INT16, CheckError, XmlCost, check_xml
 from .msccl import MAX_STEPS, MscclError, program_xml
 
 __all__ = ["INDEX", "INDEX_SCHEMA", "check_export", "export_msccl"]
@@ -122,10 +122,8 @@ def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
     if INDEX not in files:
         raise CheckError(f"{source}: no {INDEX}")
     index = read_json(files[INDEX], f"{source}/{INDEX}")
+    _check_index(index, f"{source}/{INDEX}")
     try:
-        if index.get("schema") not in INDEX_SCHEMAS:
-            raise CheckError(f"{source}/{INDEX}: schema {index.get('schema')!r}, expected one of "
-                             f"{', '.join(INDEX_SCHEMAS)}")
         out: dict[str, XmlCost] = {}
         for n, d in enumerate(index["demands"]):
             where = f"{source}/{INDEX}: demands[{n}]"
@@ -133,7 +131,7 @@ def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
             if name not in files:
                 raise CheckError(f"{where}: file {name} missing")
             cost = check_xml(files[name], f"{source}/{name}", frozenset(d["generators"]), d["modulus"],
-                             Fraction(d["chunk_bytes"]))
+                             Fraction(d["chunk_bytes"]), protocol=index["protocol"], max_steps=index["max_steps"])
             if cost.h != d["h"] or cost.v != Fraction(d["v_bytes"]):
                 raise CheckError(f"{source}/{name}: runs h={cost.h}, v={cost.v} bytes; the cost model "
                                  f"priced h={d['h']}, v={d['v_bytes']}")
@@ -142,6 +140,32 @@ def check_export(files: Mapping[str, str], source: str) -> dict[str, XmlCost]:
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckError(f"{source}/{INDEX}: malformed ({type(exc).__name__}: {exc})") from None
     return out
+
+
+MAX_FRACTION_CHARS = 64  # an exact number of bytes n or n/d in index.json (2^50 B payloads need 16 digits)
+
+
+def _check_index(index: Mapping[str, Any], where: str) -> None:
+    """``index.json`` held to its JSON Schema (``ocsplan schema export-index-1`` / ``-2``: types, no unknown
+    key, file names without a directory, fractions n or n/d) and to the executor: ``max_steps`` within
+    the int16 step index, each fraction at most MAX_FRACTION_CHARS characters."""
+    from ..schemas import first_error
+
+    schema = index.get("schema")
+    if schema not in INDEX_SCHEMAS:
+        raise CheckError(f"{where}: schema {str(schema)[:60]!r}, expected one of {', '.join(INDEX_SCHEMAS)}")
+    for n, d in enumerate(index.get("demands", []) if isinstance(index.get("demands"), list) else []):
+        for field in ("chunk_bytes", "v_bytes"):
+            value = d.get(field) if isinstance(d, Mapping) else None
+            if isinstance(value, str) and len(value) > MAX_FRACTION_CHARS:
+                raise CheckError(f"{where}: demands[{n}].{field}: {len(value)} characters, the limit is "
+                                 f"{MAX_FRACTION_CHARS}")
+    error = first_error(index, f"export-index-{INDEX_SCHEMAS.index(schema) + 1}")
+    if error is not None:
+        raise CheckError(f"{where}: {error[0]}: {error[1]}")
+    if index["max_steps"] > INT16:
+        raise CheckError(f"{where}: max_steps: {index['max_steps']}, the executor's step index is an int16 "
+                         f"(at most {INT16})")
 
 
 def _check_groups(d: dict[str, Any], where: str, world: int) -> None:
