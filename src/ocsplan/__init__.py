@@ -4,7 +4,8 @@ Layers, bottom to top; a module imports only from its own layer or a lower one
 (``tests/test_layers.py`` reads this list and walks every import):
 
   L0  errors units limits      one error base, units and their parser, documented limits
-  L1  files fields schemas     the only file access: bounded reads, atomic writes; typed field readers; JSON Schemas
+  L1  files fields schemas plotting  the only file access: bounded reads, atomic writes; typed field readers;
+                               JSON Schemas; matplotlib's one backend choice (Agg)
   L2  cayley circulant executor  graphs of Z_2^n and Z_N (one shortest-path routine); local/Dask jobs
   L3  schedules                collective schedules: executable phases, validity, closed forms, verifier
   L4  instance cost plan       instance files, Eq. 1, the plan's types, assembly and JSON codecs

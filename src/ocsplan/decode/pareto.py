@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import OcsplanError
 from ..executor import Executor, Failure
 from ..files import write_atomic
+from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
@@ -176,10 +177,7 @@ def write_png(cells: Sequence[Cell], path: Path) -> None:
 
 def png_bytes(cells: Sequence[Cell]) -> bytes:
     """Figure 4 (interactivity vs throughput) above Figure 5 (step breakdown), one column per context."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     contexts = sorted({c.context for c in cells})
     fabrics = list(dict.fromkeys(c.fabric for c in cells))

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..plotting import pyplot
 from .svg import cell, figure_svg, human
 
 __all__ = ["fabric_section", "rack_matrix"]
@@ -42,10 +43,7 @@ def _levels(circuits: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mappin
 def _picture(circuits: Mapping[str, Any]) -> str:
     """Racks at the bottom, each with its level-1 devices; the level-2 devices above; lines as
     wide as the circuits a rack sends to level 2. One-level fabrics: accelerators and their planes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import Rectangle
 
     fabric, counts = circuits["fabric"], circuits["counts"]
@@ -53,7 +51,7 @@ def _picture(circuits: Mapping[str, Any]) -> str:
     racks = int(fabric["wiring"]["groups"])
     serving = int(fabric.get("serving_racks") or racks)
     matrix = rack_matrix(circuits)
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(11, 3.8))
         width = 1.0 / max(racks, 1)
         out = [sum(matrix[r]) - matrix[r][r] for r in range(racks)]
@@ -93,13 +91,10 @@ def _picture(circuits: Mapping[str, Any]) -> str:
 
 
 def _heatmap(circuits: Mapping[str, Any]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     matrix = rack_matrix(circuits)
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(5.2, 4.2))
         image = ax.imshow(matrix, cmap="Oranges", interpolation="nearest")
         fig.colorbar(image, ax=ax, label="circuits")

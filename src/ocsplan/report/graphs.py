@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from ..plotting import pyplot
 from .svg import figure_svg
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
@@ -79,18 +80,16 @@ def _colours(circuits: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import networkx as nx
+
+    plt = pyplot()
 
     g = nx.Graph()
     g.add_nodes_from(graph.nodes)
     for a, b, label in graph.edges:
         g.add_edge(a, b, generator=label)
     position = nx.circular_layout(sorted(g.nodes))
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(5.0, 3.6))
         labels = sorted({lab for _, _, lab in graph.edges}, key=lambda s: (list(colours).index(s)
                                                                            if s in colours else 1 << 30, s))
@@ -122,11 +121,9 @@ def _draw_racks(graph: AxisGraph, circuits: Mapping[str, Any]) -> str | None:
     found = _rack_of(circuits)
     if found is None:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import networkx as nx
+
+    plt = pyplot()
 
     accelerator, size = found
     racks = nx.Graph()
@@ -144,7 +141,7 @@ def _draw_racks(graph: AxisGraph, circuits: Mapping[str, Any]) -> str | None:
             racks.add_edge(ra, rb, w=weight)
     position = nx.circular_layout(sorted(racks.nodes))
     top = max((w for _, _, w in racks.edges(data="w")), default=1)
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(5.0, 3.8))
         edges = sorted(racks.edges(data="w"))
         nx.draw_networkx_edges(racks, position, edgelist=[(a, b) for a, b, _ in edges], ax=ax,

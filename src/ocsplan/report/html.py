@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from ..plotting import pyplot
 from .provenance import Provenance, provenance_section
 from .svg import cell, figure_svg
 
@@ -40,10 +41,7 @@ def _axis_generators(axis: Mapping[str, Any], generators: Mapping[str, Mapping[s
 
 def port_budget_svg(plan: Mapping[str, Any]) -> str:
     """Stacked bar per mesh axis: ports per accelerator, one segment per generator (by kind)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     generators = {g["mask"]: g for g in plan["generators"]}
     labels: list[str] = []
@@ -53,7 +51,7 @@ def port_budget_svg(plan: Mapping[str, Any]) -> str:
             labels.append(f"{mesh['name']}[{index}]")
             stacks.append([(m, int(generators[m]["multiplicity"]), str(generators[m]["kind"]))
                            for m in _axis_generators(axis, generators)])
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         return _draw_budget(plt, plan, labels, stacks)
 
 

@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from ..errors import PlanError
+from ..plotting import pyplot
 from .svg import cell, figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
@@ -33,12 +34,9 @@ def _split_text(split: Any) -> str:
 
 
 def _split_svg(labels: Sequence[str], splits: Sequence[Mapping[str, float]]) -> str:
-    import matplotlib
+    plt = pyplot()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(7, 0.8 + 0.5 * len(labels)))
         for row, split in enumerate(splits):
             left = 0.0
@@ -137,12 +135,9 @@ def _fallback(fault: Mapping[str, Any]) -> str:
 
 def _fault_chart(slowdowns: Sequence[float], stopped: int) -> str:
     """Histogram of the analysed faults' objective over the healthy one (faults that stop a demand aside)."""
-    import matplotlib
+    plt = pyplot()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with matplotlib.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
+    with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         fig, ax = plt.subplots(figsize=(7, 2.6))
         if slowdowns:
             low, high = min(slowdowns), max(slowdowns)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..errors import InstanceError
 from ..files import write_atomic
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
+from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
 from .report import SweepRow
 from .runs import SimOptions
@@ -99,10 +100,7 @@ def sweep_csv(rows: Sequence[SweepRow]) -> str:
 
 def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> None:
     """Completion time against payload: simulated (solid) and Eq. 1 on the fabric (dashed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     keys = list(dict.fromkeys((r.demand, r.schedule) for r in rows))

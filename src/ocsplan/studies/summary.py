@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic_with
+from ..plotting import pyplot
 from .results import TOLERANCE, Result, table_rows
 
 __all__ = ["Summary", "gap_figure", "plot_gaps", "summarize"]
@@ -86,10 +87,7 @@ def gap_figure(results: Sequence[Result]) -> Any:
     Gaps are at least 0 and so is the axis: an objective below a proven optimum (beyond
     TOLERANCE: the exact solver stopped within its own optimality tolerance) is drawn at 0,
     and a note under the plot counts those points. Tick labels are plain numbers."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import FuncFormatter
 
     rows = [row for row in table_rows(results) if row["gap"] is not None]
