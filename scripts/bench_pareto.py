@@ -5,7 +5,7 @@ per-segment ``np.add.at`` loop (the brute force kept in tests/test_simlette_cont
 unmemoised, the plan circuits one Link per rank and copy (tests/test_simlette_fabric.py),
 the all-OCS pricing's programs as tuples priced by a loop (``reference_compile`` and
 ``reference_group_analytical`` in tests/test_decode_pricing.py), built afresh for every payload;
-then the current code.
+with every split timed (no split skipped by its lower bound); then the current code.
 Every memo is emptied before each run; both must give the same cells.
 Prints both times and their ratio (a ratio measured in one sitting, which a loaded machine
 disturbs far less than absolute times). Default: one cell (5M, batch 1) of megatron-5t on all-EPS.
@@ -22,6 +22,7 @@ filled (a fresh process each, as a user runs them), with ``--jobs`` worker proce
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
 from ocsplan.cayley import Topology  # noqa: E402
+from ocsplan.decode import pareto as pareto_module  # noqa: E402
 from ocsplan.decode import pareto_sweep, pricing  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.planning import search  # noqa: E402
@@ -90,7 +92,9 @@ def _old_group_analytical(program: pricing.Compiled, bits: Sequence[int], net: N
 @contextmanager
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
-    one circuits network per plan, the OCS pricing's tuple programs and loop."""
+    one circuits network per plan, the OCS pricing's tuple programs and loop, every split timed."""
+    margin = pareto_module.BOUND_MARGIN
+    pareto_module.BOUND_MARGIN = math.inf  # no bound rules a split out
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
     names = vars(pricing)  # the name pricing calls the circuits by
     priced = (pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network,
@@ -109,6 +113,7 @@ def _baseline() -> Iterator[None]:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
         pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network = priced[:4]
         names["circuits_for_generators"] = priced[4]
+        pareto_module.BOUND_MARGIN = margin
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:
@@ -153,7 +158,8 @@ def main() -> None:
         _clear()
         with _baseline():
             old, old_cells = _timed(sweep, clock)
-        print(f"{label}: baseline (pre-issue-37 phase_loads, circuits and OCS pricing) {old:.2f} s ({args.clock})")
+        print(f"{label}: baseline (pre-issue-37 phase_loads, circuits, OCS pricing, every split) "
+              f"{old:.2f} s ({args.clock})")
     _clear()
     new, cells = _timed(sweep, clock)
     print(f"{label}: current {new:.2f} s ({args.clock})")

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan.decode.pareto import CSV_COLUMNS, _chunks, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.cache import PlanCache
+from ocsplan.decode.pareto import CSV_COLUMNS, Pruned, _task, cells_csv, pareto_sweep, write_png
 from ocsplan.decode.step import decode_step
 from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.workload import load_accelerator, load_model, valid_splits
+from ocsplan.workload.demand import COMM
 from ocsplan.workload.kernels import memory_per_rank
 
 from .conftest import ROOT
@@ -33,9 +35,13 @@ def test_cells_and_points(sweep: tuple[list, Path]) -> None:  # type: ignore[typ
     splits = len(valid_splits(load_model("gpt-oss-120b"), 8))
     assert all(c.timed + c.infeasible == splits for c in cells)
     plans = [p for p in cache.glob("*.json") if not p.name.endswith(".times.json")]
-    assert len(plans) == 2 * splits  # one plan per (batch, split) of the OCS fabric
-    # and the analytical prices of each (batch, split) on both fabrics: the OCS plan's, the EPS native ones
-    assert len(list(cache.glob("*.times.json"))) == 2 * 2 * splits
+    # one plan per (batch, split) the OCS fabric timed: those its bound did not rule out
+    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    timed = sum(any(not isinstance(o, Pruned) and o is not None for o in row)
+                for b in (1, 64) for row in _task(_args(spec, 8, b, 1.0)))
+    assert 2 <= len(plans) == timed < 2 * splits
+    # and the analytical prices of each: the OCS plan's, and the EPS native ones of every split
+    assert len(list(cache.glob("*.times.json"))) == timed + 2 * splits
 
 
 def test_winner_is_the_best_split(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
@@ -84,8 +90,8 @@ def test_speculative_decoding_is_priced_in_the_sweep() -> None:
 
 
 def test_runs_of_splits_on_workers_give_the_same_cells(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
-    """Cold on 3 workers (runs of a (fabric, batch)'s splits, the last one shorter): the serial cells;
-    the progress counts every point once."""
+    """Cold on 3 workers (one task per (fabric, batch)): the serial cells; the progress counts every
+    point once."""
     cells, _ = sweep
     specs = [load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")]
     seen: list[tuple[int, int]] = []
@@ -93,6 +99,37 @@ def test_runs_of_splits_on_workers_give_the_same_cells(sweep: tuple[list, Path])
                          executor=Executor(jobs=3), progress=lambda done, total: seen.append((done, total)))
     assert cells_csv(again) == cells_csv(cells)
     splits = valid_splits(load_model("gpt-oss-120b"), 8)
-    assert len(seen) == 2 * 2 * 3 and seen[-1] == (2 * 2 * len(splits),) * 2
-    assert [s for run in _chunks(splits, 3) for s in run] == list(splits)
-    assert [len(run) for run in _chunks(splits, 1)] == [1] * len(splits)
+    assert len(seen) == 2 * 2 and seen[-1] == (2 * 2 * len(splits),) * 2
+
+
+def _args(spec: object, world: int, batch: int, slack: float) -> tuple:  # type: ignore[type-arg]
+    model = load_model("gpt-oss-120b")
+    return (model, RX00, spec, world, tuple(valid_splits(model, world)), batch, (32768, 1_000_000), COMM["fp4"],
+            PlanCache(), "analytical", (1, 1.0), slack, None)
+
+
+@pytest.mark.parametrize(("world", "batch", "within"), [(8, 1, 0.0), (64, 1, 0.0), (64, 16, 0.0), (64, 1, 0.07)])
+def test_skipped_splits_cannot_win(world: int, batch: int, within: float) -> None:
+    """All-OCS: every split the sweep skips, timed here by decode_step, is slower than the
+    best split of its context (with ``within``: below the finalists' bar, so Simlette's
+    re-timing sees the same finalists); its stated bound is below its step time; and the
+    bound does skip some (the test is not vacuous)."""
+    model, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    outcomes = _task(_args(spec, world, batch, 1 / (1 - within)))
+    splits = valid_splits(model, world)
+    skipped = 0
+    for c, context in enumerate((32768, 1_000_000)):
+        steps = {s: decode_step(model, RX00, spec, world, s, batch, context) for s in splits
+                 if memory_per_rank(model, RX00, world, s, batch, context).fits}
+        best = max(st.tokens_per_s_user for st in steps.values())
+        for s, row in zip(splits, outcomes, strict=True):
+            found = row[c]
+            if s not in steps:
+                assert found is None
+            elif isinstance(found, Pruned):
+                skipped += 1
+                assert found.bound_s <= steps[s].step_s * (1 + 1e-12)
+                assert steps[s].tokens_per_s_user < (1 - within) * best
+            else:
+                assert found is not None and found.step_s == steps[s].step_s
+    assert skipped > 0

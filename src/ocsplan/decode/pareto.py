@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,16 +22,20 @@ from ..executor import Executor, Failure
 from ..files import write_atomic
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
+from ..simlette.circuitmap import technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
-from ..workload.kernels import memory_per_rank
+from ..workload.kernels import compute_time, memory_per_rank
 from ..workload.model import Model
 from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
 from .step import decode_step
+from .technology import TECHNOLOGIES, StepDemand
 
-__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes", "write_png"]
+__all__ = [
+    "BOUND_MARGIN", "CSV_COLUMNS", "Cell", "Outcome", "Pruned", "cells_csv", "pareto_sweep", "png_bytes", "write_png",
+]
 
 
 @dataclass(frozen=True)
@@ -42,40 +47,63 @@ class Cell:
     batch: int
     fabric: str
     best: Step | None  # None when no split fits in HBM
-    timed: int  # splits timed (fitting in HBM)
+    timed: int  # splits ranked (fitting in HBM): timed, or shown slower than the best by a lower bound
     infeasible: int  # splits whose batch does not fit
 
 
-# a worker process gets the cache's directory (a pickled PlanCache starts with empty memory)
+@dataclass(frozen=True)
+class Pruned:
+    """A split that fits but cannot win its cell: ``bound_s`` (its compute time plus a lower bound
+    on its communication) already exceeds the step time of a split timed before it."""
+
+    bound_s: float
+
+
+Outcome = Step | Pruned | None  # per split and context: timed, ruled out by its bound, does not fit
+
+# the bound must exceed the incumbent by this share to rule a split out (float sums of the step time)
+BOUND_MARGIN = 1e-9
+
+# a worker process gets the cache's directory (a pickled PlanCache starts with empty memory);
+# the last field ticks the progress after each split (in this process only, else None)
 Task = tuple[Model, Accelerator, FabricSpec, int, tuple[Split, ...], int, tuple[int, ...], Precision, PlanCache,
-             str, tuple[int, float]]
+             str, tuple[int, float], float, Callable[[int], None] | None]
 
 
-def _task(task: Task) -> list[list[Step | None]]:
-    """Per split of the task (one fabric and batch), per context: its step, None where it does not fit."""
-    model, acc, spec, world, splits, batch, contexts, precision, cache, network, (k, accept) = task
-    out: list[list[Step | None]] = []
-    for split in splits:
-        steps: list[Step | None] = []
-        for context in contexts:
-            if not memory_per_rank(model, acc, world, split, batch, context, precision).fits:
-                steps.append(None)
+def _task(task: Task) -> list[list[Outcome]]:
+    """Per split of one (fabric, batch), per context: its step, :class:`Pruned`, or None where it does not fit.
+
+    The splits are timed in the order of their lower bounds (compute plus the technology's
+    bound on communication); a split whose bound exceeds ``slack`` x the best step time
+    timed so far in every context it fits is not timed (and not planned): it cannot be
+    the best, nor (with ``slack`` = 1 / (1 - within)) one of the finalists within ``within``."""
+    (model, acc, spec, world, splits, batch, contexts, precision, cache, network, (k, accept), slack,
+     tick) = task
+    tech = TECHNOLOGIES[technology(spec)]
+    fits = [[memory_per_rank(model, acc, world, split, batch, context, precision).fits for context in contexts]
+            for split in splits]
+    bounds: list[list[float]] = []
+    for split, fit in zip(splits, fits, strict=True):
+        comm = tech.comm_bound(StepDemand(model, world, split, batch * k, precision), spec) if any(fit) else 0.0
+        bounds.append([compute_time(model, acc, world, split, batch, context, precision, k).total_s + comm
+                       if f else math.inf for context, f in zip(contexts, fit, strict=True)])
+    best = [math.inf] * len(contexts)  # per context: the least step time timed so far
+    out: list[list[Outcome]] = [[None] * len(contexts) for _ in splits]
+    for i in sorted(range(len(splits)), key=lambda i: (min(bounds[i]), i)):
+        for c, context in enumerate(contexts):
+            if not fits[i][c]:
                 continue
-            steps.append(decode_step(model, acc, spec, world, split, batch, context, network=network,
-                                     precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
-                                     accept_rate=accept))
-        out.append(steps)
+            if bounds[i][c] > best[c] * slack * (1 + BOUND_MARGIN):
+                out[i][c] = Pruned(bounds[i][c])
+                continue
+            step = decode_step(model, acc, spec, world, splits[i], batch, context, network=network,
+                               precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
+                               accept_rate=accept)
+            out[i][c] = step
+            best[c] = min(best[c], step.step_s)
+        if tick is not None:
+            tick(1)
     return out
-
-
-def _chunks(splits: Sequence[Split], parallel: int) -> list[tuple[Split, ...]]:
-    """The splits of one (fabric, batch) as tasks: one each in this process (progress per point);
-    on ``parallel`` workers, ``parallel`` runs of consecutive splits (each worker's memos, such as
-    the EPS contention loads and the program builds, serve a run; the workers stay busy)."""
-    if parallel <= 1:
-        return [(s,) for s in splits]
-    size = -(-len(splits) // parallel)
-    return [tuple(splits[i:i + size]) for i in range(0, len(splits), size)]
 
 
 def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
@@ -87,48 +115,56 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
 
     ``tokens_per_step`` and ``accept_rate``: speculative decoding as ``decode_step`` prices it.
 
-    The (fabric, batch, split) points run on ``executor`` (local processes or a Dask
-    cluster; default: in this process), on several workers in runs of splits of one
-    (fabric, batch); a task that fails twice stops the sweep.
-    ``progress(done, total)`` after each task (and, with simlette, each cell), in points."""
+    Each (fabric, batch) is one task on ``executor`` (local processes or a Dask cluster;
+    default: in this process); its splits are timed best bound first and those whose lower
+    bound cannot beat the best so far are skipped (see :func:`_task`): the cells are those
+    of timing every split. A task that fails twice stops the sweep.
+    ``progress(done, total)`` after each split (on workers: each task) and, with simlette,
+    each cell, in points."""
     check_world(world)
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
     plans = PlanCache(cache)
     ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
+    slack = 1 / (1 - within) if network == "simlette" else 1.0
     verify = (tokens_per_step, accept_rate)
     runner = executor or Executor()
-    tasks: list[Task] = [(model, acc, spec, world, run, b, ctx, precision, plans, ranking, verify)
-                         for spec in fabrics for b in batches for run in _chunks(splits, runner.parallel)]
-    found: dict[int, list[list[Step | None]]] = {}
-    failed: list[str] = []
-    # progress units: every point, then (simlette) every cell's re-simulated finalists
     points = len(fabrics) * len(batches) * len(splits)
     total = points + (len(ctx) * len(batches) * len(fabrics) if network == "simlette" else 0)
     reported = [0]
 
-    def done(index: int, result: list[list[Step | None]] | Failure) -> None:
-        task = tasks[index]
-        if isinstance(result, Failure):
-            named = f"split {task[4][0]}" if len(task[4]) == 1 else f"splits {task[4][0]} to {task[4][-1]}"
-            failed.append(f"{task[2].name} batch {task[5]} {named}: {result.error}")
-        else:
-            found[index] = result
-        reported[0] += len(task[4])
+    def tick(count: int) -> None:
+        reported[0] += count
         if progress is not None:
             progress(reported[0], total)
+
+    local = tick if runner.parallel <= 1 else None
+    tasks: list[Task] = [(model, acc, spec, world, tuple(splits), b, ctx, precision, plans, ranking, verify, slack,
+                          local) for spec in fabrics for b in batches]
+    found: dict[int, list[list[Outcome]]] = {}
+    failed: list[str] = []
+
+    def done(index: int, result: list[list[Outcome]] | Failure) -> None:
+        task = tasks[index]
+        if isinstance(result, Failure):
+            failed.append(f"{task[2].name} batch {task[5]}: {result.error}")
+        else:
+            found[index] = result
+        if local is None:
+            tick(len(task[4]))
 
     runner.run(_task, tasks, done)
     if failed:
         raise OcsplanError(f"pareto: {len(failed)} task(s) failed, first: {failed[0]}")
-    table = {(t[2].name, t[5], s): steps for i, t in enumerate(tasks)
-             for s, steps in zip(t[4], found[i], strict=True)}
+    table = {(t[2].name, t[5], s): outcomes for i, t in enumerate(tasks)
+             for s, outcomes in zip(t[4], found[i], strict=True)}
     cells: list[Cell] = []
     for c_index, context in enumerate(ctx):
         for b in batches:
             for spec in fabrics:
-                steps = [table[(spec.name, b, s)][c_index] for s in splits]
-                feasible = [st for st in steps if st is not None]
+                outcomes = [table[(spec.name, b, s)][c_index] for s in splits]
+                fitting = [o for o in outcomes if o is not None]
+                feasible = [o for o in fitting if isinstance(o, Step)]
                 best = min(feasible, key=lambda st: (-st.tokens_per_s_user, st.split)) if feasible else None
                 if best is not None and network == "simlette":
                     bar = (1 - within) * best.tokens_per_s_user
@@ -140,8 +176,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                     best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
                 if network == "simlette" and progress is not None:
                     progress(points + len(cells) + 1, total)
-                cells.append(Cell(model.name, context, b, spec.name, best, len(feasible),
-                                  len(steps) - len(feasible)))
+                cells.append(Cell(model.name, context, b, spec.name, best, len(fitting),
+                                  len(outcomes) - len(fitting)))
     return cells
 
 

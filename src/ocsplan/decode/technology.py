@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..instance import loads_instance
+from ..planning.bound import objective_bound
 from ..realization.fabrics import FabricSpec
 from ..simlette.circuitmap import hybrid_uplinks
 from ..workload.demand import DemandRow, Precision, instance_toml
@@ -23,7 +24,7 @@ from ..workload.splits import Split
 from .cache import PlanCache
 from .pricing import Priced, native_routes, price_native
 
-__all__ = ["TECHNOLOGIES", "Pricer", "StepDemand", "Technology"]
+__all__ = ["TECHNOLOGIES", "Bound", "Pricer", "StepDemand", "Technology"]
 
 
 @dataclass(frozen=True)
@@ -50,17 +51,34 @@ class StepDemand:
 Pricer = Callable[[StepDemand, Sequence[DemandRow], FabricSpec, str, PlanCache], Priced]
 
 
+# (demand, fabric) -> a lower bound on the step's communication seconds (Pareto pruning)
+Bound = Callable[[StepDemand, FabricSpec], float]
+
+
+def _no_bound(demand: StepDemand, spec: FabricSpec) -> float:
+    return 0.0
+
+
 @dataclass(frozen=True)
 class Technology:
-    """A fabric technology: its name and how it prices a step's collectives."""
+    """A fabric technology: its name, how it prices a step's collectives, and a lower bound
+    on that price (``comm_bound``; 0 where pricing is cheap enough to need none)."""
 
     name: str
     price: Pricer
+    comm_bound: Bound = _no_bound
 
 
 def _planned(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
              cache: PlanCache) -> Priced:
     return cache.prices(demand.planned_text(spec), spec, network)
+
+
+def _planned_bound(demand: StepDemand, spec: FabricSpec) -> float:
+    """The planner's :func:`~ocsplan.planning.bound.objective_bound` of the demand's instance:
+    its plan's sum w*T, whose weights are the calls per step, and the OCS price of every
+    demand is Eq. 1 on the plan's circuits, a hop at least the instance's latency."""
+    return objective_bound(loads_instance(demand.planned_text(spec), "<workload>"))
 
 
 def _native_key(tech: str, text: str, rows: Sequence[DemandRow], spec: FabricSpec) -> str:
@@ -91,7 +109,7 @@ def _native_uplinks(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricS
 
 
 TECHNOLOGIES: Mapping[str, Technology] = MappingProxyType({t.name: t for t in (
-    Technology("ocs", _planned),
+    Technology("ocs", _planned, _planned_bound),
     Technology("eps", _native),
     Technology("hybrid", _native_uplinks),
 )})
