@@ -41,8 +41,7 @@ from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
 from ocsplan.cayley import Topology  # noqa: E402
-from ocsplan.decode import pareto as pareto_module  # noqa: E402
-from ocsplan.decode import pareto_sweep, pricing  # noqa: E402
+from ocsplan.decode import pareto_sweep, pricing, ranking  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.planning import search  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
@@ -93,8 +92,8 @@ def _old_group_analytical(program: pricing.Compiled, bits: Sequence[int], net: N
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
     one circuits network per plan, the OCS pricing's tuple programs and loop, every split timed."""
-    margin = pareto_module.BOUND_MARGIN
-    pareto_module.BOUND_MARGIN = math.inf  # no bound rules a split out
+    margin = ranking.BOUND_MARGIN
+    ranking.BOUND_MARGIN = math.inf  # no bound rules a split out
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
     names = vars(pricing)  # the name pricing calls the circuits by
     priced = (pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network,
@@ -113,7 +112,7 @@ def _baseline() -> Iterator[None]:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
         pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network = priced[:4]
         names["circuits_for_generators"] = priced[4]
-        pareto_module.BOUND_MARGIN = margin
+        ranking.BOUND_MARGIN = margin
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:

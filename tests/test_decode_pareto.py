@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from ocsplan.decode.cache import PlanCache
-from ocsplan.decode.pareto import CSV_COLUMNS, Pruned, _task, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.pareto import CSV_COLUMNS, _task, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.ranking import Pruned
 from ocsplan.decode.step import decode_step
 from ocsplan.executor import Executor
 from ocsplan.realization.fabrics import load_fabric

@@ -330,10 +330,12 @@ def decode(
         realized = load_circuits(circuits)
     if split == "auto":
         with bar:
-            step, ranked = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
-                                     tokens_per_step=k, accept_rate=a, progress=bar.update)
-        console.print(f"split auto: {len(ranked)} feasible splits timed analytically, best {step.split}",
-                      markup=False)
+            choice = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
+                               tokens_per_step=k, accept_rate=a, progress=bar.update)
+        step = choice.best
+        skipped = choice.fitting - len(choice.ranked)
+        console.print(f"split auto: {choice.fitting} feasible splits, {len(choice.ranked)} timed analytically "
+                      f"({skipped} ruled out by a lower bound), best {step.split}", markup=False)
     else:
         s: Split = check_split(m, world, parse_split(split))
         with bar:

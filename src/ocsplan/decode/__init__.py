@@ -13,7 +13,8 @@ from __future__ import annotations
 from .cache import PlanCache
 from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, png_bytes, write_png
 from .pricing import NATIVE, NETWORKS, Priced, price_native, price_planned
-from .step import best_step, decode_step, plan_for
+from .ranking import SplitChoice, best_step, time_splits
+from .step import decode_step, plan_for
 from .technology import TECHNOLOGIES, StepDemand, Technology
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Cell",
     "PlanCache",
     "Priced",
+    "SplitChoice",
     "StepDemand",
     "Technology",
     "best_step",
@@ -34,5 +36,6 @@ __all__ = [
     "png_bytes",
     "price_native",
     "price_planned",
+    "time_splits",
     "write_png",
 ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,20 +21,16 @@ from ..executor import Executor, Failure
 from ..files import write_atomic
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
-from ..workload.kernels import compute_time, memory_per_rank
 from ..workload.model import Model
 from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
+from .ranking import Outcome, best_of, time_splits
 from .step import decode_step
-from .technology import TECHNOLOGIES, StepDemand
 
-__all__ = [
-    "BOUND_MARGIN", "CSV_COLUMNS", "Cell", "Outcome", "Pruned", "cells_csv", "pareto_sweep", "png_bytes", "write_png",
-]
+__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes", "write_png"]
 
 
 @dataclass(frozen=True)
@@ -51,19 +46,6 @@ class Cell:
     infeasible: int  # splits whose batch does not fit
 
 
-@dataclass(frozen=True)
-class Pruned:
-    """A split that fits but cannot win its cell: ``bound_s`` (its compute time plus a lower bound
-    on its communication) already exceeds the step time of a split timed before it."""
-
-    bound_s: float
-
-
-Outcome = Step | Pruned | None  # per split and context: timed, ruled out by its bound, does not fit
-
-# the bound must exceed the incumbent by this share to rule a split out (float sums of the step time)
-BOUND_MARGIN = 1e-9
-
 # a worker process gets the cache's directory (a pickled PlanCache starts with empty memory);
 # the last field ticks the progress after each split (in this process only, else None)
 Task = tuple[Model, Accelerator, FabricSpec, int, tuple[Split, ...], int, tuple[int, ...], Precision, PlanCache,
@@ -71,39 +53,11 @@ Task = tuple[Model, Accelerator, FabricSpec, int, tuple[Split, ...], int, tuple[
 
 
 def _task(task: Task) -> list[list[Outcome]]:
-    """Per split of one (fabric, batch), per context: its step, :class:`Pruned`, or None where it does not fit.
-
-    The splits are timed in the order of their lower bounds (compute plus the technology's
-    bound on communication); a split whose bound exceeds ``slack`` x the best step time
-    timed so far in every context it fits is not timed (and not planned): it cannot be
-    the best, nor (with ``slack`` = 1 / (1 - within)) one of the finalists within ``within``."""
+    """One (fabric, batch): :func:`~ocsplan.decode.ranking.time_splits` over every split and context."""
     (model, acc, spec, world, splits, batch, contexts, precision, cache, network, (k, accept), slack,
      tick) = task
-    tech = TECHNOLOGIES[technology(spec)]
-    fits = [[memory_per_rank(model, acc, world, split, batch, context, precision).fits for context in contexts]
-            for split in splits]
-    bounds: list[list[float]] = []
-    for split, fit in zip(splits, fits, strict=True):
-        comm = tech.comm_bound(StepDemand(model, world, split, batch * k, precision), spec) if any(fit) else 0.0
-        bounds.append([compute_time(model, acc, world, split, batch, context, precision, k).total_s + comm
-                       if f else math.inf for context, f in zip(contexts, fit, strict=True)])
-    best = [math.inf] * len(contexts)  # per context: the least step time timed so far
-    out: list[list[Outcome]] = [[None] * len(contexts) for _ in splits]
-    for i in sorted(range(len(splits)), key=lambda i: (min(bounds[i]), i)):
-        for c, context in enumerate(contexts):
-            if not fits[i][c]:
-                continue
-            if bounds[i][c] > best[c] * slack * (1 + BOUND_MARGIN):
-                out[i][c] = Pruned(bounds[i][c])
-                continue
-            step = decode_step(model, acc, spec, world, splits[i], batch, context, network=network,
-                               precision=precision, check_memory=False, cache=cache, tokens_per_step=k,
-                               accept_rate=accept)
-            out[i][c] = step
-            best[c] = min(best[c], step.step_s)
-        if tick is not None:
-            tick(1)
-    return out
+    return time_splits(model, acc, spec, world, splits, batch, contexts, network=network, precision=precision,
+                       cache=cache, tokens_per_step=k, accept_rate=accept, slack=slack, tick=tick)
 
 
 def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], contexts: Sequence[int],
@@ -117,8 +71,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
 
     Each (fabric, batch) is one task on ``executor`` (local processes or a Dask cluster;
     default: in this process); its splits are timed best bound first and those whose lower
-    bound cannot beat the best so far are skipped (see :func:`_task`): the cells are those
-    of timing every split. A task that fails twice stops the sweep.
+    bound cannot beat the best so far are skipped (:func:`~ocsplan.decode.ranking.time_splits`):
+    the cells are those of timing every split. A task that fails twice stops the sweep.
     ``progress(done, total)`` after each split (on workers: each task) and, with simlette,
     each cell, in points."""
     check_world(world)
@@ -165,7 +119,7 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                 outcomes = [table[(spec.name, b, s)][c_index] for s in splits]
                 fitting = [o for o in outcomes if o is not None]
                 feasible = [o for o in fitting if isinstance(o, Step)]
-                best = min(feasible, key=lambda st: (-st.tokens_per_s_user, st.split)) if feasible else None
+                best = best_of(feasible) if feasible else None
                 if best is not None and network == "simlette":
                     bar = (1 - within) * best.tokens_per_s_user
                     finalists = [st for st in feasible if st.tokens_per_s_user >= bar]
@@ -173,7 +127,7 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                                              precision=precision, check_memory=False, cache=plans,
                                              tokens_per_step=tokens_per_step, accept_rate=accept_rate)
                                  for st in finalists]
-                    best = min(simulated, key=lambda st: (-st.tokens_per_s_user, st.split))
+                    best = best_of(simulated)
                 if network == "simlette" and progress is not None:
                     progress(points + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(fitting),

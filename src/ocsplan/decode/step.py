@@ -4,14 +4,12 @@ The step's demand becomes an instance, the fabric's technology prices its
 collectives (:data:`~ocsplan.decode.technology.TECHNOLOGIES`: the planner's
 plan on all-OCS, native schedules on EPS and hybrid), and the workload model
 adds kernels, launches and power (:class:`ocsplan.workload.step.Step`).
-``best_step`` times every split that fits and keeps the most interactive.
+Choosing the split is :mod:`ocsplan.decode.ranking`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ..errors import InfeasibleError, InstanceError
+from ..errors import InstanceError
 from ..plan import Plan
 from ..realization.circuits import Circuits, fabric_mismatch, plan_mismatch
 from ..realization.fabrics import FabricSpec
@@ -21,13 +19,13 @@ from ..workload.demand import COMM, Precision, demand_rows
 from ..workload.kernels import compute_time, memory_per_rank, require_fit
 from ..workload.model import Model
 from ..workload.power import fabric_power
-from ..workload.splits import Split, check_split, check_world, valid_splits
+from ..workload.splits import Split, check_split, check_world
 from ..workload.step import CollectiveTime, Step
 from .cache import PlanCache
 from .pricing import NETWORKS, price_realized
 from .technology import TECHNOLOGIES, StepDemand
 
-__all__ = ["best_step", "decode_step", "plan_for"]
+__all__ = ["decode_step", "plan_for"]
 
 
 def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: int,
@@ -88,54 +86,3 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     return Step(model.name, acc.name, spec.name, tech, network, precision.name, world, split, batch, context,
                 compute_time(model, acc, world, split, batch, context, precision, tokens_per_step), memory,
                 collectives, power.total, spec.accelerators, tokens_per_step, accept_rate)
-
-
-def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int, context: int, *,
-              network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
-              progress: Callable[[int, int], None] | None = None,
-              cache: PlanCache | None = None, tokens_per_step: int = 1,
-              accept_rate: float = 1.0) -> tuple[Step, list[Step]]:
-    """The split with the most tokens/s/user, and every feasible split's analytical step.
-
-    With ``network="simlette"`` every split whose analytical interactivity is
-    within ``within`` of the best is re-simulated and the best simulated one
-    wins (App. B.6). InfeasibleError when no split fits in HBM. ``progress(done,
-    total)`` after each step timed (the total grows by the finalists once known).
-    """
-    check_world(world)
-    plans = cache if cache is not None else PlanCache()
-    ranking = "analytical" if network == "simlette" else network  # simlette re-times the finalists
-    steps: list[Step] = []
-    needed = []
-    fitting = []
-    for split in valid_splits(model, world):
-        mem = memory_per_rank(model, acc, world, split, batch, context, precision)
-        if not mem.fits:
-            needed.append(mem.total)
-        else:
-            fitting.append(split)
-    for split in fitting:
-        steps.append(decode_step(model, acc, spec, world, split, batch, context, network=ranking,
-                                 precision=precision, cache=plans,
-                                 tokens_per_step=tokens_per_step, accept_rate=accept_rate))
-        if progress is not None:
-            progress(len(steps), len(fitting))
-    if not steps:
-        if not needed:
-            raise InfeasibleError(f"{model.name}: no valid Helix split on {world} accelerators")
-        least = min(needed)
-        raise InfeasibleError(f"batch {batch} does not fit in HBM with any split: it needs at least "
-                              f"{least / 1e9:.4g} GB per rank, {acc.name} holds {acc.hbm_capacity / 1e9:.4g} GB")
-    ranked = sorted(steps, key=lambda s: (-s.tokens_per_s_user, s.split))
-    best = ranked[0]
-    if network == "simlette":
-        finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
-        simulated = []
-        for s in finalists:
-            simulated.append(decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
-                                         precision=precision, cache=plans, tokens_per_step=tokens_per_step,
-                                         accept_rate=accept_rate))
-            if progress is not None:
-                progress(len(steps) + len(simulated), len(steps) + len(finalists))
-        best = min(simulated, key=lambda s: (-s.tokens_per_s_user, s.split))
-    return best, ranked

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..decode.cache import PlanCache
-from ..decode.step import best_step, decode_step, plan_for
+from ..decode.ranking import best_step
+from ..decode.step import decode_step, plan_for
 from ..decode.technology import StepDemand
 from ..errors import InstanceError, OcsplanError
 from ..plan import Plan, dumps_plan
@@ -100,7 +101,7 @@ class Deployment:
 
     step: Step  # decode on the fabric
     baseline: Step  # decode on the baseline fabric at the same split
-    timed: int  # splits timed to choose the split (0: given)
+    timed: int  # splits ranked to choose the split: timed, or ruled out by a lower bound (0: given)
     plan: Plan
     circuits: Circuits
     faults: FaultReport
@@ -139,9 +140,9 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     check_fabric(spec)
     cache = PlanCache()
     if split is None:
-        step, ranked = best_step(model, acc, spec, world, batch, context, precision=precision, cache=cache,
-                                 progress=progress)
-        timed = len(ranked)
+        choice = best_step(model, acc, spec, world, batch, context, precision=precision, cache=cache,
+                           progress=progress)
+        step, timed = choice.best, choice.fitting
     else:
         check_split(model, world, split)
         step = decode_step(model, acc, spec, world, split, batch, context, precision=precision, cache=cache)
