@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,6 +29,7 @@ from .app import (
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
+from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["simulate", "sweep"]
 
@@ -187,6 +189,7 @@ def sweep(
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..executor import Executor
@@ -195,7 +198,8 @@ def sweep(
     from ..simlette.sweep import sweep as run_sweep
 
     check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
+    check_outputs((csv_out, "--csv"), (png, "--png"), (json_out, "--json"),
+                  inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     low, _, high = payloads.partition(":")
     first = parse_option(parse_bytes, low, "--payloads")
     last = parse_option(parse_bytes, high or low, "--payloads")
@@ -215,10 +219,12 @@ def sweep(
     write_csv(rows, csv_out)
     if png is not None:
         write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")
-    table = Table(title=f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}", title_justify="left")
+    title = f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}"
+    table = Table(title=title, title_justify="left")
     for col in ("demand", "schedule", "payload", "T analytical", "T simulated", "sim/ana"):
         table.add_column(col, justify="left" if col in ("demand", "schedule") else "right")
     for r in rows:
         table.add_row(r.demand, r.schedule, format_bytes(r.payload_bytes), format_time(r.analytical_s),
                       format_time(r.simulated_s), f"{r.ratio:.3f}")
-    out.print(table)
+    (err if json_out == "-" else out).print(table)
+    emit_json(dumps_rows("sweep", title, [asdict(r) for r in rows]), json_out)

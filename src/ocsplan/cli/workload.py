@@ -184,9 +184,10 @@ def workload(
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
     verbose: VerboseOpt = False,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
-    check_outputs((emit, "--emit"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
+    check_outputs((emit, "--emit"), (json_out, "--json"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
     refuse_unused("--accept-rate", accept_rate != 1.0,
@@ -195,36 +196,44 @@ def workload(
     lam = parse_option(parse_time, latency, "--latency")
     check_count(ports, "--ports", 1, MAX_PORTS)
     mem = memory_per_rank(m, acc, world, s, batch, tokens, precision)
-    out.print(f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
-              f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
-              f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication",
-              markup=False)
+    console = err if json_out == "-" else out
+    notes = [f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
+             f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
+             f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication"]
     extras = _extras(m)
     if extras:
-        out.print(extras, markup=False)
-    table = Table(title="demand per decode step", title_justify="left")
+        notes.append(extras)
+    title = "demand per decode step"
+    table = Table(title=title, title_justify="left")
     for col in ("region", "axis", "collective", "G x R", "calls", "payload"):
         table.add_column(col, justify="right" if col in ("calls", "payload") else "left")
     if k != 1:
-        out.print(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once",
-                  markup=False)
-    for r in demand_rows(m, world, s, batch * k, precision):
+        notes.append(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once")
+    demands = demand_rows(m, world, s, batch * k, precision)
+    for r in demands:
         table.add_row(r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
                       format_bytes(r.payload) if r.calls else "-")
-    out.print(table)
+    for note in notes:
+        console.print(note, markup=False)
+    console.print(table)
     kv_user = m.kv_elements_per_user(tokens) * precision.kv
-    out.print(f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
-              f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}", markup=False)
     c = compute_time(m, acc, world, s, batch, tokens, precision, k)
-    out.print(f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
-              f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
-              f"{format_time(c.launch_s)}; total {format_time(c.total_s)}", markup=False)
+    after = [f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
+             f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}",
+             f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
+             f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
+             f"{format_time(c.launch_s)}; total {format_time(c.total_s)}"]
+    for note in after:
+        console.print(note, markup=False)
     require_fit(mem, batch)
     if emit is not None:
         text = instance_toml(m, world, s, batch * k, ports=ports or acc.ports, latency=lam, link=acc.link,
                              precision=precision, context=tokens)
         write_atomic(emit, text)
-        out.print(f"wrote {emit}", markup=False)
+        console.print(f"wrote {emit}", markup=False)
+    rows = [{"region": r.region, "axis": r.axis, "collective": r.collective, "groups": r.groups, "ranks": r.ranks,
+             "calls": r.calls, "payload_bytes": r.payload} for r in demands]
+    emit_json(dumps_rows("workload", title, rows, [*notes, *after]), json_out)
 
 
 def _extras(m: Any) -> str:
@@ -431,6 +440,7 @@ def pareto(
     accelerator_latency: AccLatencyOpt = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
@@ -452,7 +462,7 @@ def pareto(
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"),
+    check_outputs((csv_out, "--csv"), (png, "--png"), (json_out, "--json"),
                   inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                           *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
@@ -460,11 +470,19 @@ def pareto(
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
                              accept_rate=accept)
-    table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
+    title = f"{m.name} on {world} x {acc.name}: best split per cell ({network})"
+    table = Table(title=title, title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
         table.add_column(col, justify="left" if col in ("fabric", "split") else "right")
+    rows: list[dict[str, Any]] = []
     for c in cells:
         s = c.best
+        rows.append({"context": c.context, "batch": c.batch, "fabric": c.fabric,
+                     "split": None if s is None else str(s.split), "timed": c.timed, "infeasible": c.infeasible,
+                     **({} if s is None else {
+                         "kvp": s.split.kvp, "tpa": s.split.tpa, "ep": s.split.ep, "tpe": s.split.tpe,
+                         "step_s": s.step_s, "comm_s": s.comm_s, "tokens_per_s_user": s.tokens_per_s_user,
+                         "tokens_per_s": s.tokens_per_s, "power_w": s.power_w, "tokens_per_s_mw": s.tokens_per_s_mw})})
         if s is None:
             table.add_row(str(c.context), str(c.batch), c.fabric, "does not fit", "", "", "", "", "", style="dim")
             continue
@@ -474,10 +492,14 @@ def pareto(
     points = sum(c.timed + c.infeasible for c in cells)
     table.caption = f"{points} points ({len(cells)} cells x {points // max(1, len(cells))} splits)"
     table.caption_justify = "left"
-    out.print(table)
+    (err if json_out == "-" else out).print(table)
     outputs: list[tuple[str | Path, str | bytes]] = []
     if csv_out is not None:
         outputs.append((csv_out, cells_csv(cells)))
     if png is not None:
         outputs.append((png, png_bytes(cells)))
-    write_atomic_all(outputs)  # both or neither
+    if json_out is not None and json_out != "-":
+        outputs.append((json_out, dumps_rows("pareto", title, rows, [table.caption])))
+    write_atomic_all(outputs)  # all or none
+    if json_out == "-":
+        emit_json(dumps_rows("pareto", title, rows, [table.caption]), json_out)
