@@ -29,6 +29,7 @@ from .app import (
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
+from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["simulate", "sweep"]
@@ -149,17 +150,19 @@ def simulate(
         for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
                     "sim/ana", "credit stall", "busiest link", "load"):
             table.add_column(col, justify="left" if col in ("demand", "schedule", "busiest link") else "right")
+        rows: list[list[Cell]] = []
         for d in report.demands:
             busiest = d.busiest
-            table.add_row(
+            rows.append([
                 f"{d.mesh}[{d.axis}].{d.demand} {d.collective}",
-                d.schedule if d.how in ("", "intact") else f"{d.schedule} ({d.how})", format_bytes(d.payload_bytes),
+                d.schedule if d.how in ("", "intact") else f"{d.schedule} ({d.how})", d.payload_bytes,
                 f"{d.groups}x{d.group_size}", str(d.multiplicity),
                 format_time(d.closed_form_s) if d.closed_form_s is not None else "",
                 format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",
                 format_time(d.credit_stall_s), busiest.name if busiest else "",
-                format_bytes(busiest.bytes) if busiest else "",
-            )
+                busiest.bytes if busiest else "",
+            ])
+        add_rows(table, rows, [2, 11])
         console.print(table)
         for note in report.notes:
             console.print(f"note: {note}", markup=False)
@@ -223,8 +226,7 @@ def sweep(
     table = Table(title=title, title_justify="left")
     for col in ("demand", "schedule", "payload", "T analytical", "T simulated", "sim/ana"):
         table.add_column(col, justify="left" if col in ("demand", "schedule") else "right")
-    for r in rows:
-        table.add_row(r.demand, r.schedule, format_bytes(r.payload_bytes), format_time(r.analytical_s),
-                      format_time(r.simulated_s), f"{r.ratio:.3f}")
+    add_rows(table, [[r.demand, r.schedule, r.payload_bytes, format_time(r.analytical_s), format_time(r.simulated_s),
+                      f"{r.ratio:.3f}"] for r in rows], [2])
     (err if json_out == "-" else out).print(table)
     emit_json(dumps_rows("sweep", title, [asdict(r) for r in rows]), json_out)

@@ -42,6 +42,7 @@ from .app import (
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed
+from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
@@ -210,9 +211,8 @@ def workload(
     if k != 1:
         notes.append(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once")
     demands = demand_rows(m, world, s, batch * k, precision)
-    for r in demands:
-        table.add_row(r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
-                      format_bytes(r.payload) if r.calls else "-")
+    add_rows(table, [[r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
+                      r.payload if r.calls else "-"] for r in demands], [5])
     for note in notes:
         console.print(note, markup=False)
     console.print(table)
@@ -263,9 +263,10 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     for col in ("part", "schedule", "payload", "calls", "per call", "total", "share"):
         table.add_column(col, justify="left" if col in ("part", "schedule") else "right")
     total = step.step_s
+    rows: list[list[Cell]] = []
 
-    def row(part: str, schedule: str, payload: str, calls: str, per: str, value: float) -> None:
-        table.add_row(part, schedule, payload, calls, per, format_time(value), f"{value / total:.1%}")
+    def row(part: str, schedule: str, payload: Cell, calls: str, per: str, value: float) -> None:
+        rows.append([part, schedule, payload, calls, per, format_time(value), f"{value / total:.1%}"])
 
     row("attention", "", "", "", "", c.attention_s)
     row("FFN", "", "", "", "", c.ffn_s)
@@ -274,8 +275,9 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     for x in step.collectives:
         r = x.row
         dense = " dense" if r.region == "ffn-dense" else ""
-        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload),
+        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, r.payload,
             str(r.calls), format_time(x.time_s), x.total_s)
+    add_rows(table, rows, [2])
     summary = (f"step {format_time(total)} (compute {format_time(c.total_s)}, communication "
                f"{format_time(step.comm_s)}); {step.tokens_per_s_user:.1f} tokens/s/user, "
                f"{step.tokens_per_s:.1f} tokens/s; power {step.power_w / 1e3:.1f} kW "
