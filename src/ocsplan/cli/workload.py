@@ -41,7 +41,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
 from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
 
@@ -93,8 +93,9 @@ def _gb(nbytes: float) -> str:
 
 LinkRateOpt = Annotated[str | None, typer.Option("--link-rate", help="override the fabric's per-port rate: "
                                                                   "400G, 800G or 1600G (App. E)")]
-FabricPortsOpt = Annotated[int | None, typer.Option("--ports", help="override the fabric's ports per accelerator "
-                                                                   "(radix; rails, devices and power scale)")]
+RadixOpt = Annotated[int | None, typer.Option("--radix", help="override the fabric's ports per accelerator "
+                                                             "(rails, devices and power scale)")]
+OldPortsOpt = Annotated[int | None, typer.Option("--ports", hidden=True, help="old name of --radix")]
 SwitchOpt = Annotated[str | None, typer.Option("--switch-latency", help="EPS switch-core latency, e.g. 400ns; "
                                                                        "the 810 ns switch hop stays constant")]
 AccLatencyOpt = Annotated[str | None, typer.Option("--accelerator-latency",
@@ -102,12 +103,14 @@ AccLatencyOpt = Annotated[str | None, typer.Option("--accelerator-latency",
                                                         "(490ns nominal)")]
 
 
-def _overridden(specs: list[Any], xpu_w: float, link_rate: str | None, ports: int | None,
-                switch_latency: str | None, accelerator_latency: str | None) -> list[Any]:
-    """The fabrics with the command-line overrides applied (each validated, the rate against Table 12)."""
+def _overridden(specs: list[Any], xpu_w: float, link_rate: str | None, ports: int | None, switch_latency: str | None,
+                accelerator_latency: str | None, radix_option: str = "--radix") -> list[Any]:
+    """The fabrics with the command-line overrides applied (each validated, the rate against Table 12);
+    ``radix_option`` names the radix override as given (--radix or its old name)."""
     from ..realization.fabrics import Overrides, override_fabric
     from ..workload.power import fabric_power
 
+    check_count(ports, radix_option, 1, MAX_PORTS)
     over = Overrides(
         link=None if link_rate is None else _rate_option(link_rate, "--link-rate"),
         ports=ports,
@@ -308,12 +311,13 @@ def decode(
                                                  "--network simlette)")] = False,
     verbose: VerboseOpt = False,
     link_rate: LinkRateOpt = None,
-    ports: FabricPortsOpt = None,
+    radix: RadixOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
     circuits: Annotated[Path | None, typer.Option(
         help="all-OCS: the deployed (or repaired) circuits of this split's plan, priced on their real "
              "OCS paths; needs --split")] = None,
+    ports: OldPortsOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -326,8 +330,9 @@ def decode(
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     k, a = _verify(tokens_per_step, accept_rate)
-    spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, ports, switch_latency,
-                       accelerator_latency)[0]
+    radix, radix_option = renamed_as("decode", "--ports", ports, radix)
+    spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, radix, switch_latency,
+                       accelerator_latency, radix_option)[0]
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
     bar = Bar(err, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
@@ -367,20 +372,32 @@ def power(
     accelerator: AccOpt = "rx00",
     link_rate: Annotated[str | None, typer.Option(
         "--link-rate", help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
-    ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
+    radix: Annotated[int | None, typer.Option("--radix", help="accelerator radix L' (rescales the levels)")] = None,
     json_out: RowsJsonOpt = None,
     rate: Annotated[str | None, typer.Option("--rate", hidden=True, help="old name of --link-rate")] = None,
+    ports: OldPortsOpt = None,
 ) -> None:
     """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
     from ..realization.fabrics import load_fabric
     from ..workload.power import fabric_power, rate_label
 
     check_outputs((json_out, "--json"))
-    given = renamed("power", "--rate", rate, link_rate)
+    given, rate_option = renamed_as("power", "--rate", rate, link_rate)
+    radix, radix_option = renamed_as("power", "--ports", ports, radix)
     acc = load_accelerator(accelerator)
-    bps = None if given is None else _rate_option(given, "--link-rate" if rate is None else "--rate")
-    check_count(ports, "--ports", 1, MAX_PORTS)
-    results = [fabric_power(load_fabric(f, "FABRIC"), acc.power, rate=bps, ports=ports) for f in fabrics]
+    bps = None if given is None else _rate_option(given, rate_option)
+    check_count(radix, radix_option, 1, MAX_PORTS)
+
+    def priced(text: str) -> Any:
+        spec = load_fabric(text, "FABRIC")
+        try:
+            return fabric_power(spec, acc.power, rate=bps, ports=radix)
+        except InstanceError as exc:  # a rate with no Table 12 figure: the option's, if given
+            if bps is None:
+                raise
+            raise InstanceError(rate_option, "", exc.detail) from None
+
+    results = [priced(f) for f in fabrics]
     first = results[0].total
     title = f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)"
     table = Table(title=title, title_justify="left")
@@ -433,22 +450,26 @@ def pareto(
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
-    png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="write Figures 4 and 5 (PNG)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     verbose: VerboseOpt = False,
     link_rate: LinkRateOpt = None,
-    ports: FabricPortsOpt = None,
+    radix: RadixOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
     json_out: RowsJsonOpt = None,
+    ports: OldPortsOpt = None,
+    png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
     from ..executor import Executor
     from ..realization.fabrics import load_fabric
 
+    radix, radix_option = renamed_as("pareto", "--ports", ports, radix)
+    plot, plot_option = renamed_as("pareto", "--png", png, plot)
     m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
@@ -459,12 +480,12 @@ def pareto(
         raise InstanceError("--contexts", "", "empty list")
     sizes = _int_list(batches, "--batches")
     specs = _overridden([load_fabric(f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip()], acc.power,
-                        link_rate, ports, switch_latency, accelerator_latency)
+                        link_rate, radix, switch_latency, accelerator_latency, radix_option)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"), (json_out, "--json"),
+    check_suffix(plot, plot_option, (".png",))
+    check_outputs((csv_out, "--csv"), (plot, plot_option), (json_out, "--json"),
                   inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                           *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
@@ -498,8 +519,8 @@ def pareto(
     outputs: list[tuple[str | Path, str | bytes]] = []
     if csv_out is not None:
         outputs.append((csv_out, cells_csv(cells)))
-    if png is not None:
-        outputs.append((png, png_bytes(cells)))
+    if plot is not None:
+        outputs.append((plot, png_bytes(cells)))
     if json_out is not None and json_out != "-":
         outputs.append((json_out, dumps_rows("pareto", title, rows, [table.caption])))
     write_atomic_all(outputs)  # all or none
