@@ -5,7 +5,7 @@ Usage: python scripts/repro_fig28.py [--out out/fig28] [--sweeps bandwidth,radix
 
 GPT-OSS-5.3-like at batch 1 and 5M context on 512 of the 576 accelerators of
 simulate/fabrics/nvl576-{all-eps,hybrid,all-ocs}.toml; one parameter at a time,
-as ``ocsplan pareto --link-rate / --ports / --switch-latency /
+as ``ocsplan pareto --link-rate / --radix / --switch-latency /
 --accelerator-latency`` set it (``ocsplan.realization.fabrics.override_fabric``):
 per-port rate 400G, 800G, 1.6T; accelerator radix 36, 48, 64, 96, 128; switch-core
 latency 100, 200, 400 ns (the 810 ns switch hop constant); accelerator egress +

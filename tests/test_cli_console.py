@@ -123,7 +123,7 @@ def test_study_bar_is_gone_when_piped(tmp_path: Path) -> None:
     gen = tmp_path / "gen"
     assert CliRunner().invoke(app, ["generate", "--family", "helix", "--count", "2", "--max-bits", "4",
                                     "--out", str(gen)]).exit_code == 0
-    result = CliRunner().invoke(app, ["study", str(gen), "--methods", "heuristic", "--out", str(tmp_path / "s.csv")])
+    result = CliRunner().invoke(app, ["study", str(gen), "--methods", "heuristic", "--csv", str(tmp_path / "s.csv")])
     assert result.exit_code == 0, result.output
     assert BAR not in result.stderr and result.stderr.startswith("2 rows (0 cached, 2 solved)")
 

@@ -183,7 +183,7 @@ def test_study_command(tmp_path: Path) -> None:
             str(inst_dir),
             "--methods",
             "heuristic,cpsat",
-            "--out",
+            "--csv",
             str(out),
             "--plot",
             str(png),
@@ -197,7 +197,7 @@ def test_study_command(tmp_path: Path) -> None:
     assert len(rows) == 6 and {r["method"] for r in rows} == {"heuristic", "cpsat"}
     assert all(r["status"] == "optimal" for r in rows if r["method"] == "cpsat")
     assert png.stat().st_size > 0
-    again = runner.invoke(cli.app, ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--out", str(out)])
+    again = runner.invoke(cli.app, ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--csv", str(out)])
     assert again.exit_code == 0 and "6 cached" in again.output
 
 
@@ -210,7 +210,7 @@ def test_study_is_deterministic(tmp_path: Path) -> None:
     tables = []
     for name in ("a.csv", "b.csv"):
         target = tmp_path / name
-        args = ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--out", str(target), "--fresh"]
+        args = ["study", str(inst_dir), "--methods", "heuristic,cpsat", "--csv", str(target), "--fresh"]
         result = runner.invoke(cli.app, args)
         assert result.exit_code == 0, result.output
         rows = list(csv.DictReader(target.open()))

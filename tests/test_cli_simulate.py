@@ -125,7 +125,7 @@ def test_simulate_with_a_saved_realization(plan_file: Path, tmp_path: Path) -> N
         (["--buffer", "lots"], "--buffer"),
         (["--order", "random"], "--order"),
         (["--demand", "nope"], "--demand"),
-        (["--latency", "fast"], "--latency"),
+        (["--latency-preset", "fast"], "--latency-preset"),
     ],
 )
 def test_simulate_bad_options(plan_file: Path, args: list[str], message: str) -> None:
@@ -149,7 +149,7 @@ def test_latency_preset(plan_file: Path) -> None:
         "-",
     ]
     nominal = json.loads(runner.invoke(app, args).stdout)["demands"][0]["simulated_s"]
-    high = json.loads(runner.invoke(app, [*args, "--latency", "high"]).stdout)["demands"][0]["simulated_s"]
+    high = json.loads(runner.invoke(app, [*args, "--latency-preset", "high"]).stdout)["demands"][0]["simulated_s"]
     assert nominal == pytest.approx(520e-9 + 7 * 12.8e-9)
     assert high == pytest.approx(320e-9 + 7 * 12.8e-9)
 
@@ -180,7 +180,7 @@ def test_sweep_writes_csv_and_png(plan_file: Path, tmp_path: Path) -> None:
             "all",
             "--csv",
             str(out_csv),
-            "--png",
+            "--plot",
             str(out_png),
         ],
     )

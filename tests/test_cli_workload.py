@@ -50,7 +50,8 @@ def test_workload_emits_an_instance(tmp_path: Path) -> None:
         (["splits", "megatron-5t", "--world", "3"], "--world: must be a power of two"),
         (["decode", "megatron-5t", "--fabric", str(FABRICS / "nvl576-all-ocs.toml"), "--network", "x"],
          "--network: unknown network"),
-        (["power", str(FABRICS / "nvl576-all-ocs.toml"), "--link-rate", "300G"], "rate: 300 Gb/s has no Table 12"),
+        (["power", str(FABRICS / "nvl576-all-ocs.toml"), "--link-rate", "300G"],
+         "--link-rate: 300 Gb/s has no Table 12"),
     ],
 )
 def test_bad_input_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
@@ -91,7 +92,7 @@ def test_power_ratios_printed() -> None:
     assert "1.327" in result.stdout  # App. E: all-EPS / all-OCS
     result = runner.invoke(app, ["power", files[0], files[2], "--link-rate", "1600G"])
     assert "1.604" in result.stdout
-    result = runner.invoke(app, ["power", files[0], files[2], "--ports", "128"])
+    result = runner.invoke(app, ["power", files[0], files[2], "--radix", "128"])
     assert "1.937" in result.stdout
 
 
@@ -99,7 +100,7 @@ def test_pareto_writes_csv_and_png(tmp_path: Path) -> None:
     csv_path, png = tmp_path / "f4.csv", tmp_path / "f4.png"
     fabrics = ",".join(str(FABRICS / f"nvl576-{f}.toml") for f in ("all-eps", "all-ocs"))
     result = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1,4",
-                                 "--fabrics", fabrics, "--csv", str(csv_path), "--png", str(png)])
+                                 "--fabrics", fabrics, "--csv", str(csv_path), "--plot", str(png)])
     assert result.exit_code == 0, result.output
     assert "64 points" in result.stdout  # 16 splits x 1 context x 2 batches x 2 fabrics
     assert len(csv_path.read_text().splitlines()) == 1 + 4 and png.exists()
@@ -173,7 +174,7 @@ def test_decode_counts_accepted_tokens() -> None:
     ("command", "option", "old", "new"),
     [
         ("decode", ["--link-rate", "800G"], 'link = "400Gb/s"', 'link = "800Gb/s"'),
-        ("decode", ["--ports", "48"], "ports = 36", "ports = 48"),
+        ("decode", ["--radix", "48"], "ports = 36", "ports = 48"),
         ("decode", ["--switch-latency", "400ns"], 'latency = "nominal"', 'latency = "high"'),
         ("decode", ["--accelerator-latency", "300ns"], 'latency = "nominal"', 'latency = { endpoint = "200ns" }'),
         ("pareto", ["--switch-latency", "100ns"], 'latency = "nominal"', 'latency = "low"'),
@@ -210,7 +211,7 @@ def test_fabric_override_equals_an_edited_fabric_file(command: str, option: list
     [
         (["--link-rate", "700G"], "--link-rate: 700 Gb/s has no Table 12 power figures"),
         (["--link-rate", "fast"], "--link-rate: "),
-        (["--ports", "0"], "--ports: must be between 1 and 4096"),
+        (["--radix", "0"], "--radix: must be between 1 and 4096"),
         (["--switch-latency", "600ns"], "--switch-latency: 600 ns leaves a negative endpoint latency"),
         (["--switch-latency", "-1ns"], "--switch-latency: "),
         (["--accelerator-latency", "20ns"], "--accelerator-latency: 20 ns is below the 100 ns"),

@@ -66,8 +66,8 @@ def test_no_override_is_the_file() -> None:
 @pytest.mark.parametrize(
     ("over", "message"),
     [
-        (Overrides(ports=0), "--ports: must be between 1 and 4096"),
-        (Overrides(ports=5000), "--ports: must be between 1 and 4096"),
+        (Overrides(ports=0), "--radix: must be between 1 and 4096"),
+        (Overrides(ports=5000), "--radix: must be between 1 and 4096"),
         (Overrides(link=0.5), "--link-rate: must be between 1 and 1e+18"),
         (Overrides(switch_core=600 * NS), "--switch-latency: 600 ns leaves a negative endpoint"),
         (Overrides(switch_core=1e4), "--switch-latency: must be between"),

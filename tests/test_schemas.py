@@ -49,7 +49,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
         out["decode-1"].append(step)
     gen = d / "gen"
     _run("generate", "--family", "helix", "--count", "2", "--seed", "3", "--max-bits", "5", "--out", str(gen))
-    _run("study", str(gen), "--methods", "heuristic,cpsat", "--out", str(d / "study.csv"),
+    _run("study", str(gen), "--methods", "heuristic,cpsat", "--csv", str(d / "study.csv"),
          "--json", str(d / "study.json"))
     out["study-1"].append(d / "study.json")
     fig15 = ROOT / "instances" / "stacked" / "fig15-n512-L16.toml"
@@ -123,7 +123,7 @@ def test_study_json_to_stdout_is_only_json(tmp_path: Path) -> None:
     """--json - writes the document alone to stdout (the summary table goes to stderr)."""
     gen = tmp_path / "gen"
     _run("generate", "--family", "helix", "--count", "1", "--seed", "2", "--max-bits", "4", "--out", str(gen))
-    result = CliRunner().invoke(app, ["study", str(gen), "--methods", "heuristic", "--out",
+    result = CliRunner().invoke(app, ["study", str(gen), "--methods", "heuristic", "--csv",
                                       str(tmp_path / "s.csv"), "--json", "-"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

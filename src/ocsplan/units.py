@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -23,6 +23,8 @@ __all__ = [
     "TIME",
     "TOKENS",
     "Quantity",
+    "byte_family",
+    "format_byte_column",
     "format_bytes",
     "format_count",
     "format_power",
@@ -180,16 +182,40 @@ def parse_power(value: object) -> float:
     return POWER.parse(value)
 
 
-def format_bytes(nbytes: float) -> str:
-    """Human-readable size with binary prefixes where exact ("4KiB"), else decimal."""
+_BINARY = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+_DECIMAL = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
+
+
+def format_bytes(nbytes: float, family: str | None = None) -> str:
+    """Human-readable size. ``family`` binary (KiB, MiB, GiB) or decimal (kB, MB, GB) writes every
+    size in that family, four significant digits where not exact ("3.5KiB", "7.812KiB"); without it a
+    lone size takes binary prefixes where exact ("4KiB"), else decimal ("32kB")."""
     n = float(nbytes)
-    for unit, binary in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= binary and n % binary == 0:
-            return f"{int(n // binary)}{unit}"
-    for unit, decimal in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= decimal:
-            return f"{n / decimal:.4g}{unit}"
+    if family is None:
+        for unit, binary in _BINARY:
+            if n >= binary and n % binary == 0:
+                return f"{int(n // binary)}{unit}"
+        family = "decimal"
+    for unit, scale in _BINARY if family == "binary" else _DECIMAL:
+        if n >= scale:
+            return f"{n / scale:.4g}{unit}"
     return f"{n:.4g}B"
+
+
+def byte_family(sizes: Iterable[float]) -> str:
+    """The prefix family of a column of sizes: decimal when more of them are whole kB, MB or GB than
+    whole KiB, MiB or GiB (a user's "8kB" payload and what it derives), else binary."""
+    binary = decimal = 0
+    for n in sizes:
+        binary += n >= 2**10 and n % 2**10 == 0
+        decimal += n >= 1e3 and n % 1e3 == 0
+    return "decimal" if decimal > binary else "binary"
+
+
+def format_byte_column(sizes: Sequence[float]) -> list[str]:
+    """Each size of one table column, all in the column's :func:`byte_family`."""
+    family = byte_family(sizes)
+    return [format_bytes(n, family) for n in sizes]
 
 
 def format_time(seconds: float) -> str:

@@ -95,7 +95,7 @@ def test_cut_off_csv_keeps_complete_rows(tmp_path: Path) -> None:
     rows, dropped = read_study(out)
     assert [r.instance for r in rows] == ["x", "y"] and dropped == 1
     paths = _write_instances(tmp_path, ["two-axes"])
-    result = runner.invoke(app, ["study", str(paths[0]), "--out", str(out), "--methods", "heuristic"])
+    result = runner.invoke(app, ["study", str(paths[0]), "--csv", str(out), "--methods", "heuristic"])
     assert result.exit_code == 0, result.output
     assert "dropped 1" in result.stderr
     assert {"x", "y", "two-axes"} <= {r.instance for r in read_study(out)[0]}

@@ -38,6 +38,7 @@ __all__ = [
     "out",
     "parse_option",
     "refuse_unused",
+    "warn_on_success",
 ]
 
 
@@ -93,13 +94,27 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
+_WARNINGS: list[str] = []
+
+
+def warn_on_success(message: str) -> None:
+    """A line for stderr once the command has succeeded (an old option name): a refused command keeps
+    the contract of one line, its error."""
+    _WARNINGS.append(message)
+
+
 def handle_errors(func: F) -> F:
-    """Map ocsplan errors to one line on stderr and the documented exit status."""
+    """Map ocsplan errors to one line on stderr and the documented exit status; on success the
+    :func:`warn_on_success` lines follow on stderr."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _WARNINGS.clear()
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            for line in _WARNINGS:
+                err.print(line, markup=False, soft_wrap=True)
+            return result
         except (InstanceError, PlanError) as exc:
             raise fail(str(exc), 2) from None
         except InfeasibleError as exc:

@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +21,7 @@ from ..plan import load_plan
 from ..planning.check import require_valid
 from ..units import format_time
 from .app import app, check_apart, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
+from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:
     from ..deploy.faults import FaultOutcome, FaultReport
@@ -28,7 +30,8 @@ if TYPE_CHECKING:
     from ..realization.circuits import Circuits
     from ..realization.fabrics import FabricSpec
 
-__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table", "repath_table", "step_table"]
+__all__ = ["faults_command", "faults_tables", "repair_command", "repair_table", "repath_table", "step_table",
+           "step_times"]
 
 WORST = 10
 
@@ -156,6 +159,7 @@ def repair_command(
     simulate: Annotated[bool, typer.Option(
         "--simulate/--no-simulate", help="price the healthy and the repaired fabric with Simlette (message mode) "
                                          "and Eq. 1 on their real OCS paths")] = True,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Repair failed accelerators (their ranks onto spares) or failed circuits and level-2 devices (the
     circuits re-pathed through free ports); fewest cross-connect changes, every other one stays."""
@@ -167,7 +171,7 @@ def repair_command(
     from ..realization.fabrics import load_fabric
 
     inputs = ((circuits_path, "CIRCUITS"), (plan_path, "--plan"), (fabric, "--fabric"))
-    check_outputs((out_path, "--out"), (diff_path, "--diff"), inputs=inputs)
+    check_outputs((out_path, "--out"), (diff_path, "--diff"), (json_out, "--json"), inputs=inputs)
     check_apart(((diff_dir, "--diff-dir"),), inputs)
     if diff_dir is not None:
         check_directory(diff_dir, PlanError, option="--diff-dir")
@@ -179,28 +183,37 @@ def repair_command(
     mismatch = fabric_faults(circuits, spec)
     if mismatch:
         raise InstanceError("--fabric", "", f"{fabric} is not the fabric of {circuits_path}: {mismatch[0]}")
-    console = err if out_path == "-" or diff_path == "-" else out
+    console = err if "-" in (out_path, diff_path, json_out) else out
     kinds = {value.partition(":")[0] == "accelerator" for value in failed}
     if len(kinds) > 1:
         raise InstanceError("--failed", "", "accelerator faults and circuit/device faults are repaired apart "
                             "(one repair per kind, the second on the first's output)")
+    notes: list[str] = []
     if kinds == {False}:
         result = repath(circuits, spec, parse_faults(failed, circuits))
-        console.print(repath_table(result.repaths, result.changes, len(result.diff)))
+        table = repath_table(result.repaths, result.changes, len(result.diff))
+        rows = [asdict(r) for r in result.repaths]
     else:
         ids = parse_failed(failed, circuits)
         result = repair(circuits, spec, ids)
-        console.print(repair_table(result.moves, result.changes, len(result.diff)))
-        for a in ids:
-            if a not in {m.failed for m in result.moves}:
-                console.print(f"accelerator {a} ran no rank: it only leaves the spares", markup=False)
+        table = repair_table(result.moves, result.changes, len(result.diff))
+        rows = [asdict(m) for m in result.moves]
+        notes = [f"accelerator {a} ran no rank: it only leaves the spares" for a in ids
+                 if a not in {m.failed for m in result.moves}]
+    console.print(table)
+    for note in notes:
+        console.print(note, markup=False)
     if simulate:
-        console.print(step_table(plan, spec, circuits, result.circuits))
+        times = step_times(plan, spec, circuits, result.circuits)
+        console.print(step_table(times))
+        notes += [f"{label}: sum w*T healthy {before!r} s, repaired {after!r} s" for label, before, after in times]
     texts = [(out_path, dumps_circuits(result.circuits))]
     if diff_path is not None:
         texts.append((diff_path, json.dumps(diff_to_dict(result, circuits), indent=1) + "\n"))
+    if json_out is not None:
+        texts.append((json_out, dumps_rows("repair", str(table.title), rows, notes)))
     if diff_dir is None:
-        write_atomic_all([(path, text) for path, text in texts if path != "-"])  # both files or neither
+        write_atomic_all([(path, text) for path, text in texts if path != "-"])  # every file or none
     else:
         _write_with_directory(diff_dir, diff_files(result, circuits), [(p, t) for p, t in texts if p != "-"])
     for path, text in texts:
@@ -208,9 +221,9 @@ def repair_command(
             emit_json(text, path)
 
 
-def step_table(plan: Plan, spec: FabricSpec, healthy: Circuits, repaired: Circuits) -> Table:
-    """sum w*T before and after a repair: the plan's Eq. 1, Eq. 1 on the circuits' real OCS paths
-    (a moved circuit's extra hops), and Simlette in message mode."""
+def step_times(plan: Plan, spec: FabricSpec, healthy: Circuits, repaired: Circuits) -> list[tuple[str, float, float]]:
+    """sum w*T before and after a repair, in seconds: the plan's Eq. 1, Eq. 1 on the circuits' real OCS
+    paths (a moved circuit's extra hops), and Simlette in message mode."""
     from ..simlette import SimOptions, simulate_plan
     from ..simlette.report import weighted
 
@@ -218,14 +231,19 @@ def step_table(plan: Plan, spec: FabricSpec, healthy: Circuits, repaired: Circui
                for k, d in enumerate(a.demands)}
     runs = [weighted(simulate_plan(plan, spec, SimOptions(mode="message"), circuits=c), weights)
             for c in (healthy, repaired)]
+    return [("Eq. 1, the plan (lambda per phase)", plan.objective_s, plan.objective_s),
+            *((label, runs[0][i], runs[1][i])
+              for i, label in ((0, "Eq. 1 on the circuits' OCS paths"), (1, "Simlette, message mode")))]
+
+
+def step_table(times: Sequence[tuple[str, float, float]]) -> Table:
+    """:func:`step_times` as a table with the ratio of each."""
     table = Table(title="the step's communication, sum w*T, healthy and repaired", title_justify="left")
     for col in ("", "healthy", "repaired", "x healthy"):
         table.add_column(col, justify="left" if not col else "right")
-    table.add_row("Eq. 1, the plan (lambda per phase)", format_time(plan.objective_s),
-                  format_time(plan.objective_s), "1")
-    for i, label in ((0, "Eq. 1 on the circuits' OCS paths"), (1, "Simlette, message mode")):
-        before, after = runs[0][i], runs[1][i]
-        table.add_row(label, format_time(before), format_time(after), f"{after / before:.4g}" if before else "-")
+    for n, (label, before, after) in enumerate(times):
+        ratio = "1" if n == 0 else f"{after / before:.4g}" if before else "-"
+        table.add_row(label, format_time(before), format_time(after), ratio)
     return table
 
 

@@ -36,7 +36,7 @@ from .app import (
 )
 from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
-from .render import compare_table, plan_table
+from .render import Cell, add_rows, compare_table, plan_table
 from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
@@ -189,11 +189,14 @@ def schedules(
     for col in ("collective", "schedule", "valid", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
     rows: list[dict[str, Any]] = []
+    cells: list[list[Cell]] = []
+    styles: list[str | None] = []
     for sched in sorted(SCHEDULES.values(), key=lambda x: COLLECTIVES.index(x.collective)):
         if collective and sched.collective != collective:
             continue
         if not sched.valid(topo):
-            table.add_row(sched.collective, sched.name, "no", *[""] * 6, style="dim")
+            cells.append([sched.collective, sched.name, "no", *[""] * 6])
+            styles.append("dim")
             rows.append({"collective": sched.collective, "schedule": sched.name, "valid": False})
             continue
         form = sched.cost(topo)
@@ -206,13 +209,13 @@ def schedules(
             same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         t = phase_time(form.h, v, 1, lam, rate)
-        table.add_row(
-            sched.collective, sched.name, "yes", str(form.h), format_bytes(v),
-            str(form.v_factor), str(form.u), format_time(t), verdict,
-        )
+        cells.append([sched.collective, sched.name, "yes", str(form.h), float(v), str(form.v_factor), str(form.u),
+                      format_time(t), verdict])
+        styles.append(None)
         rows.append({"collective": sched.collective, "schedule": sched.name, "valid": True, "h": form.h,
                      "v_bytes": float(v), "v_over_sigma": str(form.v_factor), "u": form.u, "T_s": t,
                      "verified": verdict or None})
+    add_rows(table, cells, [4], styles)
     console = err if json_out == "-" else out
     console.print(table)
     search = topo.tiling_search
@@ -288,6 +291,7 @@ def circulant(
     rows: list[dict[str, Any]] = []
     for col in ("collective", "schedule", "h", "v", "v/sigma", "u", "T (p=1)", "verified"):
         table.add_column(col, justify="left" if col in ("collective", "schedule", "verified") else "right")
+    cells: list[list[Cell]] = []
     for collective, names in CIRCULANT_CATALOGUE.items():
         for name in names:
             form = circulant_cost(name, choice.graph, collective)
@@ -300,10 +304,11 @@ def circulant(
                 same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
                 verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
             t = form.h * lam + v / rate
-            table.add_row(collective, name, str(form.h), format_bytes(v), str(form.v_factor), str(form.u),
-                          format_time(t), verdict)
+            cells.append([collective, name, str(form.h), float(v), str(form.v_factor), str(form.u), format_time(t),
+                          verdict])
             rows.append({"collective": collective, "schedule": name, "h": form.h, "v_bytes": float(v),
                          "v_over_sigma": str(form.v_factor), "u": form.u, "T_s": t, "verified": verdict or None})
+    add_rows(table, cells, [3])
     console = err if json_out == "-" else out
     console.print(table)
     offsets = f"offsets: {', '.join(map(str, choice.graph.offsets))}"

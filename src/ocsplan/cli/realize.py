@@ -11,7 +11,7 @@ import typer
 from ..plan import Plan, load_plan
 from ..planning.check import require_valid
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
-from .console import write_stdout
+from .console import Bar, write_stdout
 from .options import FABRIC_HELP
 
 if TYPE_CHECKING:
@@ -19,7 +19,16 @@ if TYPE_CHECKING:
 
 # the realization modules (networkx among them) are imported by the commands that use them
 
-__all__ = ["fabrics_command", "realize_command", "realize_plan", "report_realization", "validate_command"]
+__all__ = ["BAR_CIRCUITS", "BAR_FILE_BYTES", "fabrics_command", "realize_command", "realize_plan",
+           "report_realization", "validate_command"]
+
+# A progress bar on a terminal (stderr; never with --quiet) above these sizes: realize from
+# N L / 2 circuits of the plan (the paper's N = 512, L = 35 plan: 8960 circuits, about 0.7 s to
+# realize and write), validate from the circuits file's size (that plan's: 2.7 MB, 2 s to read and check)
+BAR_CIRCUITS = 4096
+BAR_FILE_BYTES = 1 << 20
+QUIET_HELP = (f"no progress bar (there is none unless stderr is a terminal, nor below {BAR_CIRCUITS} circuits "
+              f"or a {BAR_FILE_BYTES >> 20} MiB circuits file)")
 
 
 def realize_plan(plan: Plan, fabric: str | Path, placement: str, option: str = "--fabric") -> Circuits:
@@ -29,7 +38,9 @@ def realize_plan(plan: Plan, fabric: str | Path, placement: str, option: str = "
     return realize(plan, load_fabric(fabric, option), placement)
 
 
-def report_realization(c: Circuits, target: str | None, quiet: bool = False) -> None:
+def report_realization(c: Circuits, target: str | None, quiet: bool = False, text: str | None = None) -> None:
+    """The realization's tables (on stderr when ``quiet`` or the JSON goes to stdout) and its JSON
+    (``text``, if already serialized) to ``target``."""
     from ..realization.circuits import dumps_circuits
     from .render import realization_tables
 
@@ -38,7 +49,8 @@ def report_realization(c: Circuits, target: str | None, quiet: bool = False) -> 
         console.print(table)
     for note in c.notes:
         console.print(f"note: {note}", markup=False)
-    emit_json(dumps_circuits(c), target)
+    if target is not None:
+        emit_json(dumps_circuits(c) if text is None else text, target)
 
 
 @app.command("realize")
@@ -50,12 +62,21 @@ def realize_command(
     placement: Annotated[
         str, typer.Option(help="contiguous, bits (the plan's generators pick the rack bits) or bits:4,3,2,1,0")
     ] = "contiguous",
+    quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    from ..realization.circuits import dumps_circuits
+
     check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
-    report_realization(realize_plan(plan, fabric, placement), out_path)
+    circuits = plan.world * plan.ports_used // 2
+    with Bar(err, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
+        realized = realize_plan(plan, fabric, placement)
+        bar.update(1, description="realize: the circuits JSON")
+        text = None if out_path is None else dumps_circuits(realized)
+        bar.update(2)
+    report_realization(realized, out_path, text=text)
 
 
 @app.command("validate")
@@ -71,6 +92,7 @@ def validate_command(
     json_out: Annotated[str | None, typer.Option(
         "--json", help="write the verdict (ocsplan.validation/1: valid, counts, faults) to PATH, or - for stdout; "
                        "written also when there are faults")] = None,
+    quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
     from ..realization.circuits import load_circuits
@@ -80,12 +102,19 @@ def validate_command(
 
     check_outputs((json_out, "--json"), inputs=((circuits_path, "CIRCUITS"), (plan_path, "--plan"),
                                                 (fabric, "--fabric")))
-    circuits = load_circuits(circuits_path)
-    plan = load_plan(plan_path) if plan_path is not None else None
-    if plan is not None:
-        require_valid(plan, str(plan_path))
-    spec = load_fabric(fabric, "--fabric") if fabric is not None else None
-    faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(circuits, plan)
+    try:
+        small = circuits_path.stat().st_size < BAR_FILE_BYTES
+    except OSError:  # the reader names a missing file
+        small = True
+    with Bar(err, f"validate: reading {circuits_path.name}", quiet=quiet or small) as bar:
+        circuits = load_circuits(circuits_path)
+        plan = load_plan(plan_path) if plan_path is not None else None
+        if plan is not None:
+            require_valid(plan, str(plan_path))
+        spec = load_fabric(fabric, "--fabric") if fabric is not None else None
+        bar.update(0, description=f"validate: {len(circuits.circuits)} circuits")
+        faults = ([] if spec is None else fabric_faults(circuits, spec)) + validate_circuits(
+            circuits, plan, progress=lambda done, total: bar.update(done, total))
     demands = sum(1 for _ in circuits.routes)
     console = err if json_out == "-" else out
     verdict = {"schema": "ocsplan.validation/1", "circuits_file": circuits_path.name,

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from ..plan import SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
-from ..units import format_bytes, format_time
+from ..units import byte_family, format_bytes, format_time
 
 if TYPE_CHECKING:
     from ..realization.circuits import Circuits
 
-__all__ = ["compare_table", "plan_table", "realization_tables", "summary_table"]
+__all__ = ["Cell", "add_rows", "compare_table", "plan_table", "realization_tables", "summary_table"]
+
+Cell = str | int | float
+
+
+def add_rows(table: Table, rows: Sequence[Sequence[Cell]], sizes: Sequence[int],
+             styles: Sequence[str | None] | None = None) -> None:
+    """Add ``rows`` to ``table``; the cells of the columns ``sizes`` that are numbers are byte counts,
+    each column written in one prefix family (:func:`~ocsplan.units.byte_family`: never 4KiB beside
+    3.584kB); every other cell is text."""
+    family = {c: byte_family([v for r in rows if not isinstance(v := r[c], str)]) for c in sizes}
+    for n, row in enumerate(rows):
+        cells = [format_bytes(v, family[c]) if c in family and not isinstance(v, str) else str(v)
+                 for c, v in enumerate(row)]
+        table.add_row(*cells, style=None if styles is None else styles[n])
 
 
 def _stacked_caption(plan: Plan) -> str:
@@ -54,18 +68,22 @@ def plan_table(plan: Plan) -> Table:
                 "schedule", "h", "p", "T"):
         table.add_column(col, justify="right" if col in ("axis", "deg", "w", "h", "p", "T") else "left")
     kind = plan_kind(plan)
+    rows: list[list[Cell]] = []
+    styles: list[str | None] = []
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
             bits = _AXIS_NAMES[kind](axis)
             if not axis.demands:
-                table.add_row(mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", "",
-                              style="dim")
+                rows.append([mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", ""])
+                styles.append("dim")
             for d in axis.demands:
-                table.add_row(
+                rows.append([
                     mesh.name, str(i), bits, axis.topology, str(axis.degree), d.collective,
-                    format_bytes(d.payload_bytes), f"{d.weight:g}", d.schedule, str(d.phases),
+                    d.payload_bytes, f"{d.weight:g}", d.schedule, str(d.phases),
                     str(d.multiplicity), format_time(d.time_s),
-                )
+                ])
+                styles.append(None)
+    add_rows(table, rows, [6], styles)
     table.caption = _CAPTIONS[kind](plan) + _resilience_caption(plan)
     table.caption_justify = "left"
     return table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,20 +28,26 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
+from .render import Cell, add_rows
+from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["simulate", "sweep"]
 
+LatencyPresetOpt = Annotated[str | None, typer.Option("--latency-preset",
+                                                      help="Table 9 preset: low, nominal or high")]
+OldLatencyOpt = Annotated[str | None, typer.Option("--latency", hidden=True, help="old name of --latency-preset")]
+
 
 def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order: str,
-                 barrier: bool, latency: str | None) -> Any:
+                 barrier: bool, latency: str | None, latency_option: str = "--latency-preset") -> Any:
     from ..realization.fabrics import LATENCY_PRESETS
     from ..simlette import SimOptions
 
-    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), ("--latency", latency)):
+    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), (latency_option, latency)):
         refuse_unused(option, mode == "ideal" and value is not None, "in ideal mode (the plan's lambda and R)")
     if latency is not None and latency not in LATENCY_PRESETS:
-        raise InstanceError("--latency", "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
+        raise InstanceError(latency_option, "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
     return SimOptions(
         mode=mode,
         buffer=None if buffer is None else parse_option(parse_bytes, buffer, "--buffer"),
@@ -89,7 +96,7 @@ def simulate(
         Path | None, typer.Option(help="OCS: a realization of the plan (ocsplan realize --out); default: realize now")
     ] = None,
     placement: Annotated[str | None, typer.Option(help="OCS: placement when realizing now (contiguous)")] = None,
-    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
+    latency_preset: LatencyPresetOpt = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
@@ -98,6 +105,7 @@ def simulate(
                                        help="with --circuits: run with these failed together, each demand "
                                             "as ocsplan faults says it runs (repeatable)")
     ] = None,
+    latency: OldLatencyOpt = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
     from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
@@ -105,6 +113,7 @@ def simulate(
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
 
+    preset, preset_option = renamed_as("simulate", "--latency", latency, latency_preset)
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
     if fail and circuits is None:
         raise InstanceError("--fail", "", "needs --circuits (fault ids name that file's circuits and devices)")
@@ -126,7 +135,7 @@ def simulate(
             differs = fabric_mismatch(realized.fabric, spec)
             if differs:
                 raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
-        options = _sim_options(mode, buffer, switch_buffer, order, barrier, latency)
+        options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option)
         if fail:
             from ..deploy.degraded import simulate_faults
             from ..deploy.faults import check_match
@@ -147,17 +156,19 @@ def simulate(
         for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
                     "sim/ana", "credit stall", "busiest link", "load"):
             table.add_column(col, justify="left" if col in ("demand", "schedule", "busiest link") else "right")
+        rows: list[list[Cell]] = []
         for d in report.demands:
             busiest = d.busiest
-            table.add_row(
+            rows.append([
                 f"{d.mesh}[{d.axis}].{d.demand} {d.collective}",
-                d.schedule if d.how in ("", "intact") else f"{d.schedule} ({d.how})", format_bytes(d.payload_bytes),
+                d.schedule if d.how in ("", "intact") else f"{d.schedule} ({d.how})", d.payload_bytes,
                 f"{d.groups}x{d.group_size}", str(d.multiplicity),
                 format_time(d.closed_form_s) if d.closed_form_s is not None else "",
                 format_time(d.analytical_s), format_time(d.simulated_s), f"{d.ratio:.3f}",
                 format_time(d.credit_stall_s), busiest.name if busiest else "",
-                format_bytes(busiest.bytes) if busiest else "",
-            )
+                busiest.bytes if busiest else "",
+            ])
+        add_rows(table, rows, [2, 11])
         console.print(table)
         for note in report.notes:
             console.print(f"note: {note}", markup=False)
@@ -170,7 +181,7 @@ def sweep(
     plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="plan written by solve --json")],
     fabric: Annotated[str, typer.Option(help=FABRIC_HELP)],
     csv_out: Annotated[Path, typer.Option("--csv", help="write the rows to this CSV file")],
-    png: Annotated[Path | None, typer.Option(help="also plot completion time against payload")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="also plot completion time against payload (PNG)")] = None,
     payloads: Annotated[str, typer.Option(help="LOW:HIGH, powers of two in between")] = "1KiB:1MiB",
     schedules: Annotated[str, typer.Option(help="plan, all, or a comma list")] = "plan",
     mode: Annotated[str, typer.Option(help="ideal, message or flit")] = "message",
@@ -180,13 +191,16 @@ def sweep(
     barrier: Annotated[bool, typer.Option(help="all nodes start each phase together")] = False,
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
     placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
-    latency: Annotated[str | None, typer.Option(help="Table 9 preset: low, nominal or high")] = None,
+    latency_preset: LatencyPresetOpt = None,
     jobs: Annotated[int, typer.Option(help="simulations run in parallel (local processes)")] = 1,
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
+    json_out: RowsJsonOpt = None,
+    latency: OldLatencyOpt = None,
+    png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
     from ..executor import Executor
@@ -194,8 +208,11 @@ def sweep(
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
 
-    check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
+    preset, preset_option = renamed_as("sweep", "--latency", latency, latency_preset)
+    plot, plot_option = renamed_as("sweep", "--png", png, plot)
+    check_suffix(plot, plot_option, (".png",))
+    check_outputs((csv_out, "--csv"), (plot, plot_option), (json_out, "--json"),
+                  inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     low, _, high = payloads.partition(":")
     first = parse_option(parse_bytes, low, "--payloads")
     last = parse_option(parse_bytes, high or low, "--payloads")
@@ -208,17 +225,19 @@ def sweep(
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
-        rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, latency), sizes,
+        rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option),
+                         sizes,
                          schedules, only=_select(plan, demand), placement=placement,
                          executor=executor if executor.parallel > 1 or scheduler is not None else None,
                          on_row=lambda row: bar.advance(description=f"{row.demand} {row.schedule}"))
     write_csv(rows, csv_out)
-    if png is not None:
-        write_plot(rows, png, f"{plan.instance} on {spec.name}, {mode} mode")
-    table = Table(title=f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}", title_justify="left")
+    if plot is not None:
+        write_plot(rows, plot, f"{plan.instance} on {spec.name}, {mode} mode")
+    title = f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}"
+    table = Table(title=title, title_justify="left")
     for col in ("demand", "schedule", "payload", "T analytical", "T simulated", "sim/ana"):
         table.add_column(col, justify="left" if col in ("demand", "schedule") else "right")
-    for r in rows:
-        table.add_row(r.demand, r.schedule, format_bytes(r.payload_bytes), format_time(r.analytical_s),
-                      format_time(r.simulated_s), f"{r.ratio:.3f}")
-    out.print(table)
+    add_rows(table, [[r.demand, r.schedule, r.payload_bytes, format_time(r.analytical_s), format_time(r.simulated_s),
+                      f"{r.ratio:.3f}"] for r in rows], [2])
+    (err if json_out == "-" else out).print(table)
+    emit_json(dumps_rows("sweep", title, [asdict(r) for r in rows]), json_out)

@@ -22,7 +22,7 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
+from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt, renamed_as
 from .plan import MAX_WORKERS, parse_methods
 from .render import summary_table
 
@@ -65,7 +65,7 @@ def generate(
 @handle_errors
 def study(
     paths: Annotated[list[Path], typer.Argument(help="instance files or directories")],
-    out_csv: Annotated[Path, typer.Option("--out", help="CSV of results (also the cache)")],
+    csv_path: Annotated[Path | None, typer.Option("--csv", help="CSV of results (also the cache); required")] = None,
     methods: Annotated[str, typer.Option(help="comma-separated planners")] = "heuristic,cpsat",
     time_limit: Annotated[float | None, typer.Option(help="seconds per exact solve")] = 60.0,
     jobs: Annotated[int, typer.Option(help="instances solved in parallel (local processes)")] = 1,
@@ -82,6 +82,7 @@ def study(
         str | None, typer.Option("--json", help="write the rows as JSON (ocsplan.study/1) to PATH, or - for stdout")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
+    old_out: Annotated[Path | None, typer.Option("--out", hidden=True, help="old name of --csv")] = None,
 ) -> None:
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
     from ..executor import Executor
@@ -90,13 +91,17 @@ def study(
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
 
+    given, csv_option = renamed_as("study", "--out", old_out, csv_path)
+    if given is None:
+        raise InstanceError("--csv", "", "missing: the CSV of results (also the study's cache)")
+    out_csv: Path = given
     chosen = parse_methods(methods)
     check_time_limit(time_limit)
     check_count(workers, "--workers", 1, MAX_WORKERS)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     refuse_unused("--workers", workers is not None and not EXACT_METHODS & set(chosen), "without an exact method")
     check_suffix(plot, "--plot", PLOT_SUFFIXES)  # before any solving
-    check_outputs((out_csv, "--out"), (plot, "--plot"), (json_out, "--json"), inputs=[(p, "PATHS") for p in paths])
+    check_outputs((out_csv, csv_option), (plot, "--plot"), (json_out, "--json"), inputs=[(p, "PATHS") for p in paths])
     files = collect_paths(paths)
     if not files:
         raise InstanceError("PATHS", "", "no instance files found")

@@ -41,7 +41,8 @@ from .app import (
     refuse_unused,
 )
 from .console import Bar
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
+from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
@@ -92,8 +93,9 @@ def _gb(nbytes: float) -> str:
 
 LinkRateOpt = Annotated[str | None, typer.Option("--link-rate", help="override the fabric's per-port rate: "
                                                                   "400G, 800G or 1600G (App. E)")]
-FabricPortsOpt = Annotated[int | None, typer.Option("--ports", help="override the fabric's ports per accelerator "
-                                                                   "(radix; rails, devices and power scale)")]
+RadixOpt = Annotated[int | None, typer.Option("--radix", help="override the fabric's ports per accelerator "
+                                                             "(rails, devices and power scale)")]
+OldPortsOpt = Annotated[int | None, typer.Option("--ports", hidden=True, help="old name of --radix")]
 SwitchOpt = Annotated[str | None, typer.Option("--switch-latency", help="EPS switch-core latency, e.g. 400ns; "
                                                                        "the 810 ns switch hop stays constant")]
 AccLatencyOpt = Annotated[str | None, typer.Option("--accelerator-latency",
@@ -101,12 +103,14 @@ AccLatencyOpt = Annotated[str | None, typer.Option("--accelerator-latency",
                                                         "(490ns nominal)")]
 
 
-def _overridden(specs: list[Any], xpu_w: float, link_rate: str | None, ports: int | None,
-                switch_latency: str | None, accelerator_latency: str | None) -> list[Any]:
-    """The fabrics with the command-line overrides applied (each validated, the rate against Table 12)."""
+def _overridden(specs: list[Any], xpu_w: float, link_rate: str | None, ports: int | None, switch_latency: str | None,
+                accelerator_latency: str | None, radix_option: str = "--radix") -> list[Any]:
+    """The fabrics with the command-line overrides applied (each validated, the rate against Table 12);
+    ``radix_option`` names the radix override as given (--radix or its old name)."""
     from ..realization.fabrics import Overrides, override_fabric
     from ..workload.power import fabric_power
 
+    check_count(ports, radix_option, 1, MAX_PORTS)
     over = Overrides(
         link=None if link_rate is None else _rate_option(link_rate, "--link-rate"),
         ports=ports,
@@ -184,9 +188,10 @@ def workload(
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
     verbose: VerboseOpt = False,
+    json_out: RowsJsonOpt = None,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
-    check_outputs((emit, "--emit"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
+    check_outputs((emit, "--emit"), (json_out, "--json"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
     refuse_unused("--accept-rate", accept_rate != 1.0,
@@ -195,36 +200,43 @@ def workload(
     lam = parse_option(parse_time, latency, "--latency")
     check_count(ports, "--ports", 1, MAX_PORTS)
     mem = memory_per_rank(m, acc, world, s, batch, tokens, precision)
-    out.print(f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
-              f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
-              f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication",
-              markup=False)
+    console = err if json_out == "-" else out
+    notes = [f"{m.name}: {format_count(m.total_params)} parameters, {format_count(m.active_params)} active, "
+             f"KV cache {format_bytes(m.kv_elements_per_token * precision.kv)} per token; "
+             f"{s.label} on {world} x {acc.name}, batch {batch}, context {tokens}, {precision.name} communication"]
     extras = _extras(m)
     if extras:
-        out.print(extras, markup=False)
-    table = Table(title="demand per decode step", title_justify="left")
+        notes.append(extras)
+    title = "demand per decode step"
+    table = Table(title=title, title_justify="left")
     for col in ("region", "axis", "collective", "G x R", "calls", "payload"):
         table.add_column(col, justify="right" if col in ("calls", "payload") else "left")
     if k != 1:
-        out.print(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once",
-                  markup=False)
-    for r in demand_rows(m, world, s, batch * k, precision):
-        table.add_row(r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
-                      format_bytes(r.payload) if r.calls else "-")
-    out.print(table)
+        notes.append(f"{k} tokens per user per step: payloads and GEMM rows x {k}, the KV cache read once")
+    demands = demand_rows(m, world, s, batch * k, precision)
+    add_rows(table, [[r.region, r.axis, r.collective, f"{r.groups} x {r.ranks}", str(r.calls),
+                      r.payload if r.calls else "-"] for r in demands], [5])
+    for note in notes:
+        console.print(note, markup=False)
+    console.print(table)
     kv_user = m.kv_elements_per_user(tokens) * precision.kv
-    out.print(f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
-              f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}", markup=False)
     c = compute_time(m, acc, world, s, batch, tokens, precision, k)
-    out.print(f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
-              f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
-              f"{format_time(c.launch_s)}; total {format_time(c.total_s)}", markup=False)
+    after = [f"memory per rank: {_gb(mem.weights)} weights + {_gb(mem.kv)} KV cache = {_gb(mem.total)} "
+             f"of {_gb(mem.capacity)} HBM; KV cache per user {_gb(kv_user)}",
+             f"compute per step: attention {format_time(c.attention_s)}, FFN {format_time(c.ffn_s)}, "
+             f"LM head {format_time(c.lm_head_s)}, launches {c.windows} x {format_time(acc.launch)} = "
+             f"{format_time(c.launch_s)}; total {format_time(c.total_s)}"]
+    for note in after:
+        console.print(note, markup=False)
     require_fit(mem, batch)
     if emit is not None:
         text = instance_toml(m, world, s, batch * k, ports=ports or acc.ports, latency=lam, link=acc.link,
                              precision=precision, context=tokens)
         write_atomic(emit, text)
-        out.print(f"wrote {emit}", markup=False)
+        console.print(f"wrote {emit}", markup=False)
+    rows = [{"region": r.region, "axis": r.axis, "collective": r.collective, "groups": r.groups, "ranks": r.ranks,
+             "calls": r.calls, "payload_bytes": r.payload} for r in demands]
+    emit_json(dumps_rows("workload", title, rows, [*notes, *after]), json_out)
 
 
 def _extras(m: Any) -> str:
@@ -254,9 +266,10 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     for col in ("part", "schedule", "payload", "calls", "per call", "total", "share"):
         table.add_column(col, justify="left" if col in ("part", "schedule") else "right")
     total = step.step_s
+    rows: list[list[Cell]] = []
 
-    def row(part: str, schedule: str, payload: str, calls: str, per: str, value: float) -> None:
-        table.add_row(part, schedule, payload, calls, per, format_time(value), f"{value / total:.1%}")
+    def row(part: str, schedule: str, payload: Cell, calls: str, per: str, value: float) -> None:
+        rows.append([part, schedule, payload, calls, per, format_time(value), f"{value / total:.1%}"])
 
     row("attention", "", "", "", "", c.attention_s)
     row("FFN", "", "", "", "", c.ffn_s)
@@ -265,8 +278,9 @@ def _step_tables(step: Any) -> tuple[Table, str]:
     for x in step.collectives:
         r = x.row
         dense = " dense" if r.region == "ffn-dense" else ""
-        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, format_bytes(r.payload),
+        row(f"{r.axis}{dense} {r.collective} ({r.groups} x {r.ranks})", x.schedule, r.payload,
             str(r.calls), format_time(x.time_s), x.total_s)
+    add_rows(table, rows, [2])
     summary = (f"step {format_time(total)} (compute {format_time(c.total_s)}, communication "
                f"{format_time(step.comm_s)}); {step.tokens_per_s_user:.1f} tokens/s/user, "
                f"{step.tokens_per_s:.1f} tokens/s; power {step.power_w / 1e3:.1f} kW "
@@ -297,12 +311,13 @@ def decode(
                                                  "--network simlette)")] = False,
     verbose: VerboseOpt = False,
     link_rate: LinkRateOpt = None,
-    ports: FabricPortsOpt = None,
+    radix: RadixOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
     circuits: Annotated[Path | None, typer.Option(
         help="all-OCS: the deployed (or repaired) circuits of this split's plan, priced on their real "
              "OCS paths; needs --split")] = None,
+    ports: OldPortsOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
     from ..decode import NETWORKS, best_step, decode_step
@@ -315,8 +330,9 @@ def decode(
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     k, a = _verify(tokens_per_step, accept_rate)
-    spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, ports, switch_latency,
-                       accelerator_latency)[0]
+    radix, radix_option = renamed_as("decode", "--ports", ports, radix)
+    spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, radix, switch_latency,
+                       accelerator_latency, radix_option)[0]
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
     bar = Bar(err, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
@@ -358,20 +374,32 @@ def power(
     accelerator: AccOpt = "rx00",
     link_rate: Annotated[str | None, typer.Option(
         "--link-rate", help="per-port rate: 400G, 800G or 1600G (default: the fabric's)")] = None,
-    ports: Annotated[int | None, typer.Option(help="accelerator radix L' (rescales the levels)")] = None,
+    radix: Annotated[int | None, typer.Option("--radix", help="accelerator radix L' (rescales the levels)")] = None,
     json_out: RowsJsonOpt = None,
     rate: Annotated[str | None, typer.Option("--rate", hidden=True, help="old name of --link-rate")] = None,
+    ports: OldPortsOpt = None,
 ) -> None:
     """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
     from ..realization.fabrics import load_fabric
     from ..workload.power import fabric_power, rate_label
 
     check_outputs((json_out, "--json"))
-    given = renamed("power", "--rate", rate, link_rate)
+    given, rate_option = renamed_as("power", "--rate", rate, link_rate)
+    radix, radix_option = renamed_as("power", "--ports", ports, radix)
     acc = load_accelerator(accelerator)
-    bps = None if given is None else _rate_option(given, "--link-rate" if rate is None else "--rate")
-    check_count(ports, "--ports", 1, MAX_PORTS)
-    results = [fabric_power(load_fabric(f, "FABRIC"), acc.power, rate=bps, ports=ports) for f in fabrics]
+    bps = None if given is None else _rate_option(given, rate_option)
+    check_count(radix, radix_option, 1, MAX_PORTS)
+
+    def priced(text: str) -> Any:
+        spec = load_fabric(text, "FABRIC")
+        try:
+            return fabric_power(spec, acc.power, rate=bps, ports=radix)
+        except InstanceError as exc:  # a rate with no Table 12 figure: the option's, if given
+            if bps is None:
+                raise
+            raise InstanceError(rate_option, "", exc.detail) from None
+
+    results = [priced(f) for f in fabrics]
     first = results[0].total
     title = f"system power (Table 12, {acc.name} {acc.power:.0f} W per XPU)"
     table = Table(title=title, title_justify="left")
@@ -424,21 +452,26 @@ def pareto(
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     cache: Annotated[Path | None, typer.Option(help="plan cache directory (reruns skip the planner)")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="write one row per cell")] = None,
-    png: Annotated[Path | None, typer.Option(help="write Figures 4 and 5 as PNG")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="write Figures 4 and 5 (PNG)")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress bar (there is none unless stderr is a terminal)")] = False,
     verbose: VerboseOpt = False,
     link_rate: LinkRateOpt = None,
-    ports: FabricPortsOpt = None,
+    radix: RadixOpt = None,
     switch_latency: SwitchOpt = None,
     accelerator_latency: AccLatencyOpt = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
+    json_out: RowsJsonOpt = None,
+    ports: OldPortsOpt = None,
+    png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
     from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
     from ..executor import Executor
     from ..realization.fabrics import load_fabric
 
+    radix, radix_option = renamed_as("pareto", "--ports", ports, radix)
+    plot, plot_option = renamed_as("pareto", "--png", png, plot)
     m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
@@ -449,12 +482,12 @@ def pareto(
         raise InstanceError("--contexts", "", "empty list")
     sizes = _int_list(batches, "--batches")
     specs = _overridden([load_fabric(f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip()], acc.power,
-                        link_rate, ports, switch_latency, accelerator_latency)
+                        link_rate, radix, switch_latency, accelerator_latency, radix_option)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
-    check_suffix(png, "--png", (".png",))
-    check_outputs((csv_out, "--csv"), (png, "--png"),
+    check_suffix(plot, plot_option, (".png",))
+    check_outputs((csv_out, "--csv"), (plot, plot_option), (json_out, "--json"),
                   inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                           *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
@@ -462,11 +495,19 @@ def pareto(
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
                              accept_rate=accept)
-    table = Table(title=f"{m.name} on {world} x {acc.name}: best split per cell ({network})", title_justify="left")
+    title = f"{m.name} on {world} x {acc.name}: best split per cell ({network})"
+    table = Table(title=title, title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
         table.add_column(col, justify="left" if col in ("fabric", "split") else "right")
+    rows: list[dict[str, Any]] = []
     for c in cells:
         s = c.best
+        rows.append({"context": c.context, "batch": c.batch, "fabric": c.fabric,
+                     "split": None if s is None else str(s.split), "timed": c.timed, "infeasible": c.infeasible,
+                     **({} if s is None else {
+                         "kvp": s.split.kvp, "tpa": s.split.tpa, "ep": s.split.ep, "tpe": s.split.tpe,
+                         "step_s": s.step_s, "comm_s": s.comm_s, "tokens_per_s_user": s.tokens_per_s_user,
+                         "tokens_per_s": s.tokens_per_s, "power_w": s.power_w, "tokens_per_s_mw": s.tokens_per_s_mw})})
         if s is None:
             table.add_row(str(c.context), str(c.batch), c.fabric, "does not fit", "", "", "", "", "", style="dim")
             continue
@@ -476,10 +517,14 @@ def pareto(
     points = sum(c.timed + c.infeasible for c in cells)
     table.caption = f"{points} points ({len(cells)} cells x {points // max(1, len(cells))} splits)"
     table.caption_justify = "left"
-    out.print(table)
+    (err if json_out == "-" else out).print(table)
     outputs: list[tuple[str | Path, str | bytes]] = []
     if csv_out is not None:
         outputs.append((csv_out, cells_csv(cells)))
-    if png is not None:
-        outputs.append((png, png_bytes(cells)))
-    write_atomic_all(outputs)  # both or neither
+    if plot is not None:
+        outputs.append((plot, png_bytes(cells)))
+    if json_out is not None and json_out != "-":
+        outputs.append((json_out, dumps_rows("pareto", title, rows, [table.caption])))
+    write_atomic_all(outputs)  # all or none
+    if json_out == "-":
+        emit_json(dumps_rows("pareto", title, rows, [table.caption]), json_out)

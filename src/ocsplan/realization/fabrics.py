@@ -316,7 +316,7 @@ def override_fabric(spec: FabricSpec, over: Overrides) -> FabricSpec:
         link = check_float(over.link, fail, "--link-rate", MIN_LINK_BPS, MAX_LINK_BPS)
         result = replace(result, link=link)
     if over.ports is not None:
-        ports = check_int(over.ports, fail, "--ports", 1, MAX_PORTS)
+        ports = check_int(over.ports, fail, "--radix", 1, MAX_PORTS)
         result = replace(result, ports=ports)
     budget = result.latency
     if over.switch_core is not None:

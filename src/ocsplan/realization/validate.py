@@ -613,20 +613,20 @@ def _peers(label: str, x: int) -> tuple[int, int]:
     return shift(x, size, stride, s), shift(x, size, stride, -s)
 
 
-def validate(circuits: Circuits, plan: Plan | None = None) -> list[Fault]:
+def validate(circuits: Circuits, plan: Plan | None = None,
+             progress: Callable[[int, int], None] | None = None) -> list[Fault]:
     """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage
-    and every plan field the file restates (:mod:`.fabric_check` compares the fabric fields)."""
+    and every plan field the file restates (:mod:`.fabric_check` compares the fabric fields).
+    ``progress(done, total)`` after each of its checks."""
     check = _Checker(circuits)
     if not check.header():
         return check.faults
-    check.placement()
-    check.generators()
-    check.circuits()
-    check.scopes()
-    check.multiplicities()
-    check.devices()
-    check.routes()
-    check.counts()
+    stages: list[Callable[[], None]] = [check.placement, check.generators, check.circuits, check.scopes,
+                                        check.multiplicities, check.devices, check.routes, check.counts]
     if plan is not None:
-        check.against_plan(plan)
+        stages.append(lambda: check.against_plan(plan))
+    for done, stage in enumerate(stages, 1):
+        stage()
+        if progress is not None:
+            progress(done, len(stages))
     return check.faults

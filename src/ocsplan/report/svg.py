@@ -8,6 +8,7 @@ for checkers and scripts.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -35,7 +36,8 @@ def number(value: Any) -> str:
     return escape(repr(value) if isinstance(value, float) else str(value))
 
 
-_FORMATS = {"s": format_time, "B": format_bytes, "W": format_power, "B/s": format_rate}
+_FORMATS: dict[str, Callable[[float], str]] = {"s": format_time, "B": format_bytes, "W": format_power,
+                                               "B/s": format_rate}
 
 
 def human(value: Any, unit: str | None = None) -> str:
