@@ -39,7 +39,7 @@ from ..simlette.circuitmap import (
     circuits_from_realization,
     plan_generators,
 )
-from ..simlette.contention import SwitchedShape, switched_time
+from ..simlette.contention import SwitchedShape, hybrid_shape, hybrid_time, switched_time
 from ..simlette.engine import Engine
 from ..simlette.network import Network
 from ..simlette.report import analytical
@@ -68,9 +68,12 @@ def _symmetric(sends: Sends, bits: Sequence[int], world: int, net: Network, rack
 
 
 def _contention(sends: Sends, bits: Sequence[int], world: int, net: Network, rack_size: int) -> float:
-    """Flits of every message on the links the spraying gives it (EPS; a hybrid's OCS uplinks: symmetric)."""
-    if not isinstance(net, SwitchedNetwork) or net.hybrid:
+    """Flits of every message on the links the spraying gives it (EPS leaves and spines, a hybrid's OCS uplinks)."""
+    if not isinstance(net, SwitchedNetwork):
         return symmetric_analytical(sends, bits, net, rack_size)
+    if net.routes is not None:
+        hybrid, latencies = hybrid_shape(net)
+        return hybrid_time(sends, bits, world, hybrid, latencies, net.eng.flit_time)
     shape = SwitchedShape(net.L, net.rack_size, net.up, net.spines)
     cross = net.latency(0, net.rack_size, net.rack_size) if net.two else 0.0
     return switched_time(sends, bits, world, shape, net.latency(0, 1, 1), cross, net.eng.flit_time)

@@ -21,6 +21,11 @@ counted on each link it crosses:
 A phase then costs its largest unloaded hop latency, the busiest link's flits and
 one flit time per further link of the longest path (cut-through: each link adds
 one flit before the next can start). Numpy over messages x segments; no events.
+
+Hybrid fabrics (EPS leaves joined by OCS circuits, issue 44): the same ports, and
+instead of spines the level-2 circuits of :class:`~ocsplan.simlette.circuitmap.RackRoutes`:
+a message crosses the uplinks of its rack offset's path hop by hop, at each hop
+sprayed over that offset's uplinks by the same block rule (:func:`hybrid_time`).
 """
 
 from __future__ import annotations
@@ -34,9 +39,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..cayley import expand
+from .switched import SwitchedNetwork
 from .timing import dl_flits
 
-__all__ = ["SwitchedShape", "phase_loads", "switched_time"]
+__all__ = ["HybridShape", "SwitchedShape", "hybrid_loads", "hybrid_shape", "hybrid_time", "phase_loads",
+           "switched_time"]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
 
@@ -258,3 +265,215 @@ def _crosses(gen: int, rack: int, world: int) -> bool:
     if rack & (rack - 1) == 0:
         return gen >= rack
     return any((x ^ gen) // rack != x // rack for x in range(0, world, max(1, rack)))
+
+
+# -- hybrid: EPS leaves joined by OCS uplinks (issue 44) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class HybridShape:
+    """What the routing of a hybrid fabric depends on (:class:`~ocsplan.simlette.circuitmap.RackRoutes`):
+    uplink u of every leaf is an OCS circuit to the leaf of rack r XOR ``masks[u]`` (same rail);
+    a message to the rack ``delta`` away crosses the uplinks of ``paths[delta]``'s masks in turn."""
+
+    ports: int  # L: rails
+    rack_size: int  # accelerators under one leaf, a power of two
+    masks: tuple[int, ...]  # per uplink: its rack offset
+    paths: tuple[tuple[int, ...], ...]  # per rack offset: the offsets of its hops (() unreachable or 0)
+
+
+def hybrid_shape(net: SwitchedNetwork) -> tuple[HybridShape, tuple[float, ...]]:
+    """A hybrid network's :class:`HybridShape` (its routes walked per rack offset) and its latency
+    per number of uplinks crossed (``SwitchedNetwork.latency``)."""
+    routes, R = net.routes, net.rack_size
+    assert routes is not None
+    racks = max(net.spec.serving_racks, max(routes.next_hop, default=0) + 1)
+    paths: list[tuple[int, ...]] = [()]
+    for delta in range(1, racks):
+        path: list[int] = []
+        rest = delta
+        while rest and rest in routes.next_hop and len(path) < racks:
+            path.append(routes.next_hop[rest])
+            rest ^= path[-1]
+        paths.append(tuple(path) if not rest else ())
+    latencies = [net.latency(0, 1 % R, 1 % R)]
+    for h in range(1, max(map(len, paths)) + 1):
+        delta = next((d for d, p in enumerate(paths) if len(p) == h), 0)
+        latencies.append(net.latency(0, delta * R, delta * R))
+    return HybridShape(net.L, R, routes.masks, tuple(paths)), tuple(latencies)
+
+
+def _hybrid_segments(flits: int, ports: int, ways: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(piece, first flit, flits) of a message of ``flits`` cut at its port pieces and at the blocks
+    of every number of equal uplinks in ``ways``: each segment stays on one rail and one uplink per hop."""
+    pieces = min(ports, flits)
+    base, extra = divmod(flits, ports)
+    starts = [i * base + min(i, extra) for i in range(pieces)] + [flits]
+    cuts = set(starts)
+    for w in ways:
+        cuts.update(range(0, flits, -(-flits // w)))
+    out = []
+    piece = 0
+    for a, b in pairwise(sorted(cuts)):
+        while starts[piece + 1] <= a:
+            piece += 1
+        out.append((piece, a, b - a))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _hybrid_table(flits: int, ports: int, ways: tuple[int, ...]) -> NDArray[np.int64]:
+    table = np.array(_hybrid_segments(flits, ports, ways), dtype=np.int64).reshape(-1, 3)
+    table.setflags(write=False)
+    return table
+
+
+Vector = NDArray[np.int64]
+
+
+def hybrid_loads(sends: Sends, bits: Sequence[int], world: int, shape: HybridShape) -> list[dict[str, int]]:
+    """Per phase: the flits of the busiest source port ("out"), destination port ("in") and OCS
+    uplink ("l2"), every message of every rank routed as :class:`~ocsplan.simlette.switched.SwitchedNetwork`
+    routes it on a hybrid fabric (memoised)."""
+    return [{"out": int(ports.max()), "in": int(ports.max()), "l2": int(links.max())}
+            for ports, links, _ in _hybrid_vectors(sends, tuple(bits), world, shape)]
+
+
+@lru_cache(maxsize=4096)
+def _hybrid_vectors(sends: Sends, bits: tuple[int, ...], world: int,
+                    shape: HybridShape) -> tuple[tuple[Vector, Vector, Vector], ...]:
+    """Per phase: the flits of every rank's port of each rail (the same for every rank: each port
+    pointer advances alike and XOR permutes the ranks, so every input port of a rail receives what
+    every output port sends), of every uplink, and when each uplink's first flit can come: the flits
+    a node has put on each of its L ports before the first message that crosses it (read-only arrays;
+    an idle uplink: the phase's flits)."""
+    L, R = shape.ports, shape.rack_size
+    ways = {m: shape.masks.count(m) for m in set(shape.masks)}
+    distinct = tuple(sorted(set(ways.values())))
+    links = len(shape.paths) * L * max(1, len(shape.masks))
+    pointer = 0
+    result: list[tuple[Vector, Vector, Vector]] = []
+    for phase in sends:
+        gens: list[int] = []
+        flits: list[int] = []
+        befores: list[int] = []
+        tables: list[Vector] = []
+        rails: list[Vector] = []
+        for local, nbytes in phase:
+            f = dl_flits(nbytes)
+            if f <= 0:
+                continue
+            table = _hybrid_table(f, L, distinct)
+            gens.append(expand(local, bits))
+            befores.append(sum(flits))
+            flits.append(f)
+            tables.append(table)
+            rails.append((pointer + table[:, 0]) % L)
+            pointer = (pointer + f) % L
+        load = np.zeros(links, dtype=np.int64)
+        start = np.full(links, sum(flits) // L, dtype=np.int64)
+        if not tables:
+            ports = np.zeros(L, dtype=np.int64)
+        else:
+            seg = np.concatenate(tables)
+            rail = np.concatenate(rails)
+            ports = np.bincount(rail, weights=seg[:, 2], minlength=L).astype(np.int64)
+            _check_peers(gens, world)
+            sizes = [len(t) for t in tables]
+            gen = np.repeat(np.array(gens, dtype=np.int64), sizes)
+            size = np.repeat(np.array(flits, dtype=np.int64), sizes)
+            before = np.repeat(np.array(befores, dtype=np.int64) // L, sizes)
+            if world > R:
+                _uplink_loads(gen, rail, seg[:, 1], size, seg[:, 2], before, world, shape, ways, load, start)
+        for vector in (ports, load, start):
+            vector.setflags(write=False)
+        result.append((ports, load, start))
+    return tuple(result)
+
+
+def _uplink_loads(gen: Vector, rail: Vector, first: Vector, size: Vector, count: Vector, before: Vector,
+                  world: int, shape: HybridShape, ways: dict[int, int], load: Vector, start: Vector) -> None:
+    """Add every (segment, source) pair's flits to the uplinks it crosses, hop by hop along its rack
+    path: at each hop over mask m with w uplinks, block c = first flit // ceil(flits / w) of a message
+    from rank s takes the (s + c) mod w-th of them. ``start``: lowered to the ``before`` of the first
+    segment on each uplink (the rows come in send order)."""
+    L, R, U = shape.ports, shape.rack_size, len(shape.masks)
+    if R & (R - 1):
+        raise ValueError(f"a hybrid fabric needs a power-of-two rack size, got {R}")
+    shift = R.bit_length() - 1
+    delta = gen >> shift
+    keep = np.flatnonzero(delta > 0)
+    if not len(keep):
+        return
+    used = [int(d) for d in np.unique(delta[keep])]
+    if used[-1] >= len(shape.paths) or any(not shape.paths[d] for d in used):
+        raise ValueError("a rack offset the uplinks do not reach")
+    hops = max(len(shape.paths[d]) for d in used)
+    top = max(shape.masks) + 1
+    way = np.ones(top, dtype=np.int64)  # per mask: its uplinks and the first of them
+    base = np.zeros(top, dtype=np.int64)
+    for m, w in ways.items():
+        way[m] = w
+        base[m] = shape.masks.index(m)  # a mask's uplinks are consecutive (sorted masks)
+    path = np.zeros((len(shape.paths), max(map(len, shape.paths))), dtype=np.int64)
+    for d, p in enumerate(shape.paths):
+        path[d, :len(p)] = p
+    gen, rail, first, size, count, before = gen[keep], rail[keep], first[keep], size[keep], count[keep], before[keep]
+    masks = path[gen >> shift]  # rows x hops: the offset crossed (0: no more hops)
+    src = np.arange(world, dtype=np.int64)
+    step = max(1, _CHUNK // world)
+    for a in range(0, len(gen), step):
+        rows = slice(a, a + step)
+        n = len(gen[rows])
+        rack = np.broadcast_to(src >> shift, (n, world)).copy()
+        for k in range(hops):
+            m = masks[rows, k]
+            w = way[m]
+            block = first[rows] // -(-size[rows] // w)
+            u = base[m][:, None] + (src[None, :] + block[:, None]) % w[:, None]
+            slot = (rack * L + rail[rows][:, None]) * U + u
+            weight = np.repeat(np.where(m > 0, count[rows], 0), world)
+            flat = slot.reshape(-1)
+            load += np.bincount(flat, weights=weight, minlength=len(load)).astype(np.int64)
+            live = np.flatnonzero(weight)
+            slots, index = np.unique(flat[live], return_index=True)  # the first pair on each uplink
+            np.minimum.at(start, slots, before[rows][live[index] // world])
+            rack ^= m[:, None]
+
+
+def hybrid_time(sends: Sends, bits: Sequence[int], world: int, shape: HybridShape,
+                latencies: tuple[float, ...], flit_time: float) -> float:
+    """Eq. 1 with the busiest link in flits on a hybrid fabric, summed over phases (memoised).
+
+    ``latencies[h]``: the unloaded latency of a message crossing h uplinks (0: in its rack). A phase
+    costs the largest latency of its messages plus one flit per link of the longest path after the
+    source port (h + 1) plus the busiest link's flits; the uplinks start only after a node has put
+    its earlier, in-rack messages on its ports, as in :func:`switched_time`. Consecutive phases that
+    send the same messages (two-shot's reduce-scatter and all-gather) stream: a node starts the next
+    as soon as its own inputs have landed, so the busiest link carries both back to back and its
+    flits are counted over the run, link by link (the pointer rotates the rails between them)."""
+    return _hybrid_time(sends, tuple(bits), world, shape, latencies, flit_time)
+
+
+@lru_cache(maxsize=4096)
+def _hybrid_time(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridShape,
+                 latencies: tuple[float, ...], flit_time: float) -> float:
+    R, L = shape.rack_size, shape.ports
+    shift = R.bit_length() - 1
+    vectors = _hybrid_vectors(sends, bits, world, shape)
+    total = 0.0
+    k = 0
+    while k < len(sends):
+        end = k + 1
+        while end < len(sends) and sends[end] == sends[k]:
+            end += 1
+        ports = sum((vectors[p][0] for p in range(k, end)), np.zeros(L, dtype=np.int64))
+        links = sum((vectors[p][1] for p in range(k, end)), np.zeros_like(vectors[k][1]))
+        local = int(ports.max())
+        if local:
+            hops = max((len(shape.paths[g >> shift]) for g in (expand(x, bits) for x, nbytes in sends[k]
+                                                               if dl_flits(nbytes)) if world > R), default=0)
+            busiest = max(local, int((vectors[k][2] + links)[links > 0].max(initial=0)))
+            total += (end - k) * (latencies[hops] + (hops + 1) * flit_time) + busiest * flit_time
+        k = end
+    return total

@@ -1,0 +1,156 @@
+"""The contention model of hybrid fabrics (EPS leaves, OCS uplinks) against Simlette, both computed here (issue 44).
+
+Reference: Simlette's message mode on the same fabric and the same uplink routes, never a stored
+number: every uplink and port carries the flits Simlette's port did, and the time lies within 5 %
+of Simlette's completion time.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import cast
+
+import numpy as np
+import pytest
+
+from ocsplan.cayley import Topology, expand
+from ocsplan.decode.pricing import EPS_MODELS, native_sends
+from ocsplan.plan import GeneratorPlan, Plan
+from ocsplan.realization.fabrics import FabricSpec, load_fabric, parse_fabric
+from ocsplan.schedules import SCHEDULES
+from ocsplan.simlette import SimOptions, contention, network_factory, simulate_workload
+from ocsplan.simlette.circuitmap import RackRoutes, hybrid_uplinks
+from ocsplan.simlette.contention import hybrid_shape
+from ocsplan.simlette.engine import Engine
+from ocsplan.simlette.runner import Runner
+from ocsplan.simlette.switched import SwitchedNetwork
+from ocsplan.simlette.timing import DL_FLIT
+from ocsplan.simlette.traffic import Workload, program_workload
+
+from .conftest import ROOT
+
+WORLD = 64
+
+
+def _fabric(name: str, rack: int, up: int) -> FabricSpec:
+    """64 accelerators, 4 ports, EPS leaves of ``rack`` down and ``up`` uplinks joined by an OCS."""
+    text = f"""
+name = "{name}"
+accelerators = 64
+ports = 4
+link = "400Gb/s"
+[racks]
+size = {rack}
+[[level]]
+technology = "eps"
+radix = {rack + up}
+down = {rack}
+up = {up}
+[[level]]
+technology = "ocs"
+radix = 64
+"""
+    return parse_fabric(tomllib.loads(text), name)
+
+
+# 8 racks of 8 with 4 uplinks: offsets 1, 2, 3, 4 get one each, 5, 6, 7 take two hops;
+# 4 racks of 16 with 4 uplinks: offsets 1, 2, 3, and offset 1 two uplinks (blocks sprayed over them)
+FABRICS = {"hops": (8, 4), "ways": (16, 4)}
+
+
+def _routes(spec: FabricSpec, bits: tuple[int, ...], world: int) -> RackRoutes:
+    """The uplinks a stand-in plan of every rank pair of the axis asks for (as ``native_routes``)."""
+    masks = sorted({expand(g, bits) for g in range(1, 1 << len(bits))})
+    plan = Plan("t", "native", "native", world, spec.ports, 0, 1e-6, spec.link,
+                tuple(GeneratorPlan(m, 1, "fold") for m in masks), (), 0.0)
+    return hybrid_uplinks(plan, spec)
+
+
+def _setup(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
+           world: int) -> tuple[Workload, object, SwitchedNetwork]:
+    a = len(bits)
+    topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
+    workload = program_workload(SCHEDULES[schedule].build(topo, payload), bits, world)
+    factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports,
+                              routes=_routes(spec, bits, world))
+    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
+    assert isinstance(net, SwitchedNetwork) and net.routes is not None
+    return workload, factory, net
+
+
+def _times(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
+           world: int = WORLD, model: str = "contention") -> tuple[float, float]:
+    """(Simlette's time, the model's time) of the native schedule on ``spec``."""
+    workload, factory, net = _setup(spec, schedule, layout, bits, payload, world)
+    simulated = simulate_workload(workload, factory, mode="message", rate=spec.link)  # type: ignore[arg-type]
+    sends = native_sends(schedule, layout, 1 << len(bits), payload)
+    return simulated.simulated_s, EPS_MODELS[model](sends, bits, world, net, spec.rack_size)
+
+
+BITS = [(5, 4, 3), (5, 4, 3, 2, 1, 0), (4, 3, 2, 1), (5, 2, 1, 0)]
+SCHEDULES_FLAT = [("one-shot", "flat"), ("rs-ag", "flat"), ("layered", "flat"), ("bruck", "flat")]
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+@pytest.mark.parametrize(("schedule", "layout"), [*SCHEDULES_FLAT, ("rs-ag", "cube")])
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("payload", [264, 65536])
+def test_every_link_carries_simlettes_flits(fabric: str, schedule: str, layout: str, bits: tuple[int, ...],
+                                            payload: int) -> None:
+    """Every OCS uplink and every source port: the model's flits, summed over the phases, are Simlette's."""
+    spec = _fabric(fabric, *FABRICS[fabric])
+    workload, factory, net = _setup(spec, schedule, layout, bits, payload, WORLD)
+    runner = Runner(workload, Engine(DL_FLIT / spec.link, False), factory)  # type: ignore[arg-type]
+    runner.run()
+    shape, _ = hybrid_shape(net)
+    sends = native_sends(schedule, layout, 1 << len(bits), payload)
+    vectors = contention._hybrid_vectors(sends, bits, WORLD, shape)
+    ports = np.sum([v[0] for v in vectors], axis=0)
+    links = np.sum([v[1] for v in vectors], axis=0)
+    L, U = spec.ports, len(shape.masks)
+    seen = np.zeros_like(links)
+    checked = 0
+    for key, port in runner.net.ports.items():
+        assert isinstance(key, tuple)
+        if key[0] == "l2":
+            rack, rail, u = (cast(int, v) for v in key[1:])
+            seen[(rack * L + rail) * U + u] = port.flits
+            checked += 1
+        elif key[0] == "src":
+            assert port.flits == ports[cast(int, key[2])], key
+    assert np.array_equal(seen, links)
+    assert checked or not links.any()
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+@pytest.mark.parametrize(("schedule", "layout"), [("one-shot", "flat"), ("layered", "flat"), ("bruck", "flat")])
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("payload", [264, 4096, 65536])
+def test_one_phase_within_5_percent_of_simlette(fabric: str, schedule: str, layout: str, bits: tuple[int, ...],
+                                                payload: int) -> None:
+    simulated, model = _times(_fabric(fabric, *FABRICS[fabric]), schedule, layout, bits, payload)
+    assert model == pytest.approx(simulated, rel=0.05)
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("payload", [264, 4096])
+def test_two_shot_within_5_percent_of_simlette(fabric: str, bits: tuple[int, ...], payload: int) -> None:
+    # with 8 KiB pieces and more the two phases overlap less than the streaming rule assumes
+    # (up to +14 % on 8 ranks one per rack): docs/eps.md, not asserted here
+    simulated, model = _times(_fabric(fabric, *FABRICS[fabric]), "rs-ag", "flat", bits, payload)
+    assert model == pytest.approx(simulated, rel=0.05)
+
+
+def test_the_paper_world_all_reduce_streams_its_two_phases() -> None:
+    """The two-shot world all-reduce of 4 KiB on the paper's hybrid (512 ranks, 16 racks, offsets 9-15 over
+    two uplinks): within 2 % of Simlette; the symmetric model is 3x fast, summing the phases 5 % slow."""
+    spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-hybrid.toml")
+    bits = tuple(range(8, -1, -1))
+    simulated, model = _times(spec, "rs-ag", "flat", bits, 4096, world=512)
+    symmetric = _times(spec, "rs-ag", "flat", bits, 4096, world=512, model="symmetric")[1]
+    assert model == pytest.approx(simulated, rel=0.02)
+    assert symmetric < simulated / 2.5
+    # each phase alone (the layered all-gather sends what one phase sends): their sum is over by 5 %
+    one = _times(spec, "layered", "flat", bits, 4096, world=512)[1]
+    assert 2 * one > 1.05 * simulated
