@@ -14,8 +14,6 @@ import typer
 from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
 from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
-from ..plan import load_plan
-from ..planning.check import require_valid
 from ..units import format_bytes
 from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar
@@ -147,6 +145,9 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         return
     if plan_path is None or out_dir is None:
         raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
+    from ..plan import load_plan
+    from ..planning.check import require_valid
+
     protocol = "Simple" if protocol is None else protocol
     max_steps = 128 if max_steps is None else max_steps
     check_apart(((out_dir, "--out"),), ((plan_path, "PLAN"), (circuits, "--circuits")))
@@ -204,6 +205,8 @@ def import_ocs_command(
     """Rebuild a circuits file from an OCS export's cross-connects and cabling (the round trip)."""
     from ..deploy.ocs_import import import_ocs
     from ..errors import InstanceError
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric

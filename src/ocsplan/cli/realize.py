@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..plan import Plan, load_plan
-from ..planning.check import require_valid
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
 from .console import Bar, write_stdout
 from .options import FABRIC_HELP
 
 if TYPE_CHECKING:
+    from ..plan import Plan
     from ..realization.circuits import Circuits
 
-# the realization modules (networkx among them) are imported by the commands that use them
+# the plan and realization modules (networkx among them) are imported by the commands that use them
 
 __all__ = ["BAR_CIRCUITS", "BAR_FILE_BYTES", "fabrics_command", "realize_command", "realize_plan",
            "report_realization", "validate_command"]
@@ -65,6 +64,8 @@ def realize_command(
     quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits
 
     check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
@@ -95,6 +96,8 @@ def validate_command(
     quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import load_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
