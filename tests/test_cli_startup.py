@@ -21,8 +21,9 @@ LIGHT = {"ocsplan", "ocsplan.errors", "ocsplan.limits", "ocsplan.units", "ocspla
 
 
 def _ocsplan_modules(code: str) -> set[str]:
-    """The ocsplan modules imported after running ``code`` in a fresh interpreter."""
-    probe = f"import sys\n{code}\nsys.stderr.write(' '.join(m for m in sys.modules if m.startswith('ocsplan')))"
+    """The ocsplan modules (and rich, if imported) after running ``code`` in a fresh interpreter."""
+    probe = (f"import sys\n{code}\n"
+             "sys.stderr.write(' '.join(m for m in sys.modules if m.startswith('ocsplan') or m == 'rich'))")
     result = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
     return set(result.stderr.split())
 
@@ -59,16 +60,18 @@ def _commands() -> list[str]:
 @pytest.mark.parametrize("args", [[], ["--help"], *([name, "--help"] for name in _commands())])
 def test_help_imports_no_core_module(args: list[str]) -> None:
     """Building the app and every command's --help import the command modules and the light
-    modules only: no instance, plan, schedule, planner, realization, workload or simulator."""
+    modules only: no instance, plan, schedule, planner, realization, workload or simulator, and
+    no rich (the consoles are built by the first print)."""
     loaded = _ocsplan_modules(_command(args) if args else "import ocsplan.cli")
     assert "ocsplan.cli.plan" in loaded  # the probe sees the command modules (a probe that sees nothing passes)
     assert {m for m in loaded if not m.startswith("ocsplan.cli")} <= LIGHT
+    assert "ocsplan.cli.console" not in loaded
 
 
 def test_running_a_command_imports_the_core() -> None:
     """The counterpart: the core modules the help leaves out are imported once a command runs."""
     loaded = _ocsplan_modules(_command(["solve", "instances/paper-multimesh-n256.toml"]))
-    assert {"ocsplan.instance", "ocsplan.plan", "ocsplan.schedules"} <= loaded - LIGHT
+    assert {"ocsplan.instance", "ocsplan.plan", "ocsplan.schedules", "ocsplan.cli.console", "rich"} <= loaded - LIGHT
 
 
 def test_the_heuristic_needs_numpy_only() -> None:

@@ -129,7 +129,7 @@ def deploy_command(
     if time_limit != 0:
         check_time_limit(time_limit)
     check_directory(out_dir, _out_error, force)
-    with Bar(err, "deploy: splits", quiet=quiet or chosen is not None) as bar:
+    with Bar(err.console, "deploy: splits", quiet=quiet or chosen is not None) as bar:
         d = build_deployment(m, acc, spec, other, world, batch, tokens, precision, chosen, faults=faults,
                              progress=bar.update, date=page_date(os.environ.get("SOURCE_DATE_EPOCH")),
                              time_limit=time_limit)

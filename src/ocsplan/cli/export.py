@@ -16,7 +16,6 @@ from ..files import check_directory, read_text, write_directory
 from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
 from ..units import format_bytes
 from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
-from .console import Bar
 
 if TYPE_CHECKING:
     from ..deploy import XmlCost
@@ -147,6 +146,7 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
     from ..plan import load_plan
     from ..planning.check import require_valid
+    from .console import Bar
 
     protocol = "Simple" if protocol is None else protocol
     max_steps = 128 if max_steps is None else max_steps
@@ -161,7 +161,7 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         from ..realization.circuits import load_circuits
 
         wiring = load_circuits(circuits)
-    with Bar(err, "export (msccl)", quiet=quiet) as bar:
+    with Bar(err.console, "export (msccl)", quiet=quiet) as bar:
         files = export_msccl(plan, protocol, max_steps, progress=bar.update, circuits=wiring,
                              circuits_source=f"--circuits {circuits}")
     size = sum(len(text.encode()) for text in files.values())

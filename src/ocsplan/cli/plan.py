@@ -443,7 +443,7 @@ def compare(
     per_demand: list[dict[str, Any]] = []
     worst: list[dict[str, Any]] = []
     flagged = 0
-    bar = Bar(err, "compare", len(loaded) * len(chosen), quiet=quiet)
+    bar = Bar(err.console, "compare", len(loaded) * len(chosen), quiet=quiet)
     with bar:
         if demands_out is None and not resilience:
             results = solve_all(loaded, chosen, executor, time_limit, workers,

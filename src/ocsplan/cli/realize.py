@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
-from .console import Bar, write_stdout
 from .options import FABRIC_HELP
+from .streams import write_stdout
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -67,12 +67,13 @@ def realize_command(
     from ..plan import load_plan
     from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits
+    from .console import Bar
 
     check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     circuits = plan.world * plan.ports_used // 2
-    with Bar(err, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
+    with Bar(err.console, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
         realized = realize_plan(plan, fabric, placement)
         bar.update(1, description="realize: the circuits JSON")
         text = None if out_path is None else dumps_circuits(realized)
@@ -102,6 +103,7 @@ def validate_command(
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
     from ..realization.validate import validate as validate_circuits
+    from .console import Bar
 
     check_outputs((json_out, "--json"), inputs=((circuits_path, "CIRCUITS"), (plan_path, "--plan"),
                                                 (fabric, "--fabric")))
@@ -109,7 +111,7 @@ def validate_command(
         small = circuits_path.stat().st_size < BAR_FILE_BYTES
     except OSError:  # the reader names a missing file
         small = True
-    with Bar(err, f"validate: reading {circuits_path.name}", quiet=quiet or small) as bar:
+    with Bar(err.console, f"validate: reading {circuits_path.name}", quiet=quiet or small) as bar:
         circuits = load_circuits(circuits_path)
         plan = load_plan(plan_path) if plan_path is not None else None
         if plan is not None:

@@ -237,7 +237,7 @@ def sweep(
     spec = load_fabric(fabric, "--fabric")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
-    with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
+    with Bar(err.console, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
         rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option),
                          sizes,
                          schedules, only=_select(plan, demand), placement=placement,

@@ -111,7 +111,7 @@ def study(
                   markup=False)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     state: dict[str, Any] = {}
-    bar = Bar(err, "study", quiet=quiet)
+    bar = Bar(err.console, "study", quiet=quiet)
 
     def on_start(total: int, cached: int) -> None:
         bar.update(0, total, f"study ({cached} cached)")

@@ -347,7 +347,7 @@ def decode(
                        accelerator_latency, radix_option)[0]
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
-    bar = Bar(err, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
+    bar = Bar(err.console, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
     realized = None
     if circuits is not None:
         from ..realization.circuits import load_circuits
@@ -511,7 +511,7 @@ def pareto(
                   inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                           *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
-    with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
+    with Bar(err.console, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
                              accept_rate=accept)
