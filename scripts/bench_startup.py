@@ -10,7 +10,9 @@ ocsplan module on every run). Prints the best and the median wall time and the m
 (user + sys) of each, then ``help - pass`` and ``help / pass`` (goal: ``help - pass`` at most
 0.2 s). ``--baseline OLD/src`` times ``--help`` of another ocsplan source tree (a ``git
 worktree`` of an older commit, its ``src``) in the same sitting, interleaved, and says whether
-both print the same help. ``scripts/bench_cli.py`` times solve and simulate as well.
+both print the same help. ``--no-bytecode`` runs as a ``PYTHONDONTWRITEBYTECODE=1`` environment
+does with a source tree: every ocsplan module compiled on every run (the installed libraries keep
+their caches). ``scripts/bench_cli.py`` times solve and simulate as well.
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
     return time.perf_counter() - start, _cpu() - cpu, done.stdout
 
 
-def _env(src: Path, cache: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=cache, COLUMNS="80")
+def _env(src: Path, cache: str | None) -> dict[str, str]:
+    """The environment of a run: ``cache`` the bytecode directory, or None for no bytecode written."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env.update(PYTHONPATH=str(src), COLUMNS="80")
+    if cache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = cache
     return env
 
 
@@ -53,10 +60,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs of each command (default 20)")
     parser.add_argument("--baseline", type=Path, default=None, help="src directory of another ocsplan version")
+    parser.add_argument("--no-bytecode", action="store_true", help="as PYTHONDONTWRITEBYTECODE=1 on a source tree")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs: at least 1")
-    with tempfile.TemporaryDirectory() as cache:
+    with tempfile.TemporaryDirectory() as directory:
+        cache = None if args.no_bytecode else directory
         commands = {"python -c pass": (PASS, _env(SRC, cache)), "ocsplan --help": (HELP, _env(SRC, cache))}
         if args.baseline is not None:
             commands["ocsplan --help (baseline)"] = (HELP, _env(args.baseline.resolve(), cache))
@@ -71,7 +80,7 @@ def main() -> None:
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 outputs[name].add(stdout)
-    print(f"{args.runs} runs each, interleaved; seconds")
+    print(f"{args.runs} runs each, interleaved{', no bytecode' if args.no_bytecode else ''}; seconds")
     print(f"{'command':28} {'wall best':>9} {'wall med':>9} {'cpu med':>8}")
     for name in commands:
         print(f"{name:28} {min(walls[name]):9.3f} {statistics.median(walls[name]):9.3f} "
