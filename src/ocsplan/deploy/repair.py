@@ -162,7 +162,7 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
     # keep the surviving end's cable and level-2 device when the old path crossed level 2
     options: list[tuple[int, int, int]] = []
     if len(x.path) == 3:
-        spine = int(x.path[1].device.rsplit(".d", 1)[1])
+        spine = wire.parse_id(x.path[1].device)[2]
         if x.a in moved and x.b not in moved:
             jb = x.path[1].leave - gb * wire.fanout
             options += [(spine, ja, jb) for ja in range(wire.fanout)]
@@ -299,7 +299,7 @@ def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit
         if ident in known:
             devices.append(replace(known[ident], cross_connects=tuple(sorted(pairs[ident]))))
             continue
-        level, rail, index = _device_meta(ident)
+        level, rail, index = wire.parse_id(ident)
         devices.append(Device(ident, level, rail, index, spec.levels[level - 1].radix, tuple(sorted(pairs[ident]))))
     inter = Counter(x.generator for x in circuits if x.scope == "inter-rack")
     generators = tuple(GeneratorUse(g.label, g.mask, g.kind, g.multiplicity, g.ports, g.circuits,
@@ -310,12 +310,6 @@ def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit
         c, placement=Placement(REPAIRED, c.placement.slot_bits, accelerator), generators=generators,
         nodes=node_table(circuits, c.plan.world), circuits=circuits, devices=tuple(devices),
         counts=count_hardware(spec, circuits, devices, c.plan.world, c.ports_used), notes=kept + tuple(notes))
-
-
-def _device_meta(ident: str) -> tuple[int, int, int]:
-    """(level, rail, index) from a device id ``L1.k03.r07`` / ``L2.k03.d01``."""
-    level, rail, index = ident.split(".")
-    return int(level[1:]), int(rail[1:]), int(index[1:])
 
 
 def diff_of(old: Circuits, new: Circuits) -> tuple[DeviceDiff, ...]:
