@@ -27,9 +27,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..errors import InstanceError, RealizationError
-from ..realization.circuits import Circuit, Circuits, Device, GeneratorUse, Hop, Placement
+from ..realization.circuits import Circuit, Circuits, GeneratorUse, Hop, Placement
 from ..realization.fabrics import FabricSpec
-from ..realization.paths import count_hardware, node_table, scope_of
+from ..realization.paths import count_hardware, devices_of, node_table, scope_of
 from ..realization.wiring import Wiring, wiring
 
 __all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "Repath", "diff_files", "diff_of", "diff_to_dict",
@@ -289,18 +289,7 @@ def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit
             accelerator: tuple[int, ...], notes: Sequence[str]) -> Circuits:
     """The repaired file: ``circuits`` on ``accelerator``, devices, node table, generator scopes and
     hardware counts derived again; ``notes`` appended (they record what failed)."""
-    pairs: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for x in circuits:
-        for h in x.path:
-            pairs[h.device].append((min(h.enter, h.leave), max(h.enter, h.leave)))
-    known = {d.id: d for d in c.devices}
-    devices = []
-    for ident in sorted(pairs):
-        if ident in known:
-            devices.append(replace(known[ident], cross_connects=tuple(sorted(pairs[ident]))))
-            continue
-        level, rail, index = wire.parse_id(ident)
-        devices.append(Device(ident, level, rail, index, spec.levels[level - 1].radix, tuple(sorted(pairs[ident]))))
+    devices = devices_of(circuits, spec)
     inter = Counter(x.generator for x in circuits if x.scope == "inter-rack")
     generators = tuple(GeneratorUse(g.label, g.mask, g.kind, g.multiplicity, g.ports, g.circuits,
                                     inter[g.label], scope_of(g.circuits, inter[g.label], wire.two_level))

@@ -28,6 +28,7 @@ __all__ = [
     "PortAssignment",
     "check_fabric",
     "count_hardware",
+    "devices_of",
     "fabric_ref",
     "node_table",
     "route_rail",
@@ -136,18 +137,7 @@ def wire_circuits(
     """Paths of the circuits through the OCS devices: one device in a rack (or on a
     single level), level 1, level 2, level 1 between racks (level 2 by :func:`route_rail`)."""
     acc = accelerator
-    meta: dict[str, tuple[int, int, int]] = {}  # device id -> (level, rail, index)
-
-    def l1(rail: int, group: int) -> str:
-        ident = wire.l1_id(rail, group)
-        meta[ident] = (1, rail, group)
-        return ident
-
-    def l2(rail: int, spine: int) -> str:
-        ident = wire.l2_id(rail, spine)
-        meta[ident] = (2, rail, spine)
-        return ident
-
+    l1, l2 = wire.l1_id, wire.l2_id
     paths: list[tuple[Hop, ...]] = [()] * len(logical)
     scopes = ["single-level" if not wire.two_level else "intra-rack"] * len(logical)
     inter: dict[int, list[int]] = defaultdict(list)  # rail -> circuit indices
@@ -184,18 +174,20 @@ def wire_circuits(
             scopes[i] = "inter-rack"
     circuits = tuple(Circuit(a, port, b, port, label, scopes[i], paths[i])
                      for i, (a, b, port, label) in enumerate(logical))
-    return circuits, _devices(circuits, meta, fabric)
+    return circuits, devices_of(circuits, fabric)
 
 
-def _devices(circuits: Sequence[Circuit], meta: dict[str, tuple[int, int, int]],
-             fabric: FabricSpec) -> tuple[Device, ...]:
+def devices_of(circuits: Sequence[Circuit], fabric: FabricSpec) -> tuple[Device, ...]:
+    """The OCS devices the circuits' paths cross, by id: each with its cross-connects (port pairs, lower
+    port first, sorted), its level, rail and index read from its id (:meth:`Wiring.parse_id`) and
+    its level's radix."""
     pairs: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for c in circuits:
         for hop in c.path:
             pairs[hop.device].append((min(hop.enter, hop.leave), max(hop.enter, hop.leave)))
     out = []
     for ident in sorted(pairs):
-        level, rail, index = meta[ident]
+        level, rail, index = Wiring.parse_id(ident)
         out.append(Device(ident, level, rail, index, fabric.levels[level - 1].radix, tuple(sorted(pairs[ident]))))
     return tuple(out)
 
