@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InstanceError
+from ocsplan.realization.circuits import Hop
 from ocsplan.realization.fabrics import load_fabric, parse_fabric
+from ocsplan.realization.paths import route_circuit
 from ocsplan.realization.wiring import Wiring, inventory, wiring
 
 FABRICS = Path(__file__).resolve().parent.parent / "simulate" / "fabrics"
@@ -67,6 +69,20 @@ def test_rail_wiring_of_the_all_ocs_fabric() -> None:
     assert wire.uplink(group=17, spine=7, j=3) == (32 + 7 * 4 + 3, 17 * 4 + 3)
     assert wire.l1_id(5, 3) == "L1.k05.r03" and wire.l2_id(5, 7) == "L2.k05.d07"
     assert wire.parse_id("L1.k05.r03") == (1, 5, 3) and wire.parse_id("L2.k05.d07") == (2, 5, 7)
+
+
+def test_route_circuit_follows_the_wiring() -> None:
+    """The all-OCS fabric (racks of 32, 32 uplinks, 8 level-2 devices, 4 cables each): uplink
+    ``down + i * fanout + j`` of rack r is port ``r * fanout + j`` of level-2 device i (module docstring)."""
+    wire = wiring(load_fabric(FABRICS / "nvl576-all-ocs.toml"))
+    assert route_circuit(wire, 5, 33, 35) == (Hop("L1.k05.r01", 1, 3),)
+    assert route_circuit(wire, 5, 0, 35, (7, 3, 1)) == (
+        Hop("L1.k05.r00", 0, 32 + 7 * 4 + 3), Hop("L2.k05.d07", 0 * 4 + 3, 1 * 4 + 1),
+        Hop("L1.k05.r01", 32 + 7 * 4 + 1, 3))
+    hairpin = route_circuit(wire, 0, 33, 35, (2, 0, 1))  # one rack, two of its cables
+    assert [h.device for h in hairpin] == ["L1.k00.r01", "L2.k00.d02", "L1.k00.r01"]
+    with pytest.raises(ValueError):
+        route_circuit(wire, 5, 0, 35)  # two racks need a cable
 
 
 def test_parse_id_inverts_the_ids() -> None:

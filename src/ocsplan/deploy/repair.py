@@ -29,7 +29,7 @@ from scipy.optimize import linear_sum_assignment
 from ..errors import InstanceError, RealizationError
 from ..realization.circuits import Circuit, Circuits, GeneratorUse, Hop, Placement
 from ..realization.fabrics import FabricSpec
-from ..realization.paths import count_hardware, devices_of, node_table, scope_of
+from ..realization.paths import count_hardware, devices_of, node_table, route_circuit, scope_of
 from ..realization.wiring import Wiring, wiring
 
 __all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "Repath", "diff_files", "diff_of", "diff_to_dict",
@@ -147,14 +147,14 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
            taken: set[tuple[str, int]]) -> tuple[Hop, ...]:
     """New path of circuit ``x`` once its moved ends run on ``acc``; marks the ports it takes."""
     rail = x.a_port
-    (ga, sa), (gb, sb) = wire.attach(acc[x.a]), wire.attach(acc[x.b])
+    ga, gb = wire.attach(acc[x.a])[0], wire.attach(acc[x.b])[0]
 
     def take(path: tuple[Hop, ...]) -> tuple[Hop, ...]:
         taken.update(_hop_ports(path))
         return path
 
     if ga == gb:
-        return take((Hop(wire.l1_id(rail, ga), sa, sb),))
+        return take(route_circuit(wire, rail, acc[x.a], acc[x.b]))
     if not wire.two_level:
         raise RealizationError(f"rail {rail}: accelerators {acc[x.a]} and {acc[x.b]} sit under different "
                           f"single-level devices (domain {wire.domain}); no path between them")
@@ -175,7 +175,7 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
         up_b, l2_b = wire.uplink(gb, spine, jb)
         l2 = wire.l2_id(rail, spine)
         if all(ports.free(d, p, taken) for d, p in ((l1a, up_a), (l2, l2_a), (l1b, up_b), (l2, l2_b))):
-            return take((Hop(l1a, sa, up_a), Hop(l2, l2_a, l2_b), Hop(l1b, up_b, sb)))
+            return take(route_circuit(wire, rail, acc[x.a], acc[x.b], (spine, ja, jb)))
     raise RealizationError(f"rail {rail}: no free uplink cable pair between racks {ga} and {gb} for the "
                       f"circuit of ranks {x.a} and {x.b}")
 
