@@ -60,6 +60,20 @@ def test_piped_width_without_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     assert StreamConsole().width == 77
 
 
+def test_columns_read_at_each_print(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's consoles are built by their first print, perhaps under a test's COLUMNS and LINES:
+    the width and height are still those of each print's environment."""
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setenv("LINES", "30")
+    console = StreamConsole()
+    assert (console.width, console.height) == (60, 30)
+    monkeypatch.setenv("COLUMNS", "90")
+    monkeypatch.delenv("LINES")
+    assert console.width == 90
+    monkeypatch.delenv("COLUMNS")
+    assert console.width == PIPED_WIDTH
+
+
 def _bar_output(terminal: bool, quiet: bool) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=terminal, width=80)
@@ -79,8 +93,8 @@ def test_bar_only_on_a_terminal_and_not_quiet() -> None:
 @pytest.fixture
 def terminal_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's stderr console believes it is a terminal (CliRunner's is not)."""
-    monkeypatch.setattr(cli_err, "_force_terminal", True)
-    monkeypatch.setattr(cli_err, "is_interactive", True)
+    monkeypatch.setattr(cli_err.console, "_force_terminal", True)
+    monkeypatch.setattr(cli_err.console, "is_interactive", True)
 
 
 def _compare(*extra: str) -> tuple[str, str]:
@@ -99,8 +113,8 @@ def test_compare_bar_on_a_terminal_off_when_quiet_or_piped(terminal_stderr: None
     assert BAR not in quiet_err and "\x1b" not in quiet_err
     assert "\x1b" not in table + quiet_table  # the bar never touches stdout (tables differ only in times)
     assert len(_lines(quiet_table)) == len(_lines(table))
-    monkeypatch.setattr(cli_err, "_force_terminal", None)
-    monkeypatch.setattr(cli_err, "is_interactive", False)
+    monkeypatch.setattr(cli_err.console, "_force_terminal", None)
+    monkeypatch.setattr(cli_err.console, "is_interactive", False)
     _, piped = _compare()
     assert BAR not in piped
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ocsplan import cli
-from ocsplan.cli import plan as cli_plan
+from ocsplan import instance as instance_module
 from ocsplan.instance import Instance, load_instance
 from ocsplan.plan import Decision, DemandDecision, Plan, assemble, loads_plan
 from ocsplan.planning.check import check_plan
@@ -93,7 +93,7 @@ def test_too_few_ports_for_the_cube_exits_2(monkeypatch: pytest.MonkeyPatch) -> 
     # reader accepts it, since --method stacked needs no cube); the backends' own
     # infeasibility is tested in test_exact_backends.
     few = tiny("few-ports", 4, 3, [((16,), [[("all-reduce", 4096, 1.0, "auto")]])])
-    monkeypatch.setattr(cli_plan, "load_instance", lambda path: few)
+    monkeypatch.setattr(instance_module, "load_instance", lambda path: few)  # solve reads it on each call
     result = runner.invoke(cli.app, ["solve", "few.toml", "--method", "milp"])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]

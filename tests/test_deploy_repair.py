@@ -68,6 +68,10 @@ def test_repair_validates_and_moves_only_the_failed_ranks(name: str, failed: tup
     for x, (a, b) in enumerate(zip(c.placement.accelerator, new.placement.accelerator, strict=True)):
         assert (b in pool) if x in ranks else a == b
     assert not set(failed) & set(new.placement.accelerator)
+    # a device kept by the repair keeps what the healthy file says of it (its level, rail, index and radix
+    # are now read from its id, as realize does)
+    before = {d.id: (d.level, d.rail, d.index, d.radix) for d in c.devices}
+    assert all(before[d.id] == (d.level, d.rail, d.index, d.radix) for d in new.devices if d.id in before)
     # every circuit that does not end on a moved rank keeps its path; every cross-connect of them stays
     for old_x, new_x in zip(c.circuits, new.circuits, strict=True):
         if old_x.a not in ranks and old_x.b not in ranks:

@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from ocsplan.errors import InstanceError
+from ocsplan.realization.circuits import Hop
 from ocsplan.realization.fabrics import load_fabric, parse_fabric
-from ocsplan.realization.wiring import inventory, wiring
+from ocsplan.realization.paths import route_circuit
+from ocsplan.realization.wiring import Wiring, inventory, wiring
 
 FABRICS = Path(__file__).resolve().parent.parent / "simulate" / "fabrics"
 
@@ -66,6 +68,34 @@ def test_rail_wiring_of_the_all_ocs_fabric() -> None:
     assert wire.attach(35) == (1, 3)
     assert wire.uplink(group=17, spine=7, j=3) == (32 + 7 * 4 + 3, 17 * 4 + 3)
     assert wire.l1_id(5, 3) == "L1.k05.r03" and wire.l2_id(5, 7) == "L2.k05.d07"
+    assert wire.parse_id("L1.k05.r03") == (1, 5, 3) and wire.parse_id("L2.k05.d07") == (2, 5, 7)
+
+
+def test_route_circuit_follows_the_wiring() -> None:
+    """The all-OCS fabric (racks of 32, 32 uplinks, 8 level-2 devices, 4 cables each): uplink
+    ``down + i * fanout + j`` of rack r is port ``r * fanout + j`` of level-2 device i (module docstring)."""
+    wire = wiring(load_fabric(FABRICS / "nvl576-all-ocs.toml"))
+    assert route_circuit(wire, 5, 33, 35) == (Hop("L1.k05.r01", 1, 3),)
+    assert route_circuit(wire, 5, 0, 35, (7, 3, 1)) == (
+        Hop("L1.k05.r00", 0, 32 + 7 * 4 + 3), Hop("L2.k05.d07", 0 * 4 + 3, 1 * 4 + 1),
+        Hop("L1.k05.r01", 32 + 7 * 4 + 1, 3))
+    hairpin = route_circuit(wire, 0, 33, 35, (2, 0, 1))  # one rack, two of its cables
+    assert [h.device for h in hairpin] == ["L1.k00.r01", "L2.k00.d02", "L1.k00.r01"]
+    with pytest.raises(ValueError):
+        route_circuit(wire, 5, 0, 35)  # two racks need a cable
+
+
+def test_parse_id_inverts_the_ids() -> None:
+    """Every id a wiring builds, on one or two levels (racks up to 100), reads back as (level, rail, index)."""
+    wires = [wiring(load_fabric(FABRICS / "nvl576-all-ocs.toml")),
+             wiring(parse_fabric(_fabric([{"technology": "ocs", "radix": 16}])))]
+    for wire in wires:
+        for rail in (0, 7, 17, 123):
+            for index in (0, 9, 10, 99, 100):
+                assert wire.parse_id(wire.l1_id(rail, index)) == (1, rail, index)
+                assert wire.parse_id(wire.l2_id(rail, index)) == (2, rail, index)
+    with pytest.raises(ValueError):
+        Wiring.parse_id("L1.k05")
 
 
 def _fabric(levels: list[dict[str, object]], racks: dict[str, int] | None = None, n: int = 64) -> dict[str, object]:

@@ -11,7 +11,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -21,9 +21,13 @@ from typer.exceptions import Abort
 from ..errors import InfeasibleError, InstanceError, OcsplanError, PlanError
 from ..files import check_output, write_atomic
 from ..limits import MAX_TIME_LIMIT_S
-from .console import StreamConsole, write_stdout
+from .streams import write_stdout
+
+if TYPE_CHECKING:
+    from .console import StreamConsole
 
 __all__ = [
+    "LazyConsole",
     "app",
     "check_apart",
     "check_count",
@@ -79,11 +83,33 @@ app = typer.Typer(
 )
 
 
+class LazyConsole:
+    """The :class:`~ocsplan.cli.console.StreamConsole` on stdout (or stderr), built by the first
+    print: ``ocsplan --help`` does not import rich."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._console: StreamConsole | None = None
+
+    @property
+    def console(self) -> StreamConsole:
+        """The console itself (a progress bar draws on it)."""
+        if self._console is None:
+            from .console import StreamConsole
+
+            self._console = StreamConsole(stderr=self._stderr)
+        return self._console
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """As :meth:`StreamConsole.print <ocsplan.cli.console.StreamConsole.print>`."""
+        self.console.print(*objects, **options)
+
+
 # A terminal keeps its own width; piped, COLUMNS or 200 (wide enough for the plan table); no trailing spaces.
-out = StreamConsole()
+out = LazyConsole()
 
 
-err = StreamConsole(stderr=True)
+err = LazyConsole(stderr=True)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

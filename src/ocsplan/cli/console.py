@@ -1,87 +1,32 @@
 """The CLI's consoles: rich consoles on stdout and stderr that honour ``COLUMNS`` and never
-end a line with spaces, and the progress bar of long commands (shown on a terminal only)."""
+end a line with spaces, and the progress bar of long commands (shown on a terminal only).
+
+Imported by the first print (``app.out`` and ``app.err`` build their console then): ``ocsplan
+--help`` does not import rich."""
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 from types import TracebackType
 from typing import IO, Any, cast
 
 from rich.console import Console, ConsoleDimensions
 
-from ..errors import InstanceError
+from .streams import PIPED_WIDTH, Stream
 
-__all__ = ["PIPED_WIDTH", "Bar", "StreamConsole", "fit_table", "write_stdout", "write_stream"]
-
-# Width when the stream is not a terminal and COLUMNS is unset: wide enough for the plan table.
-PIPED_WIDTH = 200
-
-_TRAILING = re.compile(r"[ \t]+(?=\n)")
-
-
-def write_stream(stream: IO[str], text: str, name: str) -> None:
-    """Write and flush ``text``; a stream that cannot take it (``> /dev/full``, a closed pipe)
-    is one line naming it (an :class:`InstanceError`, exit 2), not a traceback.
-
-    The failed stream is pointed at ``/dev/null`` so that the interpreter's last flush of
-    what is still buffered does not print a second message."""
-    try:
-        if text:
-            stream.write(text)
-        stream.flush()
-    except OSError as exc:
-        _silence(stream)
-        raise InstanceError(name, "", f"cannot write: {exc.strerror or exc}") from None
-
-
-def write_stdout(text: str) -> None:
-    """``text`` on stdout, as :func:`write_stream`."""
-    write_stream(sys.stdout, text, "stdout")
-
-
-def _silence(stream: IO[str]) -> None:
-    try:
-        fd = stream.fileno()
-    except (OSError, ValueError):  # not a file (pytest's capture, CliRunner): nothing to silence
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, fd)
-    os.close(null)
-
-
-class _Stream:
-    """sys.stdout or sys.stderr as they are at each write (pytest and CliRunner swap them),
-    with the spaces rich pads a table's title and caption lines with removed."""
-
-    def __init__(self, stderr: bool) -> None:
-        self._stderr = stderr
-
-    @property
-    def target(self) -> IO[str]:
-        return sys.stderr if self._stderr else sys.stdout
-
-    def write(self, text: str) -> int:
-        write_stream(self.target, _TRAILING.sub("", text), "stderr" if self._stderr else "stdout")
-        return len(text)
-
-    def flush(self) -> None:
-        write_stream(self.target, "", "stderr" if self._stderr else "stdout")
-
-    def isatty(self) -> bool:
-        return self.target.isatty()
-
-    def __getattr__(self, name: str) -> Any:  # encoding, fileno, ...: the stream's own
-        return getattr(self.target, name)
+__all__ = ["PIPED_WIDTH", "Bar", "StreamConsole", "fit_table"]
 
 
 class StreamConsole(Console):
     """A console on stdout (or stderr): a terminal's own width; piped, ``COLUMNS`` if set,
-    else :data:`PIPED_WIDTH`. Read at each print, so a ``COLUMNS`` set later counts."""
+    else :data:`PIPED_WIDTH`. Read at each print, so a ``COLUMNS`` set later counts (rich would
+    keep the ``COLUMNS`` and ``LINES`` of the moment the console is built)."""
 
     def __init__(self, *, stderr: bool = False, **options: Any) -> None:
-        super().__init__(file=cast(IO[str], _Stream(stderr)), highlight=False, emoji=False, **options)
+        super().__init__(file=cast(IO[str], Stream(stderr)), highlight=False, emoji=False, **options)
+        if "width" not in options and "height" not in options:
+            self._width = self._height = None  # COLUMNS and LINES are read by size, at each print
 
     def print(self, *objects: Any, **options: Any) -> None:
         """As rich prints, with every table fitted to the width first (:func:`fit_table`)."""
@@ -94,8 +39,12 @@ class StreamConsole(Console):
 
     @property
     def size(self) -> ConsoleDimensions:
-        found = super().size
-        if self.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        columns, lines = os.environ.get("COLUMNS", ""), os.environ.get("LINES", "")
+        if self._width is None and self._height is None and columns.isdigit() and lines.isdigit():
+            found = ConsoleDimensions(int(columns) - self.legacy_windows, int(lines))  # as rich (a dumb terminal too)
+        else:
+            found = super().size
+        if self.is_terminal or columns.isdigit():
             return found
         return ConsoleDimensions(PIPED_WIDTH, found.height)
 

@@ -7,18 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from ..errors import InstanceError
-from ..files import check_directory, write_directory
 from ..units import format_time
-from ..workload import check_split, parse_split
 from .app import app, check_apart, check_count, check_time_limit, err, handle_errors, out
-from .console import Bar
 from .options import FABRIC_HELP
 from .workload import AccOpt, BatchOpt, CommOpt, ContextOpt, ModelArg, VerboseOpt, WorldOpt, _resolve
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from ..deploy.bundle import Deployment
 
 __all__ = ["deploy_command", "deploy_table"]
@@ -30,6 +28,8 @@ def _out_error(message: str) -> InstanceError:
 
 def deploy_table(d: Deployment, out_dir: Path) -> Table:
     """The summary: split, the step on the fabric and on the baseline, circuits, ports, files."""
+    from rich.table import Table
+
     a, b = d.step, d.baseline
     table = Table(title=f"{a.model} on {a.world} x {a.accelerator}, batch {a.batch}, context {a.context}: "
                         f"deployment in {out_dir}", title_justify="left")
@@ -112,8 +112,11 @@ def deploy_command(
     (checked), decode on the fabric and on an all-EPS baseline, faults, report.html, manifest.json."""
     from ..deploy.bundle import MANIFEST, build_deployment, check_fabric, manifest_text
     from ..deploy.faults import MAX_FAULTS
+    from ..files import check_directory, write_directory
     from ..realization.fabrics import load_fabric
     from ..report.provenance import page_date
+    from ..workload import check_split, parse_split
+    from .console import Bar
 
     check_apart(((out_dir, "--out"),), ((model, "MODEL"), (accelerator, "--accelerator"), (fabric, "--fabric"),
                                         (baseline, "--baseline")))
@@ -126,7 +129,7 @@ def deploy_command(
     if time_limit != 0:
         check_time_limit(time_limit)
     check_directory(out_dir, _out_error, force)
-    with Bar(err, "deploy: splits", quiet=quiet or chosen is not None) as bar:
+    with Bar(err.console, "deploy: splits", quiet=quiet or chosen is not None) as bar:
         d = build_deployment(m, acc, spec, other, world, batch, tokens, precision, chosen, faults=faults,
                              progress=bar.update, date=page_date(os.environ.get("SOURCE_DATE_EPOCH")),
                              time_limit=time_limit)

@@ -14,11 +14,8 @@ import typer
 from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
 from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
-from ..plan import load_plan
-from ..planning.check import require_valid
 from ..units import format_bytes
 from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
-from .console import Bar
 
 if TYPE_CHECKING:
     from ..deploy import XmlCost
@@ -147,6 +144,10 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         return
     if plan_path is None or out_dir is None:
         raise fail("ocsplan export: give PLAN and --out DIR, or --check DIR", 2)
+    from ..plan import load_plan
+    from ..planning.check import require_valid
+    from .console import Bar
+
     protocol = "Simple" if protocol is None else protocol
     max_steps = 128 if max_steps is None else max_steps
     check_apart(((out_dir, "--out"),), ((plan_path, "PLAN"), (circuits, "--circuits")))
@@ -160,7 +161,7 @@ def _export(plan_path: Path | None, fmt: str | None, out_dir: Path | None, proto
         from ..realization.circuits import load_circuits
 
         wiring = load_circuits(circuits)
-    with Bar(err, "export (msccl)", quiet=quiet) as bar:
+    with Bar(err.console, "export (msccl)", quiet=quiet) as bar:
         files = export_msccl(plan, protocol, max_steps, progress=bar.update, circuits=wiring,
                              circuits_source=f"--circuits {circuits}")
     size = sum(len(text.encode()) for text in files.values())
@@ -204,6 +205,8 @@ def import_ocs_command(
     """Rebuild a circuits file from an OCS export's cross-connects and cabling (the round trip)."""
     from ..deploy.ocs_import import import_ocs
     from ..errors import InstanceError
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric

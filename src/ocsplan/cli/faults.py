@@ -12,18 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from ..errors import InstanceError, PlanError
-from ..files import check_directory, write_atomic_all, write_directory
 from ..limits import MAX_SEED
-from ..plan import load_plan
-from ..planning.check import require_valid
 from ..units import format_time
 from .app import app, check_apart, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
 from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from ..deploy.faults import FaultOutcome, FaultReport
     from ..deploy.repair import Move, Repath
     from ..plan import Plan
@@ -42,6 +40,8 @@ def _objective(f: FaultOutcome) -> str:
 
 def faults_tables(r: FaultReport) -> list[Table]:
     """The summary and the worst faults (stopping ones first): what the terminal shows."""
+    from rich.table import Table
+
     from ..deploy.faults import ranked
 
     s = r.summary
@@ -82,6 +82,8 @@ def faults_command(
 ) -> None:
     """Every single fault of a kind: per demand intact, parallel, relay, fallback or stopped, and Eq. 1 T."""
     from ..deploy.faults import MAX_FAULTS, analyse_faults, check_match, report_to_dict
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import load_circuits
     from ..realization.validate import validate as validate_circuits
 
@@ -110,6 +112,8 @@ def faults_command(
 
 
 def repair_table(moves: Sequence[Move], changes: int, devices: int) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"repair: {changes} cross-connect change(s) on {devices} OCS device(s)",
                   title_justify="left")
     for col in ("failed", "spare", "ranks", "circuits re-pathed", "cross-connect changes", "OCS hops before",
@@ -126,6 +130,8 @@ REPATH_ROWS = 20
 
 def repath_table(repaths: Sequence[Repath], changes: int, devices: int) -> Table:
     """The re-pathed circuits (the first :data:`REPATH_ROWS`): OCS devices before and after."""
+    from rich.table import Table
+
     table = Table(title=f"repair: {len(repaths)} circuit(s) re-pathed, {changes} cross-connect change(s) on "
                         f"{devices} OCS device(s)", title_justify="left")
     for col in ("circuit", "ranks", "generator", "port", "OCS devices before", "after", "changes"):
@@ -166,6 +172,9 @@ def repair_command(
     from ..deploy.faults import check_match
     from ..deploy.repair import diff_files, diff_to_dict, parse_failed, repair
     from ..deploy.repath import parse_faults, repath
+    from ..files import check_directory, write_atomic_all
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits, load_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
@@ -238,6 +247,8 @@ def step_times(plan: Plan, spec: FabricSpec, healthy: Circuits, repaired: Circui
 
 def step_table(times: Sequence[tuple[str, float, float]]) -> Table:
     """:func:`step_times` as a table with the ratio of each."""
+    from rich.table import Table
+
     table = Table(title="the step's communication, sum w*T, healthy and repaired", title_justify="left")
     for col in ("", "healthy", "repaired", "x healthy"):
         table.add_column(col, justify="left" if not col else "right")
@@ -251,6 +262,8 @@ def _write_with_directory(target: Path, files: dict[str, str], texts: list[tuple
     """The directory (atomically), then the files (all or none); the directory is taken back if
     the files cannot be written: every output or none."""
     import shutil
+
+    from ..files import write_atomic_all, write_directory
 
     def fill(tmp: Path) -> None:
         for name, text in sorted(files.items()):

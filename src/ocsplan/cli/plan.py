@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from ..cayley import Topology, fold_name, mask_to_str, str_to_mask
-from ..cost import phase_time
 from ..errors import InstanceError
-from ..instance import load_instance
 from ..limits import MAX_JOBS, MAX_PAYLOAD, MAX_SEED
-from ..plan import Plan, dumps_plan
-from ..planning.covering import COVERING_MAX_BITS
-from ..planning.frontier import frontier_rows
 from ..planning.registry import EXACT_METHODS, PLANNERS, method_info
-from ..planning.registry import solve as run_planner
-from ..realization.fabrics import load_fabric
-from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
 from .app import (
     app,
@@ -34,10 +23,16 @@ from .app import (
     parse_option,
     refuse_unused,
 )
-from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
-from .render import Cell, add_rows, compare_table, plan_table
 from .rows import RowsJsonOpt, dumps_rows
+
+if TYPE_CHECKING:
+    from ..cayley import Topology
+    from ..plan import Plan
+    from .render import Cell
+
+# The core (instance, plan, cayley, schedules, realization) is imported by the commands that use it:
+# `ocsplan --help` and the other commands do not pay for it (tests/test_cli_startup.py).
 
 __all__ = ["MAX_WORKERS", "circulant", "compare", "frontier", "parse_methods", "schedules", "solve"]
 
@@ -74,7 +69,14 @@ def solve(
     ] = False,
 ) -> None:
     """Plan a deployment and print the fabric, axis by axis."""
+    from dataclasses import replace
+
+    from ..instance import load_instance
+    from ..plan import dumps_plan
+    from ..planning.registry import solve as run_planner
+    from ..realization.fabrics import load_fabric
     from .realize import realize_plan, report_realization
+    from .render import plan_table
 
     if method not in PLANNERS:
         raise InstanceError("--method", "", f"unknown method {method!r} (known: {', '.join(PLANNERS)})")
@@ -134,6 +136,8 @@ def solve(
 
 
 def _topology(bits: int, folds: str | None, profile: str | None) -> Topology:
+    from ..cayley import Topology, str_to_mask
+
     if profile:
         try:
             sizes = tuple(int(x) for x in profile.split(",") if x.strip())
@@ -171,6 +175,12 @@ def schedules(
     json_out: RowsJsonOpt = None,
 ) -> None:
     """List every schedule's validity, h, v, u and T (p = 1) on one axis topology."""
+    from rich.table import Table
+
+    from ..cost import phase_time
+    from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
+    from .render import add_rows
+
     check_outputs((json_out, "--json"))
     check_count(bits, "--bits", 1, 12)
     if collective is not None and collective not in COLLECTIVES:
@@ -235,6 +245,12 @@ def frontier(
     json_out: RowsJsonOpt = None,
 ) -> None:
     """Print the diameter frontier and the schedulable frontier of an axis (m <= 9)."""
+    from rich.table import Table
+
+    from ..cayley import fold_name, mask_to_str
+    from ..planning.covering import COVERING_MAX_BITS
+    from ..planning.frontier import frontier_rows
+
     check_outputs((json_out, "--json"))
     if not 1 <= bits <= COVERING_MAX_BITS:
         raise InstanceError("--bits", "", f"must be between 1 and {COVERING_MAX_BITS}, got {bits}")
@@ -272,8 +288,12 @@ def circulant(
 ) -> None:
     """The least-diameter circulant of a degree on Z_N and its one-shot schedules (stacked axes)."""
     check_outputs((json_out, "--json"))
+    from rich.table import Table
+
     from ..planning.circulant import MAX_SIZE, degree_problem, least_diameter
+    from ..schedules import ideal_cost, verify
     from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
+    from .render import add_rows
 
     check_count(size, "--size", 2, MAX_SIZE)
     check_count(seed, "--seed", 0, MAX_SEED)
@@ -390,6 +410,7 @@ def compare(
     """Solve instances with several methods, one table each; flag plans worse than an optimum."""
     from ..executor import Executor
     from ..files import write_atomic
+    from ..instance import load_instance
     from ..studies.results import (
         demand_rows,
         dumps_compare_json,
@@ -399,6 +420,8 @@ def compare(
         write_results,
     )
     from ..studies.runner import run_method, solve_all
+    from .console import Bar
+    from .render import compare_table
 
     for option, given in (("--demands", demands_out is not None), ("--resilience", resilience)):
         if given and (jobs != 1 or scheduler is not None):
@@ -420,7 +443,7 @@ def compare(
     per_demand: list[dict[str, Any]] = []
     worst: list[dict[str, Any]] = []
     flagged = 0
-    bar = Bar(err, "compare", len(loaded) * len(chosen), quiet=quiet)
+    bar = Bar(err.console, "compare", len(loaded) * len(chosen), quiet=quiet)
     with bar:
         if demands_out is None and not resilience:
             results = solve_all(loaded, chosen, executor, time_limit, workers,

@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..plan import Plan, load_plan
-from ..planning.check import require_valid
 from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
-from .console import Bar, write_stdout
 from .options import FABRIC_HELP
+from .streams import write_stdout
 
 if TYPE_CHECKING:
+    from ..plan import Plan
     from ..realization.circuits import Circuits
 
-# the realization modules (networkx among them) are imported by the commands that use them
+# the plan and realization modules (networkx among them) are imported by the commands that use them
 
 __all__ = ["BAR_CIRCUITS", "BAR_FILE_BYTES", "fabrics_command", "realize_command", "realize_plan",
            "report_realization", "validate_command"]
@@ -65,13 +64,16 @@ def realize_command(
     quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import dumps_circuits
+    from .console import Bar
 
     check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     circuits = plan.world * plan.ports_used // 2
-    with Bar(err, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
+    with Bar(err.console, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
         realized = realize_plan(plan, fabric, placement)
         bar.update(1, description="realize: the circuits JSON")
         text = None if out_path is None else dumps_circuits(realized)
@@ -95,10 +97,13 @@ def validate_command(
     quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
 ) -> None:
     """Check a circuits file independently of the realizer; faults one per line, exit 1."""
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import load_circuits
     from ..realization.fabric_check import fabric_faults
     from ..realization.fabrics import load_fabric
     from ..realization.validate import validate as validate_circuits
+    from .console import Bar
 
     check_outputs((json_out, "--json"), inputs=((circuits_path, "CIRCUITS"), (plan_path, "--plan"),
                                                 (fabric, "--fabric")))
@@ -106,7 +111,7 @@ def validate_command(
         small = circuits_path.stat().st_size < BAR_FILE_BYTES
     except OSError:  # the reader names a missing file
         small = True
-    with Bar(err, f"validate: reading {circuits_path.name}", quiet=quiet or small) as bar:
+    with Bar(err.console, f"validate: reading {circuits_path.name}", quiet=quiet or small) as bar:
         circuits = load_circuits(circuits_path)
         plan = load_plan(plan_path) if plan_path is not None else None
         if plan is not None:

@@ -12,7 +12,7 @@ from ..errors import InstanceError, OcsplanError, PlanError
 from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_JSON_BYTES
 from .app import app, check_outputs, check_suffix, handle_errors
-from .console import write_stdout
+from .streams import write_stdout
 
 __all__ = ["report", "schema"]
 

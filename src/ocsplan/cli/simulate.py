@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PAYLOAD
-from ..plan import Plan, load_plan
-from ..planning.check import require_valid
 from ..units import format_bytes, format_time, parse_bytes
 from .app import (
     app,
@@ -27,10 +23,14 @@ from .app import (
     parse_option,
     refuse_unused,
 )
-from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
-from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+    from .render import Cell
+
+# the plan, realization and Simlette modules are imported by the commands that use them
 
 __all__ = ["simulate", "sweep"]
 
@@ -108,10 +108,15 @@ def simulate(
     latency: OldLatencyOpt = None,
 ) -> None:
     """Simulate every demand of a plan on a fabric (Simlette) against the analytical model."""
+    from rich.table import Table
+
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
+    from .render import add_rows
 
     preset, preset_option = renamed_as("simulate", "--latency", latency, latency_preset)
     refuse_unused("--placement", placement is not None and circuits is not None, "with --circuits")
@@ -203,10 +208,18 @@ def sweep(
     png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
 ) -> None:
     """Completion time against buffer size and schedule: CSV (and PNG)."""
+    from dataclasses import asdict
+
+    from rich.table import Table
+
     from ..executor import Executor
+    from ..plan import load_plan
+    from ..planning.check import require_valid
     from ..realization.fabrics import load_fabric
     from ..simlette.sweep import payload_range, write_csv, write_plot
     from ..simlette.sweep import sweep as run_sweep
+    from .console import Bar
+    from .render import add_rows
 
     preset, preset_option = renamed_as("sweep", "--latency", latency, latency_preset)
     plot, plot_option = renamed_as("sweep", "--png", png, plot)
@@ -224,7 +237,7 @@ def sweep(
     spec = load_fabric(fabric, "--fabric")
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
-    with Bar(err, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
+    with Bar(err.console, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
         rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option),
                          sizes,
                          schedules, only=_select(plan, demand), placement=placement,

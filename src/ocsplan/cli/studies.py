@@ -21,10 +21,8 @@ from .app import (
     out,
     refuse_unused,
 )
-from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt, renamed_as
 from .plan import MAX_WORKERS, parse_methods
-from .render import summary_table
 
 __all__ = ["PLOT_SUFFIXES", "generate", "study"]
 
@@ -90,6 +88,8 @@ def study(
     from ..studies.results import dumps_study_json, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
     from ..studies.summary import plot_gaps, summarize
+    from .console import Bar
+    from .render import summary_table
 
     given, csv_option = renamed_as("study", "--out", old_out, csv_path)
     if given is None:
@@ -111,7 +111,7 @@ def study(
                   markup=False)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     state: dict[str, Any] = {}
-    bar = Bar(err, "study", quiet=quiet)
+    bar = Bar(err.console, "study", quiet=quiet)
 
     def on_start(total: int, cached: int) -> None:
         bar.update(0, total, f"study ({cached} cached)")

@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ..errors import InstanceError
-from ..files import write_atomic, write_atomic_all
 from ..limits import MAX_JOBS, MAX_PORTS
-from ..units import format_bytes, format_count, format_time, parse_time
-from ..workload import (
-    Split,
-    check_split,
-    check_world,
-    demand_rows,
-    instance_toml,
-    load_accelerator,
-    load_model,
-    parse_split,
-    parse_tokens,
-    precision_for,
-    valid_splits,
-)
-from ..workload.kernels import compute_time, memory_per_rank, require_fit
+from ..units import format_bytes, format_count, format_time, parse_time, parse_tokens
 from .app import (
     app,
     check_count,
@@ -40,10 +23,16 @@ from .app import (
     parse_option,
     refuse_unused,
 )
-from .console import Bar
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
-from .render import Cell, add_rows
 from .rows import RowsJsonOpt, dumps_rows
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ..workload import Split
+    from .render import Cell
+
+# the workload, decode and realization modules are imported by the commands that use them
 
 __all__ = ["decode", "pareto", "power", "splits", "workload"]
 
@@ -62,6 +51,8 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", help="list the keys of a 
 def _load_model(spec: str, verbose: bool) -> Any:
     """The model; with ``--verbose`` the ignored keys of a HuggingFace config.json on stderr
     (a TOML model has none: unknown keys are refused there)."""
+    from ..workload import load_model
+
     m = load_model(spec)
     if verbose and m.unused:
         err.print(f"{m.source}: keys not used by the model: {', '.join(m.unused)}", markup=False, soft_wrap=True)
@@ -143,6 +134,10 @@ def _rate_option(text: str, option: str) -> float:
 @handle_errors
 def splits(model: ModelArg, world: WorldOpt = 512, verbose: VerboseOpt = False, json_out: RowsJsonOpt = None) -> None:
     """List the valid Helix splits (KVP, TPA, EP, TPE) of a model on N accelerators."""
+    from rich.table import Table
+
+    from ..workload import check_world, valid_splits
+
     check_outputs((json_out, "--json"))
     m = _load_model(model, verbose)
     check_world(world, "--world")
@@ -165,6 +160,8 @@ def splits(model: ModelArg, world: WorldOpt = 512, verbose: VerboseOpt = False, 
 
 def _resolve(model: str, accelerator: str, world: int, batch: int, context: str, comm: str,
              verbose: bool = False) -> tuple[Any, ...]:
+    from ..workload import check_world, load_accelerator, precision_for
+
     m = _load_model(model, verbose)
     acc = load_accelerator(accelerator)
     check_world(world, "--world")
@@ -191,6 +188,13 @@ def workload(
     json_out: RowsJsonOpt = None,
 ) -> None:
     """Demand table (paper Table 1), memory per rank and the instance of one deployment."""
+    from rich.table import Table
+
+    from ..files import write_atomic
+    from ..workload import check_split, demand_rows, instance_toml, parse_split
+    from ..workload.kernels import compute_time, memory_per_rank, require_fit
+    from .render import add_rows
+
     check_outputs((emit, "--emit"), (json_out, "--json"), inputs=((model, "MODEL"), (accelerator, "--accelerator")))
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     k, _ = _verify(tokens_per_step, accept_rate)
@@ -260,6 +264,10 @@ def _extras(m: Any) -> str:
 
 
 def _step_tables(step: Any) -> tuple[Table, str]:
+    from rich.table import Table
+
+    from .render import add_rows
+
     c = step.compute
     table = Table(title=f"{step.model} on {step.fabric} ({step.technology}, {step.network}): {step.split.label}, "
                         f"batch {step.batch}, context {step.context}", title_justify="left")
@@ -320,9 +328,13 @@ def decode(
     ports: OldPortsOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
+    from dataclasses import replace
+
     from ..decode import NETWORKS, best_step, decode_step
     from ..realization.fabrics import load_fabric
+    from ..workload import check_split, parse_split
     from ..workload.step import step_to_dict
+    from .console import Bar
 
     check_outputs((json_out, "--json"), inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                                                 (fabric, "--fabric")))
@@ -335,7 +347,7 @@ def decode(
                        accelerator_latency, radix_option)[0]
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
-    bar = Bar(err, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
+    bar = Bar(err.console, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
     realized = None
     if circuits is not None:
         from ..realization.circuits import load_circuits
@@ -380,7 +392,10 @@ def power(
     ports: OldPortsOpt = None,
 ) -> None:
     """Table 12 power of each fabric (TDP, every installed port) and the ratio of the first to each."""
+    from rich.table import Table
+
     from ..realization.fabrics import load_fabric
+    from ..workload import load_accelerator
     from ..workload.power import fabric_power, rate_label
 
     check_outputs((json_out, "--json"))
@@ -466,9 +481,14 @@ def pareto(
     png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
 ) -> None:
     """Best split per (context, batch, fabric): interactivity against throughput (Figures 4 and 5)."""
+    from rich.table import Table
+
     from ..decode import NETWORKS, cells_csv, pareto_sweep, png_bytes
     from ..executor import Executor
+    from ..files import write_atomic_all
     from ..realization.fabrics import load_fabric
+    from ..workload import check_world, load_accelerator, precision_for
+    from .console import Bar
 
     radix, radix_option = renamed_as("pareto", "--ports", ports, radix)
     plot, plot_option = renamed_as("pareto", "--png", png, plot)
@@ -491,7 +511,7 @@ def pareto(
                   inputs=((model, "MODEL"), (accelerator, "--accelerator"),
                           *((f.strip(), "--fabrics") for f in fabrics.split(",") if f.strip())))
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
-    with Bar(err, f"pareto ({network})", quiet=quiet) as bar:
+    with Bar(err.console, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
                              accept_rate=accept)

@@ -27,9 +27,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..errors import InstanceError, RealizationError
-from ..realization.circuits import Circuit, Circuits, Device, GeneratorUse, Hop, Placement
+from ..realization.circuits import Circuit, Circuits, GeneratorUse, Hop, Placement
 from ..realization.fabrics import FabricSpec
-from ..realization.paths import count_hardware, node_table, scope_of
+from ..realization.paths import count_hardware, devices_of, node_table, route_circuit, scope_of
 from ..realization.wiring import Wiring, wiring
 
 __all__ = ["DIFF_COLUMNS", "DeviceDiff", "Move", "Repair", "Repath", "diff_files", "diff_of", "diff_to_dict",
@@ -147,14 +147,14 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
            taken: set[tuple[str, int]]) -> tuple[Hop, ...]:
     """New path of circuit ``x`` once its moved ends run on ``acc``; marks the ports it takes."""
     rail = x.a_port
-    (ga, sa), (gb, sb) = wire.attach(acc[x.a]), wire.attach(acc[x.b])
+    ga, gb = wire.attach(acc[x.a])[0], wire.attach(acc[x.b])[0]
 
     def take(path: tuple[Hop, ...]) -> tuple[Hop, ...]:
         taken.update(_hop_ports(path))
         return path
 
     if ga == gb:
-        return take((Hop(wire.l1_id(rail, ga), sa, sb),))
+        return take(route_circuit(wire, rail, acc[x.a], acc[x.b]))
     if not wire.two_level:
         raise RealizationError(f"rail {rail}: accelerators {acc[x.a]} and {acc[x.b]} sit under different "
                           f"single-level devices (domain {wire.domain}); no path between them")
@@ -162,7 +162,7 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
     # keep the surviving end's cable and level-2 device when the old path crossed level 2
     options: list[tuple[int, int, int]] = []
     if len(x.path) == 3:
-        spine = int(x.path[1].device.rsplit(".d", 1)[1])
+        spine = wire.parse_id(x.path[1].device)[2]
         if x.a in moved and x.b not in moved:
             jb = x.path[1].leave - gb * wire.fanout
             options += [(spine, ja, jb) for ja in range(wire.fanout)]
@@ -175,7 +175,7 @@ def _route(x: Circuit, acc: Mapping[int, int], moved: frozenset[int], wire: Wiri
         up_b, l2_b = wire.uplink(gb, spine, jb)
         l2 = wire.l2_id(rail, spine)
         if all(ports.free(d, p, taken) for d, p in ((l1a, up_a), (l2, l2_a), (l1b, up_b), (l2, l2_b))):
-            return take((Hop(l1a, sa, up_a), Hop(l2, l2_a, l2_b), Hop(l1b, up_b, sb)))
+            return take(route_circuit(wire, rail, acc[x.a], acc[x.b], (spine, ja, jb)))
     raise RealizationError(f"rail {rail}: no free uplink cable pair between racks {ga} and {gb} for the "
                       f"circuit of ranks {x.a} and {x.b}")
 
@@ -289,18 +289,7 @@ def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit
             accelerator: tuple[int, ...], notes: Sequence[str]) -> Circuits:
     """The repaired file: ``circuits`` on ``accelerator``, devices, node table, generator scopes and
     hardware counts derived again; ``notes`` appended (they record what failed)."""
-    pairs: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for x in circuits:
-        for h in x.path:
-            pairs[h.device].append((min(h.enter, h.leave), max(h.enter, h.leave)))
-    known = {d.id: d for d in c.devices}
-    devices = []
-    for ident in sorted(pairs):
-        if ident in known:
-            devices.append(replace(known[ident], cross_connects=tuple(sorted(pairs[ident]))))
-            continue
-        level, rail, index = _device_meta(ident)
-        devices.append(Device(ident, level, rail, index, spec.levels[level - 1].radix, tuple(sorted(pairs[ident]))))
+    devices = devices_of(circuits, spec)
     inter = Counter(x.generator for x in circuits if x.scope == "inter-rack")
     generators = tuple(GeneratorUse(g.label, g.mask, g.kind, g.multiplicity, g.ports, g.circuits,
                                     inter[g.label], scope_of(g.circuits, inter[g.label], wire.two_level))
@@ -310,12 +299,6 @@ def rebuild(c: Circuits, spec: FabricSpec, wire: Wiring, circuits: tuple[Circuit
         c, placement=Placement(REPAIRED, c.placement.slot_bits, accelerator), generators=generators,
         nodes=node_table(circuits, c.plan.world), circuits=circuits, devices=tuple(devices),
         counts=count_hardware(spec, circuits, devices, c.plan.world, c.ports_used), notes=kept + tuple(notes))
-
-
-def _device_meta(ident: str) -> tuple[int, int, int]:
-    """(level, rail, index) from a device id ``L1.k03.r07`` / ``L2.k03.d01``."""
-    level, rail, index = ident.split(".")
-    return int(level[1:]), int(rail[1:]), int(index[1:])
 
 
 def diff_of(old: Circuits, new: Circuits) -> tuple[DeviceDiff, ...]:

@@ -37,6 +37,7 @@ from scipy.sparse import csr_array
 from ..errors import InstanceError, RealizationError
 from ..realization.circuits import Circuit, Circuits, Hop, Route
 from ..realization.fabrics import FabricSpec
+from ..realization.paths import route_circuit
 from ..realization.wiring import Wiring, wiring
 from .faults import failed_circuits
 from .repair import Repair, Repath, diff_of, rebuild
@@ -133,7 +134,7 @@ def _options(x: Circuit, acc: Sequence[int], wire: Wiring, rails: Sequence[int],
         ends = ((l1a, sa), (l1b, sb))  # the accelerators' own fibers: taken on a spare rail
         paths: list[tuple[tuple[Hop, ...], tuple[_Port, ...]]] = []
         if ga == gb:
-            paths.append(((Hop(l1a, sa, sb),), ends))
+            paths.append((route_circuit(wire, rail, acc[x.a], acc[x.b]), ends))
         for spine in range(wire.spines):
             l2 = wire.l2_id(rail, spine)
             if l2 in devices:
@@ -142,10 +143,9 @@ def _options(x: Circuit, acc: Sequence[int], wire: Wiring, rails: Sequence[int],
                 for jb in range(wire.fanout):
                     if ga == gb and ja == jb:
                         continue  # a hairpin needs two cables
-                    up_a, l2_a = wire.uplink(ga, spine, ja)
-                    up_b, l2_b = wire.uplink(gb, spine, jb)
-                    paths.append(((Hop(l1a, sa, up_a), Hop(l2, l2_a, l2_b), Hop(l1b, up_b, sb)),
-                                  (*ends, (l1a, up_a), (l2, l2_a), (l2, l2_b), (l1b, up_b))))
+                    path = route_circuit(wire, rail, acc[x.a], acc[x.b], (spine, ja, jb))
+                    cables = ((l1a, path[0].leave), (l2, path[1].enter), (l2, path[1].leave), (l1b, path[2].enter))
+                    paths.append((path, (*ends, *cables)))
         for path, taken in paths:
             if any(p in busy or p in banned for p in taken) or _pairs(path) & pairs:
                 continue

@@ -5,15 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import OcsplanError
-from ..instance import Instance, require_shared_host
-from ..plan import Plan
+
+if TYPE_CHECKING:  # the planner names are read by `ocsplan --help`: no instance or plan module on import
+    from ..instance import Instance
+    from ..plan import Plan
 
 __all__ = ["EXACT_METHODS", "METHODS", "PLANNERS", "SHAPE_FREE", "MethodInfo", "method_info", "solve"]
 
-Planner = Callable[..., Plan]
+Planner = Callable[..., "Plan"]
 
 
 
@@ -83,5 +85,7 @@ def solve(instance: Instance, method: str = "heuristic", **options: Any) -> Plan
     if planner is None:
         raise OcsplanError(f"unknown method {method!r} (known: {', '.join(sorted(PLANNERS))})")
     if method not in SHAPE_FREE:
+        from ..instance import require_shared_host
+
         require_shared_host(instance)
     return planner(instance, **options)

@@ -28,8 +28,10 @@ __all__ = [
     "PortAssignment",
     "check_fabric",
     "count_hardware",
+    "devices_of",
     "fabric_ref",
     "node_table",
+    "route_circuit",
     "route_rail",
     "scope_of",
     "wire_circuits",
@@ -97,6 +99,24 @@ def route_rail(pairs: Sequence[tuple[int, int]], spines: int, fanout: int) -> li
     return out
 
 
+def route_circuit(wire: Wiring, rail: int, a: int, b: int, cable: tuple[int, int, int] | None = None
+                  ) -> tuple[Hop, ...]:
+    """The path of a circuit on ``rail`` between accelerators ``a`` and ``b``: without ``cable``,
+    one cross-connect on the level-1 device they share; with ``cable`` (spine, j_a, j_b), level 1,
+    the level-2 device ``spine`` of the rail and level 1 again over cable j_a of a's level-1 device
+    and cable j_b of b's (two cables of one device: a hairpin)."""
+    (ga, sa), (gb, sb) = wire.attach(a), wire.attach(b)
+    if cable is None:
+        if ga != gb:
+            raise ValueError(f"accelerators {a} and {b} are under different level-1 devices: give a cable")
+        return (Hop(wire.l1_id(rail, ga), sa, sb),)
+    spine, ja, jb = cable
+    up_a, l2_a = wire.uplink(ga, spine, ja)
+    up_b, l2_b = wire.uplink(gb, spine, jb)
+    return (Hop(wire.l1_id(rail, ga), sa, up_a), Hop(wire.l2_id(rail, spine), l2_a, l2_b),
+            Hop(wire.l1_id(rail, gb), up_b, sb))
+
+
 def check_fabric(plan: Plan, fabric: FabricSpec) -> Wiring:
     for i, level in enumerate(fabric.levels):
         if level.technology != "ocs":
@@ -136,25 +156,13 @@ def wire_circuits(
     """Paths of the circuits through the OCS devices: one device in a rack (or on a
     single level), level 1, level 2, level 1 between racks (level 2 by :func:`route_rail`)."""
     acc = accelerator
-    meta: dict[str, tuple[int, int, int]] = {}  # device id -> (level, rail, index)
-
-    def l1(rail: int, group: int) -> str:
-        ident = wire.l1_id(rail, group)
-        meta[ident] = (1, rail, group)
-        return ident
-
-    def l2(rail: int, spine: int) -> str:
-        ident = wire.l2_id(rail, spine)
-        meta[ident] = (2, rail, spine)
-        return ident
-
     paths: list[tuple[Hop, ...]] = [()] * len(logical)
     scopes = ["single-level" if not wire.two_level else "intra-rack"] * len(logical)
     inter: dict[int, list[int]] = defaultdict(list)  # rail -> circuit indices
     for i, (a, b, port, label) in enumerate(logical):
-        (ga, sa), (gb, sb) = wire.attach(acc[a]), wire.attach(acc[b])
+        ga, gb = wire.attach(acc[a])[0], wire.attach(acc[b])[0]
         if ga == gb:
-            paths[i] = (Hop(l1(port, ga), sa, sb),)
+            paths[i] = route_circuit(wire, port, acc[a], acc[b])
         elif not wire.two_level:
             raise RealizationError(
                 f"generator {label} joins node {a} (device {ga}) and node {b} (device {gb}) of rail {port}, "
@@ -174,28 +182,25 @@ def wire_circuits(
             routed = route_rail(pairs, wire.spines, wire.fanout)
         except RealizationError as exc:
             raise RealizationError(f"rail {port} (generator {label_of_port[port]}): {exc}") from None
-        for i, (ga, gb), (spine, ja, jb) in zip(idx, pairs, routed, strict=True):
-            a, b = logical[i][0], logical[i][1]
-            up_a, l2_a = wire.uplink(ga, spine, ja)
-            up_b, l2_b = wire.uplink(gb, spine, jb)
-            paths[i] = (Hop(l1(port, ga), wire.attach(acc[a])[1], up_a),
-                        Hop(l2(port, spine), l2_a, l2_b),
-                        Hop(l1(port, gb), up_b, wire.attach(acc[b])[1]))
+        for i, cable in zip(idx, routed, strict=True):
+            paths[i] = route_circuit(wire, port, acc[logical[i][0]], acc[logical[i][1]], cable)
             scopes[i] = "inter-rack"
     circuits = tuple(Circuit(a, port, b, port, label, scopes[i], paths[i])
                      for i, (a, b, port, label) in enumerate(logical))
-    return circuits, _devices(circuits, meta, fabric)
+    return circuits, devices_of(circuits, fabric)
 
 
-def _devices(circuits: Sequence[Circuit], meta: dict[str, tuple[int, int, int]],
-             fabric: FabricSpec) -> tuple[Device, ...]:
+def devices_of(circuits: Sequence[Circuit], fabric: FabricSpec) -> tuple[Device, ...]:
+    """The OCS devices the circuits' paths cross, by id: each with its cross-connects (port pairs, lower
+    port first, sorted), its level, rail and index read from its id (:meth:`Wiring.parse_id`) and
+    its level's radix."""
     pairs: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for c in circuits:
         for hop in c.path:
             pairs[hop.device].append((min(hop.enter, hop.leave), max(hop.enter, hop.leave)))
     out = []
     for ident in sorted(pairs):
-        level, rail, index = meta[ident]
+        level, rail, index = Wiring.parse_id(ident)
         out.append(Device(ident, level, rail, index, fabric.levels[level - 1].radix, tuple(sorted(pairs[ident]))))
     return tuple(out)
 

@@ -63,6 +63,13 @@ class Wiring:
     def l2_id(self, rail: int, index: int) -> str:
         return f"L2.k{rail:02d}.d{index:02d}"
 
+    @staticmethod
+    def parse_id(ident: str) -> tuple[int, int, int]:
+        """(level, rail, index) of a device id :meth:`l1_id` or :meth:`l2_id` built (``L1.k03.r07``,
+        ``L2.k03.d01``); ValueError for another string."""
+        level, rail, index = ident.split(".")
+        return int(level[1:]), int(rail[1:]), int(index[1:])
+
     def attach(self, accelerator: int) -> tuple[int, int]:
         """(level-1 group, down port) of an accelerator on any rail."""
         return divmod(accelerator, self.domain)
