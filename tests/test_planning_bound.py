@@ -15,13 +15,25 @@ from .tiny import AR, TINY, KiB, MiB, tiny
 
 @pytest.mark.parametrize("payload", [4 * KiB, 8 * MiB])
 def test_two_accelerators_by_hand(payload: int) -> None:
-    """N = 2, L = 5: the one generator may take all 5 ports, and an all-reduce of two ranks
-    needs one hop that carries the payload once (any schedule: both halves must cross,
-    and one-shot sends S in one step), so T = w (lambda + S / (5 R)) exactly."""
+    """N = 2, L = 5, an all-reduce of weight 3: one hop at least (lambda), and each rank must
+    receive a value per element from the other, at least S / 2 bytes from the busiest sender
+    spread over the 5 circuits it has: 3 (lambda + S / (10 R)). The planner's one-shot sends
+    all of S (3 (lambda + S / (5 R))): above the bound."""
     inst = tiny("pair", 1, 5, [((2,), [[(AR, payload, 3.0, "auto")]])])
     lam, rate = inst.budget.latency, inst.budget.link
-    assert objective_bound(inst) == pytest.approx(3.0 * (lam + payload / (5 * rate)), rel=1e-12)
-    assert solve(inst).objective_s == pytest.approx(objective_bound(inst), rel=1e-12)  # and it is attained
+    assert objective_bound(inst) == pytest.approx(3.0 * (lam + payload / (10 * rate)), rel=1e-12)
+    assert solve(inst).objective_s == pytest.approx(3.0 * (lam + payload / (5 * rate)), rel=1e-12)
+
+
+def test_two_axes_share_the_ports_by_hand() -> None:
+    """N = 4 as one 2 x 2 mesh, L = 6, an all-reduce of two ranks on each axis (weight 1, S = 64 KiB):
+    each axis's one generator (its unit) needs a port, and the two share the six:
+    2 lambda + (S / 2) / p1 + (S / 2) / p2 over R with p1 + p2 = 6 is least at 3 + 3, so the
+    bound is 2 lambda + S / (3 R)."""
+    inst = tiny("square", 2, 6, [((2, 2), [[(AR, 64 * KiB, 1.0, "auto")], [(AR, 64 * KiB, 1.0, "auto")]])])
+    lam, rate = inst.budget.latency, inst.budget.link
+    assert objective_bound(inst) == pytest.approx(2 * lam + 64 * KiB / (3 * rate), rel=1e-12)
+    assert objective_bound(inst) <= solve(inst).objective_s
 
 
 @pytest.mark.parametrize("inst", TINY, ids=lambda i: i.name)
