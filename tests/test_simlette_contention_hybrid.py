@@ -151,3 +151,10 @@ def test_the_paper_world_all_reduce_within_2_percent() -> None:
     symmetric = _times(spec, "rs-ag", "flat", bits, 4096, world=512, model="symmetric")[1]
     assert model == pytest.approx(simulated, rel=0.02)
     assert symmetric < simulated / 1.5
+
+
+def test_an_axis_inside_the_racks_of_the_paper_hybrid() -> None:
+    """A 32-rank all-reduce inside each rack of the 512-rank hybrid crosses no uplink: within 5 % of Simlette."""
+    spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-hybrid.toml")
+    simulated, model = _times(spec, "one-shot", "flat", (4, 3, 2, 1, 0), 4096, world=512)
+    assert model == pytest.approx(simulated, rel=0.05)

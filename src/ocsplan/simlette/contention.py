@@ -480,7 +480,7 @@ def _hybrid_time(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridS
             busiest = int((start + links)[links > 0].max(initial=0))
             total += max(bound, latencies[hops] + (hops + 1 + busiest) * flit_time)
         else:
-            total += max(bound, *(latencies[h] + (h + 1 + busy) * flit_time for h, busy in last))
+            total += max((bound, *(latencies[h] + (h + 1 + busy) * flit_time for h, busy in last)))
     return total
 
 
