@@ -154,15 +154,20 @@ def test_plan_too_big_for_the_fabric(multimesh: Plan) -> None:
 
 
 def test_hybrid_with_fewer_uplinks_than_offsets() -> None:
-    # megatron on 16 racks needs rack offsets 1, 2, 3, 4, 8 and 12. With 4 uplinks the
-    # unit offsets 1, 2, 4, 8 are kept and the others go over two circuits; with 2 the
-    # racks 4 and 8 apart cannot be reached at all.
+    # megatron on 16 racks needs rack offsets 1, 2, 3 (64 circuits each per rack) and 4, 8, 12
+    # (128 each). With 4 uplinks two of them go over two circuits; the busiest uplink's load equals
+    # the brute-force optimum over every set of 4 masks and every shortest route (test_simlette_uplinks);
+    # with 2 uplinks the racks 4 and 8 apart cannot be reached at all.
+    from .test_simlette_uplinks import brute_force_busiest, walked_loads
+
     plan = _plan("megatron-5t-n512-b1")
     spec = load_fabric(FABRICS / "nvl576-hybrid.toml")
     four = replace(spec, levels=(replace(spec.levels[0], up=4), spec.levels[1]))
     routes = hybrid_uplinks(plan, four)
-    assert sorted(routes.masks) == [1, 2, 4, 8]
-    assert routes.hops[12] == 2 and routes.hops[3] == 2 and routes.hops[15] == 4
+    need = {1: 64, 2: 64, 3: 64, 4: 128, 8: 128, 12: 128}
+    assert len(set(routes.masks)) == 4
+    assert all(routes.hops[d] <= 2 for d in need)
+    assert max(walked_loads(routes, need).values()) == brute_force_busiest(need, 4, 16) == 256
     two = replace(spec, levels=(replace(spec.levels[0], up=2), spec.levels[1]))
     with pytest.raises(RealizationError, match="cannot be reached"):
         hybrid_uplinks(plan, two)

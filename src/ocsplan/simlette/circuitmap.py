@@ -14,15 +14,15 @@ OCS devices and cables on its path. Two builders fill it:
   structural protocols below so this module needs nothing from it.
 
 :func:`hybrid_uplinks` assigns the level-2 OCS circuits of a hybrid fabric
-(EPS racks, OCS between them): every rail's leaf uplinks are spread over the
-rack offsets (XOR of rack indices) the plan's generators need, in proportion
-to the circuits that cross them (App. C.7: worker placement balances the
-level-2 demand).
+(EPS racks, OCS between them): every rail's leaf uplinks go to rack offsets
+(XOR of rack indices) chosen so the circuits the plan's generators need load
+the busiest uplink least (App. C.7: worker placement balances the level-2
+demand; :mod:`ocsplan.simlette.uplinks`).
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -31,6 +31,7 @@ from ..cayley import str_to_mask
 from ..errors import InstanceError, RealizationError
 from ..plan import Plan
 from ..realization.fabrics import FabricSpec
+from .uplinks import balanced_uplinks
 
 __all__ = [
     "CircuitMap",
@@ -243,7 +244,8 @@ class RackRoutes:
 
 
 def hybrid_uplinks(plan: Plan, spec: FabricSpec) -> RackRoutes:
-    """Spread each leaf's uplinks over the rack offsets the plan's circuits need."""
+    """Each leaf's uplinks over the rack offsets the plan's circuits need, the level-2 load
+    balanced (:func:`~ocsplan.simlette.uplinks.balanced_uplinks`)."""
     check_fit(plan, spec)
     up = spec.levels[0].up
     racks = spec.serving_racks
@@ -258,36 +260,9 @@ def hybrid_uplinks(plan: Plan, spec: FabricSpec) -> RackRoutes:
         offset = g.mask >> shift
         if offset:
             need[offset] += g.multiplicity * spec.rack_size
-    if not need:
-        return RackRoutes((), {}, {})
-    wanted = sorted(need, key=lambda m: (-need[m], m))
-    if len(wanted) > up:
-        # keep a spanning set: unit offsets first, then the busiest others
-        units = [1 << b for b in range(racks.bit_length() - 1)]
-        wanted = units + [m for m in wanted if m not in units]
-        wanted = wanted[:up]
-    counts = dict.fromkeys(wanted, 1)
-    for _ in range(up - len(wanted)):  # spare uplinks to the busiest offset per uplink
-        best = max(wanted, key=lambda m: (need.get(m, 0) / counts[m], -m))
-        counts[best] += 1
-    masks = tuple(m for m in sorted(counts) for _ in range(counts[m]))
-    # shortest routes over the offsets present (BFS on the rack-offset Cayley graph)
-    offsets = sorted(counts)
-    first: dict[int, int] = {0: 0}
-    hops: dict[int, int] = {0: 0}
-    frontier = deque([0])
-    while frontier:
-        cur = frontier.popleft()
-        for m in offsets:
-            nxt = cur ^ m
-            if nxt not in first and nxt < racks:
-                first[nxt] = m if cur == 0 else first[cur]
-                hops[nxt] = hops[cur] + 1
-                frontier.append(nxt)
-    for m in need:
-        if m not in first:
-            raise RealizationError(
-                f"hybrid fabric: racks {m:b} apart cannot be reached over {up} uplinks")
-    first.pop(0)
-    hops.pop(0)
-    return RackRoutes(masks, first, hops)
+    found = balanced_uplinks(need, up, racks)
+    if found is None:
+        raise RealizationError(
+            f"hybrid fabric: the rack offsets {sorted(need)} cannot be reached over {up} uplinks")
+    masks, next_hop, hops = found
+    return RackRoutes(masks, dict(next_hop), dict(hops))  # copies: the solver caches its own

@@ -41,8 +41,9 @@ from numpy.typing import NDArray
 from ..cayley import expand
 from .switched import SwitchedNetwork
 from .timing import dl_flits
+from .uplink_fifo import pair_completion
 
-__all__ = ["HybridShape", "SwitchedShape", "hybrid_loads", "hybrid_shape", "hybrid_time", "phase_loads",
+__all__ = ["QUEUE_PAIRS", "HybridShape", "SwitchedShape", "hybrid_loads", "hybrid_shape", "hybrid_time", "phase_loads",
            "switched_time"]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
@@ -85,6 +86,7 @@ def _segments(flits: int, ports: int, up: int, spines: int) -> list[tuple[int, i
 
 _KINDS = ("out", "in", "up", "down")
 _CHUNK = 1 << 20  # (segment, source) pairs per numpy pass: bounds the memory at large worlds
+QUEUE_PAIRS = 1 << 23  # (segment, source, hop) entries the uplink queues of one phase are solved for
 
 
 @lru_cache(maxsize=4096)
@@ -443,37 +445,120 @@ def _uplink_loads(gen: Vector, rail: Vector, first: Vector, size: Vector, count:
 
 def hybrid_time(sends: Sends, bits: Sequence[int], world: int, shape: HybridShape,
                 latencies: tuple[float, ...], flit_time: float) -> float:
-    """Eq. 1 with the busiest link in flits on a hybrid fabric, summed over phases (memoised).
+    """Eq. 1 on a hybrid fabric, every OCS uplink a first-come queue, summed over phases (memoised).
 
-    ``latencies[h]``: the unloaded latency of a message crossing h uplinks (0: in its rack). A phase
-    costs the largest latency of its messages plus one flit per link of the longest path after the
-    source port (h + 1) plus the busiest link's flits; the uplinks start only after a node has put
-    its earlier, in-rack messages on its ports, as in :func:`switched_time`. Consecutive phases that
-    send the same messages (two-shot's reduce-scatter and all-gather) stream: a node starts the next
-    as soon as its own inputs have landed, so the busiest link carries both back to back and its
-    flits are counted over the run, link by link (the pointer rotates the rails between them)."""
-    return _hybrid_time(sends, tuple(bits), world, shape, latencies, flit_time)
+    ``latencies[h]``: the unloaded latency of a message crossing h uplinks (0: in its rack; an OCS
+    hop is ``latencies[1] - latencies[0]``). A phase costs the later of its source ports' bound (the
+    largest latency, one flit per link of the longest path, the busiest port's flits) and the landing
+    of the last (segment, source) pair through the uplinks (:mod:`~ocsplan.simlette.uplink_fifo`:
+    each pair enters its first uplink once its port sent the flits before it, waits its turn there
+    and at every further hop). A phase of more pairs than ``QUEUE_PAIRS`` keeps the busiest-link
+    bound: its latency, one flit per link and the busiest uplink's flits from when its first flit
+    can come."""
+    hop = (latencies[1] - latencies[0]) / flit_time if len(latencies) > 1 else 0.0
+    return _hybrid_time(sends, tuple(bits), world, shape, latencies, flit_time, hop)
 
 
 @lru_cache(maxsize=4096)
 def _hybrid_time(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridShape,
-                 latencies: tuple[float, ...], flit_time: float) -> float:
-    R, L = shape.rack_size, shape.ports
+                 latencies: tuple[float, ...], flit_time: float, hop_flits: float) -> float:
+    R = shape.rack_size
     shift = R.bit_length() - 1
     vectors = _hybrid_vectors(sends, bits, world, shape)
+    queued = _hybrid_queues(sends, bits, world, shape, hop_flits)
     total = 0.0
-    k = 0
-    while k < len(sends):
-        end = k + 1
-        while end < len(sends) and sends[end] == sends[k]:
-            end += 1
-        ports = sum((vectors[p][0] for p in range(k, end)), np.zeros(L, dtype=np.int64))
-        links = sum((vectors[p][1] for p in range(k, end)), np.zeros_like(vectors[k][1]))
+    for k, phase in enumerate(sends):
+        ports, links, start = vectors[k]
         local = int(ports.max())
-        if local:
-            hops = max((len(shape.paths[g >> shift]) for g in (expand(x, bits) for x, nbytes in sends[k]
-                                                               if dl_flits(nbytes)) if world > R), default=0)
-            busiest = max(local, int((vectors[k][2] + links)[links > 0].max(initial=0)))
-            total += (end - k) * (latencies[hops] + (hops + 1) * flit_time) + busiest * flit_time
-        k = end
+        if not local:
+            continue
+        hops = max((len(shape.paths[expand(x, bits) >> shift]) for x, nbytes in phase if dl_flits(nbytes))
+                   if world > R else (0,))
+        bound = latencies[hops] + (hops + 1 + local) * flit_time
+        last = queued[k]
+        if last is None:  # too many pairs to queue: the busiest uplink's flits from its first
+            busiest = int((start + links)[links > 0].max(initial=0))
+            total += max(bound, latencies[hops] + (hops + 1 + busiest) * flit_time)
+        else:
+            total += max((bound, *(latencies[h] + (h + 1 + busy) * flit_time for h, busy in last)))
     return total
+
+
+@lru_cache(maxsize=4096)
+def _hybrid_queues(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridShape,
+                   hop_flits: float) -> tuple[tuple[tuple[int, float], ...] | None, ...]:
+    """Per phase, per number h of uplinks crossed: the flit times after the phase starts when the last
+    pair crossing h lands, less ``latencies[h] + h + 1`` (:func:`~ocsplan.simlette.uplink_fifo.pair_completion`);
+    None for a phase of more than ``QUEUE_PAIRS`` (segment, source, hop) entries."""
+    L, R = shape.ports, shape.rack_size
+    shift = R.bit_length() - 1
+    ways = {m: shape.masks.count(m) for m in set(shape.masks)}
+    distinct = tuple(sorted(set(ways.values())))
+    pointer = 0
+    out: list[tuple[tuple[int, float], ...] | None] = []
+    for phase in sends:
+        rows: list[Vector] = []
+        for local, nbytes in phase:
+            f = dl_flits(nbytes)
+            if f <= 0:
+                continue
+            table = _hybrid_table(f, L, distinct)
+            rail = (pointer + table[:, 0]) % L
+            gen = np.full(len(table), expand(local, bits), dtype=np.int64)
+            rows.append(np.stack([gen, rail, table[:, 1], np.full(len(table), f), table[:, 2]], axis=1))
+            pointer = (pointer + f) % L
+        if not rows or world <= R:
+            out.append(())
+            continue
+        gen, rail, first, size, count = np.concatenate(rows).T
+        order = np.argsort(rail, kind="stable")  # flits each source port sent before a segment
+        sent = np.cumsum(count[order])
+        head = np.searchsorted(rail[order], rail[order], side="left")
+        before = np.empty(len(gen), dtype=np.float64)
+        before[order] = sent - count[order] - np.r_[0, sent][head]
+        keep = np.flatnonzero(gen >> shift > 0)
+        if not len(keep):
+            out.append(())
+            continue
+        if len(keep) * world * max(map(len, shape.paths)) > QUEUE_PAIRS:
+            out.append(None)
+            continue
+        slots, hops = _hybrid_slots(gen[keep], rail[keep], first[keep], size[keep], world, shape, ways)
+        busy = pair_completion(slots, hops, np.repeat(count[keep], world).astype(np.float64),
+                               np.repeat(before[keep], world), hop_flits)
+        out.append(tuple((int(h), float(busy[hops == h].max())) for h in np.unique(hops)))
+    return tuple(out)
+
+
+def _hybrid_slots(gen: Vector, rail: Vector, first: Vector, size: Vector, world: int, shape: HybridShape,
+                  ways: dict[int, int]) -> tuple[list[Vector], Vector]:
+    """Per hop k: the uplink slot ((rack * L + rail) * U + u) of every (segment, source) pair, -1 past
+    its last hop (the routing of :func:`_uplink_loads`); and each pair's uplinks crossed."""
+    L, R, U = shape.ports, shape.rack_size, len(shape.masks)
+    shift = R.bit_length() - 1
+    top = max(shape.masks) + 1
+    way = np.ones(top, dtype=np.int64)
+    base = np.zeros(top, dtype=np.int64)
+    for m, w in ways.items():
+        way[m] = w
+        base[m] = shape.masks.index(m)
+    depth = max(map(len, shape.paths))
+    path = np.zeros((len(shape.paths), depth), dtype=np.int64)
+    for d, p in enumerate(shape.paths):
+        path[d, :len(p)] = p
+    lengths = np.array([len(p) for p in shape.paths], dtype=np.int64)
+    delta = gen >> shift
+    if delta.max() >= len(shape.paths) or not lengths[delta].all():
+        raise ValueError("a rack offset the uplinks do not reach")
+    src = np.arange(world, dtype=np.int64)
+    rack = np.broadcast_to(src >> shift, (len(gen), world)).copy()
+    slots = []
+    for k in range(int(lengths[delta].max())):
+        m = path[delta, k]
+        w = way[m]
+        block = first // -(-size // w)
+        u = base[m][:, None] + (src[None, :] + block[:, None]) % w[:, None]
+        slot = (rack * L + rail[:, None]) * U + u
+        slots.append(np.where((m > 0)[:, None], slot, -1).reshape(-1))
+        rack ^= m[:, None]
+    return slots, np.repeat(lengths[delta], world)
