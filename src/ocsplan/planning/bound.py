@@ -12,7 +12,7 @@ this sum; a sweep skips the instances whose bound already loses (the Pareto swee
 from __future__ import annotations
 
 from ..instance import Instance
-from .search import Context
+from .context import Context
 from .space import RING
 
 __all__ = ["objective_bound"]
