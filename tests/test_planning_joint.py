@@ -9,6 +9,7 @@ import pytest
 
 from ocsplan.instance import load_instance
 from ocsplan.planning import search as S
+from ocsplan.planning.context import Context, Eval
 from ocsplan.planning.joint import follow, joint
 from ocsplan.planning.space import iter_partitions
 
@@ -17,10 +18,10 @@ HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard
 OPTIMA = {row["instance"]: float(row["optimum_s"]) for row in csv.DictReader((HARD / "optima.csv").open())}
 
 
-def _beam_state(name: str, k: int) -> tuple[S.Search, S.Eval]:
+def _beam_state(name: str, k: int) -> tuple[S.Search, Eval]:
     """Partition class k's best state after the screening pass and the block-fold beam."""
     inst = load_instance(HARD / f"{name}.toml")
-    ctx = S.Context(inst, irregular=False)
+    ctx = Context(inst, irregular=False)
     search = S.Search(ctx, list(iter_partitions(inst))[k])
     screened, _ = search.descend(1, effort=0)
     assert screened is not None

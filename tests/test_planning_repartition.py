@@ -14,6 +14,7 @@ from ocsplan.instance import load_instance
 from ocsplan.planning import heuristic as H
 from ocsplan.planning import repartition as R
 from ocsplan.planning import search as S
+from ocsplan.planning.context import Context, Eval
 from ocsplan.planning.space import RING, is_irregular, iter_partitions, partition_table
 
 HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard"
@@ -21,10 +22,10 @@ HARD = Path(__file__).resolve().parent.parent / "instances" / "families" / "hard
 OPTIMA = {row["instance"]: float(row["optimum_s"]) for row in csv.DictReader((HARD / "optima.csv").open())}
 
 
-def _beam_state(name: str, k: int) -> tuple[S.Search, S.Eval]:
+def _beam_state(name: str, k: int) -> tuple[S.Search, Eval]:
     """Partition class k's best state after the screening pass and the block-fold beam."""
     inst = load_instance(HARD / f"{name}.toml")
-    search = S.Search(S.Context(inst), list(iter_partitions(inst))[k])
+    search = S.Search(Context(inst), list(iter_partitions(inst))[k])
     screened, _ = search.descend(1, effort=0)
     assert screened is not None
     start = search.evaluate(screened.profiles, screened.shapes, 1)
@@ -169,7 +170,7 @@ def test_recuts_are_one_per_class_of_equivalent_assignments(name: str, k: int) -
 def test_kept_carries_the_layers_inside_the_new_bits(case: str) -> None:
     # by hand, for an axis of at least four bits B0 > B1 > ... and a bit X outside them
     inst = load_instance(HARD / "wide-s2026-0070.toml")
-    search = S.Search(S.Context(inst), next(iter(iter_partitions(inst))))
+    search = S.Search(Context(inst), next(iter(iter_partitions(inst))))
     j = next(j for j, blk in enumerate(search.blocks) if len(blk) >= 4)
     block = search.blocks[j]
     b0, b1, b2, *rest = block
@@ -202,10 +203,10 @@ def test_lookahead_reaches_the_proven_optimum_through_a_neutral_recut(monkeypatc
     # then the first mesh re-cuts, so three heavy single-bit axes share one unit mask; that
     # state wins only under the allocator's local search, which the final states get
     inst = load_instance(HARD / "wide-s1-0029.toml")
-    found: list[tuple[S.Search, S.Eval, list[tuple[S.Search, S.Eval]]]] = []
+    found: list[tuple[S.Search, Eval, list[tuple[S.Search, Eval]]]] = []
     real = R.lookahead
 
-    def recording(search: S.Search, state: S.Eval, effort: int, late: Any) -> list[tuple[S.Search, S.Eval]]:
+    def recording(search: S.Search, state: Eval, effort: int, late: Any) -> list[tuple[S.Search, Eval]]:
         out = real(search, state, effort, late)
         found.append((search, state, out))
         return out

@@ -9,7 +9,7 @@ import pytest
 
 from ocsplan.instance import Instance, load_instance, loads_instance
 from ocsplan.plan import AxisPlan, Plan, dumps_plan, plan_to_dict
-from ocsplan.planning import search
+from ocsplan.planning import context, search
 from ocsplan.planning.allocate import allocate as real_allocate
 from ocsplan.planning.check import check_plan
 from ocsplan.planning.heuristic import plan_heuristic
@@ -257,11 +257,11 @@ def test_bound_skips_change_no_plan(path: str, monkeypatch: pytest.MonkeyPatch) 
         calls.append(1)
         return real_allocate(*args, **kwargs)
 
-    monkeypatch.setattr(search, "allocate", counting)
+    monkeypatch.setattr(context, "allocate", counting)
     with_bound = plan_to_dict(plan_heuristic(inst))
     skipping = len(calls)
     calls.clear()
-    monkeypatch.setattr(search, "lower_bound", lambda *args: -math.inf)  # never above a cutoff
+    monkeypatch.setattr(context, "lower_bound", lambda *args: -math.inf)  # never above a cutoff
     without = plan_to_dict(plan_heuristic(inst))
     for d in (with_bound, without):
         d.pop("solve_seconds")
@@ -295,13 +295,13 @@ def test_placements_shared_across_classes_change_no_plan(path: str, monkeypatch:
     shared = plan_to_dict(plan_heuristic(inst))
     placed_shared = len(calls)
     calls.clear()
-    init = search.Context.__init__
+    init = context.Context.__init__
 
-    def forgetful(self: search.Context, *args: Any, **kwargs: Any) -> None:
+    def forgetful(self: context.Context, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         self.placed = _Forgetful()
 
-    monkeypatch.setattr(search.Context, "__init__", forgetful)
+    monkeypatch.setattr(context.Context, "__init__", forgetful)
     afresh = plan_to_dict(plan_heuristic(inst))
     for d in (shared, afresh):
         d.pop("solve_seconds")

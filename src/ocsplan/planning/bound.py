@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from ..instance import Instance
-from .search import Axis, Context
+from .context import Axis, Context
 from .space import RING, shape_folds
 
 __all__ = ["objective_bound"]

@@ -1,7 +1,7 @@
 """Heuristic planner: the staged Cayley search of the paper (Figure 12), in order.
 
 1. Options: per demand, its candidate schedules on every shape of its axis, priced
-   by the closed forms (:class:`~ocsplan.planning.search.Context`).
+   by the closed forms (:class:`~ocsplan.planning.context.Context`).
 2. Partition classes: the meshes' bit partitions up to the symmetry of bit
    positions (one when only the base cube fits); beyond a few dozen, a shortlist
    ranked by two cheap proxies (:mod:`~ocsplan.planning.shortlist`).
@@ -15,7 +15,8 @@
 7. Polish: the best states get the multiplicity local search; the best becomes a
    :class:`~ocsplan.plan.Decision`.
 
-The search state all stages share is :mod:`ocsplan.planning.search`.
+The search state all stages share is :mod:`ocsplan.planning.search` (one partition
+class) over :mod:`ocsplan.planning.context` (one search's static data).
 Deterministic without a deadline: no randomness, every tie broken by a fixed order.
 """
 
@@ -30,9 +31,10 @@ from ..errors import InfeasibleError
 from ..instance import Instance
 from ..plan import Decision, DemandDecision, Plan, assemble
 from ..schedules import SCHEDULES
+from .context import Context, Eval, better
 from .joint import joint
 from .repartition import lookahead, repartition
-from .search import BEAM, MAX_PASSES, Context, Eval, Search, better
+from .search import BEAM, MAX_PASSES, Search
 from .shortlist import SHORTLIST_FINALISTS, shortlist_partitions
 from .space import RING, irregular_fold, is_irregular, iter_partitions, shape_options
 

@@ -10,7 +10,8 @@ fold with every other axis re-choosing its fold at once (:func:`_compound`).
 
 from __future__ import annotations
 
-from .search import Eval, Search, improves
+from .context import Eval, improves
+from .search import Search
 from .space import RING, Groups, Shape, is_irregular
 
 __all__ = ["follow", "joint"]

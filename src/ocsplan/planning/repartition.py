@@ -22,8 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from itertools import combinations
+from typing import cast
 
-from .search import BEAM, MAX_PASSES, Eval, Search, improves
+from .context import Eval, improves
+from .search import BEAM, MAX_PASSES, Search
 from .space import RING, Groups, Partition, Shape, is_irregular
 
 __all__ = ["lookahead", "recuts", "repartition", "swapped"]
@@ -246,7 +248,7 @@ def _settled(
     where the hill climb's last round ended."""
     key = (search.partition, tuple(state.profiles), tuple(state.shapes), mesh, effort)
     if key in search.ctx.settled:
-        return search.ctx.settled[key]
+        return cast("list[tuple[Search, Eval]]", search.ctx.settled[key])
     ranked = _best(recuts(search, state, mesh), -1, RECUTS_PRICED, late)
     priced = _best(((other, r.profiles, r.shapes, own) for other, r, own in ranked), effort, RECUTS_SETTLED, late)
     settled = [(other, _settle(other, result, own, len(own), effort)) for other, result, own in priced]

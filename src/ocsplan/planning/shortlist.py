@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
 
+from .context import Context, better
 from .placement import installed_folds
-from .search import Context, Search, better
+from .search import Search
 from .space import RING, Groups, Partition, Shape, neighbour_partitions, partition_table
 
 __all__ = ["SHORTLIST_FINALISTS", "SHORTLIST_FROM", "Shortlist", "UnitPricer", "proxies", "shortlist_partitions"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .circuits import Circuits
 from .fabrics import FabricSpec
-from .validate import Fault
+from .fault import Fault
 from .wiring import converters, inventory, wiring
 
 __all__ = ["fabric_faults"]

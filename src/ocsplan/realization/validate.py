@@ -11,52 +11,29 @@ port budget; every cross-connect is a matching, carries exactly one circuit
 and, walked cable by cable, leads each circuit from its node port to its
 peer's along the recorded path; every routing table entry rides a circuit to
 its peer; and, given the plan, that every transfer of every schedule has a
-circuit. Each fault names node and port where one is known.
+circuit (:mod:`.plan_check`). Each fault names node and port where one is known
+(:mod:`.fault`).
 """
 
 from __future__ import annotations
 
-import math
-import operator
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..cayley import compress, expand, mask_of
-from ..circulant import Circulant
-from ..plan import Plan, demand_topology
-from ..schedules import SCHEDULES, link_pattern
-from ..schedules.circulant import circulant_program
+from ..plan import Plan
 from .circuits import (
     CIRCULANT,
     Circuits,
     Device,
-    circulant_label,
-    generator_label,
     parse_circulant,
     parse_label,
     shift,
 )
+from .fault import Fault, FaultLog
+from .plan_check import against_plan
 
 __all__ = ["Fault", "validate"]
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One thing wrong with a circuit file."""
-
-    message: str
-    node: int | None = None
-    port: int | None = None
-    device: str | None = None
-
-    def __str__(self) -> str:
-        port = "-" if self.port is None else str(self.port)
-        if self.node is not None:
-            return f"node {self.node}, port {port}: {self.message}"
-        if self.device is not None:
-            return f"device {self.device}, port {port}: {self.message}"
-        return self.message
 
 
 def _ring_neighbours(mask: int, x: int) -> tuple[int, int]:
@@ -77,24 +54,17 @@ def _ring_neighbours(mask: int, x: int) -> tuple[int, int]:
     return at(pos + 1), at(pos - 1)
 
 
-class _Checker:
-    """Collects faults; one instance per validation run."""
+class _Checker(FaultLog):
+    """The checks of the file alone; one instance per validation run."""
 
     def __init__(self, c: Circuits) -> None:
-        self.c = c
-        self.faults: list[Fault] = []
-        self.world = c.plan.world
-        self.n = self.world.bit_length() - 1
+        super().__init__(c)
         self.kinds: dict[str, tuple[int, str, int]] = {}  # label -> (mask, kind, multiplicity)
         self.port_owner: dict[int, str] = {}
         self.peer_at: dict[tuple[int, int], tuple[int, int, str]] = {}  # from the circuits list
         self.cross: dict[str, dict[int, int]] = {}  # device -> port -> partner
         # a stacked plan's circuit file: circulant sets on row-major ranks, any world
         self.stacked = any(label.startswith(CIRCULANT) for label, _ in c.plan.generators)
-
-    def fault(self, message: str, node: int | None = None, port: int | None = None,
-              device: str | None = None) -> None:
-        self.faults.append(Fault(message, node, port, device))
 
     # -- header, generators, node table, circuits ------------------------------------
 
@@ -405,7 +375,7 @@ class _Checker:
         self.fault("path does not return to an accelerator within three devices", x, k)
         return walked, None
 
-    # -- routing tables and schedules -------------------------------------------------
+    # -- routing tables, counts --------------------------------------------------------
 
     def routes(self) -> None:
         for r in self.c.routes:
@@ -427,149 +397,6 @@ class _Checker:
                                 what = "no circuit" if got is None else f"a circuit to node {got[0]}"
                                 self.fault(f"{name} phase {ph} sends to node {peer} on this port, which has {what}",
                                            x, p)
-
-    def against_plan(self, plan: Plan) -> None:
-        c = self.c
-        if plan.world != self.world:
-            self.fault(f"plan has {plan.world} nodes, circuits file {self.world}")
-            return
-        if plan.stacked:
-            self._against_stacked(plan)
-            return
-        want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
-        if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
-            self.fault("generators or multiplicities differ from the plan")
-        if plan.ports_used > plan.ports:
-            self.fault(f"plan uses {plan.ports_used} ports of {plan.ports}")
-        if c.ports_used != plan.ports_used + c.reserved_ports:
-            self.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
-        ref = (c.plan.instance, c.plan.method, c.plan.world, c.plan.ports, c.plan.ports_used, c.plan.objective_s)
-        if ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used, plan.objective_s):
-            self.fault("the file's plan reference (instance, method, world, ports, ports used, objective) "
-                       "differs from the plan")
-        listed = [(r.mesh, r.axis, r.demand) for r in c.routes]
-        wanted = [(mesh.name, a, k) for mesh in plan.meshes for a, axis in enumerate(mesh.axes)
-                  for k in range(len(axis.demands))]
-        if sorted(listed) != sorted(wanted):
-            self.fault(f"routing tables for {len(listed)} demands, the plan has {len(wanted)} (or others)")
-        pairs: Counter[tuple[int, int]] = Counter()
-        for circ in c.circuits:
-            pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
-        port_of = {g.label: g.ports[0] for g in c.generators if g.ports}
-        routes = {(r.mesh, r.axis, r.demand): r for r in c.routes}
-        for mesh in plan.meshes:
-            for a, axis in enumerate(mesh.axes):
-                block = mask_of(axis.bits)
-                glob = [expand(local, axis.bits) for local in range(axis.size)]
-                bases = [x for x in range(self.world) if not x & block]
-                for k, d in enumerate(axis.demands):
-                    name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
-                    pattern = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
-                                           d.payload_bytes)
-                    expect = [{(src, dst) for src, dsts in phase.items() for dst in dsts} for phase in pattern]
-                    sent = set().union(*expect)
-                    self._coverage(name, axis.ring, axis.bits, glob, bases, sent, pairs, d.multiplicity, port_of)
-                    route = routes.get((mesh.name, a, k))
-                    if route is None:
-                        self.fault(f"no routing table for {name}")
-                        continue
-                    head = (route.collective, route.schedule, route.multiplicity, tuple(sorted(route.bits)))
-                    if head != (d.collective, d.schedule, d.multiplicity, tuple(sorted(axis.bits))):
-                        self.fault(f"routing table of {name} says {route.collective}/{route.schedule}, "
-                                   f"multiplicity {route.multiplicity}, bits {list(route.bits)}; the plan "
-                                   f"{d.collective}/{d.schedule}, multiplicity {d.multiplicity}, "
-                                   f"bits {list(axis.bits)}")
-                    self._route_matches(name, route.table, expect, glob, bases)
-
-    def _against_stacked(self, plan: Plan) -> None:
-        c = self.c
-        axes = [(m, i, math.prod(mesh.shape[i + 1:])) for m, mesh in enumerate(plan.meshes)
-                for i, axis in enumerate(mesh.axes) if axis.circulant is not None]
-        sets = []
-        for slot, (m, i, stride) in enumerate(axes):
-            axis = plan.meshes[m].axes[i]
-            assert axis.circulant is not None
-            sets += [(circulant_label(slot, axis.size, stride, s), axis.circulant.multiplicity)
-                     for s in axis.circulant.offsets if 2 * s <= axis.size]
-        want = tuple(sets)
-        if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
-            self.fault("circulant sets or multiplicities differ from the plan")
-        if c.ports_used != plan.ports_used + c.reserved_ports:
-            self.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
-        pairs: Counter[tuple[int, int]] = Counter()
-        for circ in c.circuits:
-            pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
-        routes = {(r.mesh, r.axis, r.demand): r for r in c.routes}
-        for m, a, stride in axes:
-            mesh, axis = plan.meshes[m], plan.meshes[m].axes[a]
-            assert axis.circulant is not None
-            graph = Circulant(axis.size, axis.circulant.offsets)
-            bases = [x for x in range(self.world) if (x // stride) % axis.size == 0]
-            glob = [local * stride for local in range(axis.size)]
-            for k, d in enumerate(axis.demands):
-                name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
-                program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
-                expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
-                for src, dst in sorted(set().union(*expect)):
-                    for base in bases:
-                        x, y = base + glob[src], base + glob[dst]
-                        if pairs[(min(x, y), max(x, y))] < d.multiplicity:
-                            self.fault(f"missing circuit: {name} sends to node {y} but fewer than "
-                                       f"{d.multiplicity} circuit(s) join them", x)
-                route = routes.get((mesh.name, a, k))
-                if route is None:
-                    self.fault(f"no routing table for {name}")
-                    continue
-                self._route_matches(name, route.table, expect, glob, bases, operator.add)
-
-    def _coverage(self, name: str, ring: bool, bits: tuple[int, ...], glob: list[int], bases: list[int],
-                  sent: set[tuple[int, int]], pairs: Counter[tuple[int, int]], mult: int,
-                  port_of: dict[str, int]) -> None:
-        """Every (src, dst) the schedule sends on, in every coset, has ``mult`` circuits."""
-        if ring:
-            for base in bases:
-                for s, t in sorted(sent):
-                    x, y = base | glob[s], base | glob[t]
-                    if pairs[(min(x, y), max(x, y))] < mult:
-                        self.fault(f"missing circuit: {name} sends to node {y} but fewer than {mult} "
-                                   "circuit(s) join them", x)
-            return
-        by_gen: dict[int, set[int]] = defaultdict(set)
-        for s, t in sent:
-            by_gen[s ^ t].add(s)
-        for g, srcs in sorted(by_gen.items()):
-            big = expand(g, bits)
-            short = [x for x in range(self.world) if pairs[(min(x, x ^ big), max(x, x ^ big))] < mult]
-            label = generator_label(big, "cube" if big.bit_count() == 1 else "fold", self.n)
-            for x in short:
-                if compress(x & mask_of(bits), bits) in srcs:
-                    self.fault(f"missing circuit: {name} sends to node {x ^ big} over generator {label} "
-                               f"but fewer than {mult} circuit(s) join them", x, port_of.get(label))
-
-    def _route_matches(self, name: str, table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
-                       expect: list[set[tuple[int, int]]], glob: list[int], bases: list[int],
-                       join: Callable[[int, int], int] = operator.or_) -> None:
-        if len(table) != self.world:
-            return
-        dst_of: list[dict[int, set[int]]] = []
-        for wanted in expect:
-            by_src: dict[int, set[int]] = defaultdict(set)
-            for src, dst in wanted:
-                by_src[src].add(dst)
-            dst_of.append(by_src)
-        for base in bases:
-            for local, offset in enumerate(glob):
-                x = join(base, offset)
-                phases = table[x]
-                if len(phases) != len(expect):
-                    self.fault(f"routing table of {name} has {len(phases)} phases, the schedule {len(expect)}", x)
-                    continue
-                for ph, by_src in enumerate(dst_of):
-                    want = {join(base, glob[t]) for t in by_src.get(local, ())}
-                    got = {peer for peer, _ in phases[ph]}
-                    if want != got:
-                        self.fault(f"routing table of {name} phase {ph} lists peers {sorted(got)}, "
-                                   f"the schedule sends to {sorted(want)}", x)
 
     def counts(self) -> None:
         c, k = self.c, self.c.counts
@@ -624,7 +451,7 @@ def validate(circuits: Circuits, plan: Plan | None = None,
     stages: list[Callable[[], None]] = [check.placement, check.generators, check.circuits, check.scopes,
                                         check.multiplicities, check.devices, check.routes, check.counts]
     if plan is not None:
-        stages.append(lambda: check.against_plan(plan))
+        stages.append(lambda: against_plan(check, plan))
     for done, stage in enumerate(stages, 1):
         stage()
         if progress is not None:

@@ -1,9 +1,10 @@
 """Exact planners: the heuristic's search space as a CP-SAT model and as a MILP.
 
 Both backends share the candidate enumeration (:mod:`.candidates`), the model
-(:mod:`.model`) and the result type (a :class:`~ocsplan.plan.Plan` whose status
-is "optimal", "feasible", "infeasible" or "unknown" and whose ``bound_s`` is the
-proven lower bound). The formulations are written out in ``formulations/``.
+(:mod:`.model`: its :mod:`.variables` and :mod:`.rows` in a :mod:`.linear` model)
+and the result type (a :class:`~ocsplan.plan.Plan` whose status is "optimal",
+"feasible", "infeasible" or "unknown" and whose ``bound_s`` is the proven lower
+bound). The formulations are written out in ``formulations/``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from ...instance import Instance
 from ...plan import Plan
 from .backend import STATUSES, Outcome
 from .candidates import Candidates, enumerate_candidates
-from .model import Formulation, LinearModel, build_formulation
+from .linear import LinearModel
+from .model import Formulation, build_formulation
 from .solve import ExactRun, plan_exact
 
 __all__ = [

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .model import Assignment, Formulation
+from .linear import Assignment
+from .model import Formulation
 
 __all__ = ["STATUSES", "Backend", "Outcome", "objective_scale"]
 

@@ -19,7 +19,8 @@ from ortools.sat.python import cp_model
 from ...errors import OcsplanError
 from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
-from .model import Assignment, Formulation
+from .linear import Assignment
+from .model import Formulation
 
 __all__ = ["CpSatBackend", "cpsat_status", "export_cpsat"]
 

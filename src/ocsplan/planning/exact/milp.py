@@ -21,7 +21,8 @@ import pulp
 from ...errors import OcsplanError, SolverUnavailable
 from ...files import write_atomic_with
 from .backend import Outcome, objective_scale
-from .model import Assignment, Formulation
+from .linear import Assignment
+from .model import Formulation
 
 __all__ = ["MilpBackend", "cbc_status", "export_lp", "highs_status", "to_pulp"]
 

@@ -1,0 +1,52 @@
+"""How circuit files name a generator: mask bits, ``ring:<mask>``, ``circulant:A:N:stride:s``."""
+
+from __future__ import annotations
+
+from ...cayley import mask_to_str, str_to_mask
+
+__all__ = ["CIRCULANT", "circulant_label", "generator_label", "parse_circulant", "parse_label", "shift"]
+
+
+def generator_label(mask: int, kind: str, n: int) -> str:
+    """How files name a generator: its mask bits, ``ring:<mask>`` for a ring."""
+    bits = mask_to_str(mask, n)
+    return f"ring:{bits}" if kind == "ring" else bits
+
+
+CIRCULANT = "circulant:"
+
+
+def circulant_label(slot: int, size: int, stride: int, offset: int) -> str:
+    return f"{CIRCULANT}{slot}:{size}:{stride}:{offset}"
+
+
+def parse_circulant(label: str) -> tuple[int, int, int]:
+    """(N, stride, s) of a circulant label; ValueError if it is not one."""
+    if not label.startswith(CIRCULANT):
+        raise ValueError(f"not a circulant label: {label!r}")
+    parts = label[len(CIRCULANT):].split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not a circulant label: {label!r}")
+    _, size, stride, offset = (int(p) for p in parts)
+    if size < 2 or stride < 1 or not 0 < offset <= size // 2:
+        raise ValueError(f"not a circulant label: {label!r}")
+    return size, stride, offset
+
+
+def shift(x: int, size: int, stride: int, delta: int) -> int:
+    """The rank whose axis coordinate is x's plus ``delta`` (mod size), other coordinates kept."""
+    c = (x // stride) % size
+    return x + ((c + delta) % size - c) * stride
+
+
+def parse_label(label: str) -> tuple[int, str]:
+    """(mask, kind) of a generator label; ValueError if it is not one.
+
+    A stacked plan's ``circulant:A:N:stride:s`` gives (s, "circulant")."""
+    if label.startswith(CIRCULANT):
+        return parse_circulant(label)[2], "circulant"
+    ring = label.startswith("ring:")
+    mask = str_to_mask(label[5:] if ring else label)
+    if ring:
+        return mask, "ring"
+    return mask, "cube" if mask.bit_count() == 1 else "fold"
