@@ -163,16 +163,17 @@ def test_message_is_the_default_and_the_parse() -> None:
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
-    (["--spray", "bytes"], "--spray: unknown granularity 'bytes'"),
-    (["--spray", "packet", "--mode", "ideal"], "--spray: has no effect in ideal mode"),
+    (["--fabric", "all-eps", "--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
+    (["--fabric", "all-eps", "--spray", "bytes"], "--spray: unknown granularity 'bytes'"),
+    (["--fabric", "all-eps", "--spray", "packet", "--mode", "ideal"], "--spray: has no effect in ideal mode"),
+    (["--fabric", "all-ocs", "--spray", "packet"], "--spray: has no effect on the optical fabric all-ocs"),
 ])
 def test_bad_values_are_refused(args: list[str], needle: str, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     solved = CliRunner().invoke(app, ["solve", str(ROOT / "instances" / "paper-multimesh-n256.toml"),
                                       "--json", str(plan)])
     assert solved.exit_code == 0, solved.output
-    result = CliRunner().invoke(app, ["simulate", str(plan), "--fabric", "all-eps", *args])
+    result = CliRunner().invoke(app, ["simulate", str(plan), *args])
     assert result.exit_code == 2
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(needle), lines
