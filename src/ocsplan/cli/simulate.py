@@ -40,11 +40,13 @@ OldLatencyOpt = Annotated[str | None, typer.Option("--latency", hidden=True, hel
 
 
 def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order: str,
-                 barrier: bool, latency: str | None, latency_option: str = "--latency-preset") -> Any:
+                 barrier: bool, latency: str | None, latency_option: str = "--latency-preset",
+                 spray: str | None = None) -> Any:
     from ..realization.fabrics import LATENCY_PRESETS
     from ..simlette import SimOptions
 
-    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), (latency_option, latency)):
+    for option, value in (("--buffer", buffer), ("--switch-buffer", switch_buffer), (latency_option, latency),
+                          ("--spray", spray)):
         refuse_unused(option, mode == "ideal" and value is not None, "in ideal mode (the plan's lambda and R)")
     if latency is not None and latency not in LATENCY_PRESETS:
         raise InstanceError(latency_option, "", f"unknown preset {latency!r} (use {', '.join(LATENCY_PRESETS)})")
@@ -55,6 +57,7 @@ def _sim_options(mode: str, buffer: str | None, switch_buffer: str | None, order
         order=order,
         barrier=barrier,
         latency=None if latency is None else LATENCY_PRESETS[latency],
+        spray="message" if spray is None else spray,
     ).check()
 
 
@@ -97,6 +100,10 @@ def simulate(
     ] = None,
     placement: Annotated[str | None, typer.Option(help="OCS: placement when realizing now (contiguous)")] = None,
     latency_preset: LatencyPresetOpt = None,
+    spray: Annotated[
+        str | None, typer.Option(help="EPS: spraying granularity over equal links: packet, message (default) "
+                                      "or flit-K (K DL flits)")
+    ] = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
@@ -140,7 +147,9 @@ def simulate(
             differs = fabric_mismatch(realized.fabric, spec)
             if differs:
                 raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
-        options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option)
+        options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option, spray)
+        refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for level in spec.levels),
+                      f"on the optical fabric {fabric} (no packet switch to spray)")
         if fail:
             from ..deploy.degraded import simulate_faults
             from ..deploy.faults import check_match
@@ -157,6 +166,8 @@ def simulate(
             title += f", {', '.join(report.faults)} failed"
         if report.buffer_bytes is not None:
             title += f", buffer {format_bytes(report.buffer_bytes)}/port"
+        if spray is not None:
+            title += f", spray {spray}"
         table = Table(title=title, title_justify="left")
         for col in ("demand", "schedule", "payload", "groups", "p", "T plan", "T analytical", "T simulated",
                     "sim/ana", "credit stall", "busiest link", "load"):

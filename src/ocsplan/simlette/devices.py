@@ -7,12 +7,28 @@ ports, a sink releases the credits and lands the message in memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .engine import Engine, Message, Piece, PortLike
 
-__all__ = ["Device", "Sink", "Switch"]
+__all__ = ["MAX_SPRAY_FLITS", "SPRAYS", "Device", "Sink", "Spray", "Switch", "parse_spray"]
+
+SPRAYS = ("packet", "message", "flit-K")
+MAX_SPRAY_FLITS = 1 << 30  # flit-K: K at most this
+
+Spray = tuple[str, int]  # ("message", 0), ("packet", 0) or ("flit", K)
+
+
+def parse_spray(text: str) -> Spray | None:
+    """``packet``, ``message`` or ``flit-K`` (K >= 1 DL flits) as a :data:`Spray`; None if it is none of them."""
+    if text in ("packet", "message"):
+        return text, 0
+    found = re.fullmatch(r"flit-([0-9]{1,10})", text)
+    if found is None or not 1 <= int(found[1]) <= MAX_SPRAY_FLITS:
+        return None
+    return "flit", int(found[1])
 
 
 class Device(Protocol):
@@ -25,22 +41,28 @@ class Switch:
     """An EPS switch: RX and core latency, then per-output-port queues.
 
     Equal output links to a destination (uplinks, spine down-links) share a
-    message: its flits are cut into as many contiguous blocks and block b of a
-    message from rank s takes link (s + b) mod n, which spreads a rack's
-    senders evenly. The choice depends on the flit alone, never on arrival
-    order, so message and flit mode spray alike.
+    message (``spray``, the granularity): by default (``message``) its flits
+    are cut into as many contiguous blocks and block b of a message from rank
+    s takes link (s + b) mod n, which spreads a rack's senders evenly; with
+    ``flit-K`` the blocks are K flits each, block b still on (s + b) mod n;
+    with ``packet`` the flits a message carries on rail j (one port's piece)
+    stay together on link (s + j) mod n. The choice depends on the flit alone,
+    never on arrival order, so message and flit mode spray alike.
     """
 
-    __slots__ = ("delay", "eng", "name", "route", "table")
+    __slots__ = ("delay", "eng", "name", "rail", "route", "spray", "table")
 
     def __init__(
-        self, eng: Engine, name: str, delay: float, route: Callable[[int], Sequence[PortLike]]
+        self, eng: Engine, name: str, delay: float, route: Callable[[int], Sequence[PortLike]],
+        spray: Spray = ("message", 0), rail: int = 0,
     ) -> None:
         self.eng = eng
         self.name = name
         self.delay = delay
         self.route = route  # destination accelerator -> candidate output ports
         self.table: dict[int, Sequence[PortLike]] = {}
+        self.spray = spray
+        self.rail = rail
 
     def accept(self, piece: Piece, port: PortLike) -> None:
         piece.ready += self.delay
@@ -53,7 +75,11 @@ class Switch:
         if ways == 1:
             outs[0].enqueue(piece)
             return
-        block = -(-msg.flits // ways)
+        kind, size = self.spray
+        if kind == "packet":
+            outs[(msg.src + self.rail) % ways].enqueue(piece)
+            return
+        block = size if kind == "flit" else -(-msg.flits // ways)
         first, end = piece.index, piece.index + piece.flits
         if first // block == (end - 1) // block:  # inside one block: no split
             outs[(msg.src + first // block) % ways].enqueue(piece)

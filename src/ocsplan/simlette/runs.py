@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..errors import InstanceError, OcsplanError
 from ..realization.fabrics import LatencyBudget
+from .devices import MAX_SPRAY_FLITS, parse_spray
 from .engine import Engine, Message
 from .ideal import IdealNetwork
 from .network import Network
@@ -50,6 +51,7 @@ class SimOptions:
     latency: LatencyBudget | None = None  # overrides the fabric's budget
     lookahead: bool = True  # batch decisions that cannot be overtaken (same results, fewer events)
     barrier: bool = False  # all nodes start a phase together (else data-driven, per node)
+    spray: str = "message"  # EPS switches' granularity over equal links: packet, message or flit-K
 
     def check(self) -> SimOptions:
         if self.mode not in MODES:
@@ -58,6 +60,9 @@ class SimOptions:
         if self.order not in ORDERS:
             raise InstanceError("--order", "",
                                 f"unknown order {self.order!r} (use {', '.join(ORDERS)})")
+        if parse_spray(self.spray) is None:
+            raise InstanceError("--spray", "", f"unknown granularity {self.spray!r} "
+                                f"(use packet, message or flit-K, K from 1 to {MAX_SPRAY_FLITS} DL flits)")
         for name, value in (("--buffer", self.buffer), ("--switch-buffer", self.switch_buffer)):
             if value is not None and value < DL_FLIT:
                 raise InstanceError(name, "", f"{value} B holds no {DL_FLIT} B DL flit")

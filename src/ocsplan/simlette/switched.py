@@ -11,7 +11,7 @@ from collections.abc import Hashable, Sequence
 
 from ..realization.fabrics import FabricSpec
 from .circuitmap import RackRoutes
-from .devices import Switch
+from .devices import Spray, Switch
 from .engine import Engine, Message, Piece
 from .network import Deliver, Network, Resource
 from .ports import DrainPort, Port, split_flits
@@ -34,9 +34,11 @@ class SwitchedNetwork(Network):
 
     def __init__(self, eng: Engine, stages: Stages, rate: float, deliver: Deliver, spec: FabricSpec,
                  ports: int, buffer_flits: int | None, switch_flits: int | None,
-                 rsp_credits: int | None, routes: RackRoutes | None = None) -> None:
+                 rsp_credits: int | None, routes: RackRoutes | None = None,
+                 spray: Spray = ("message", 0)) -> None:
         super().__init__(eng, stages, rate, deliver, rsp_credits)
         self.spec = spec
+        self.spray = spray  # granularity over equal links (:class:`Switch`)
         self.L = ports
         self.buffer_flits = buffer_flits
         self.switch_flits = switch_flits
@@ -84,7 +86,7 @@ class SwitchedNetwork(Network):
         if sw is None:
             name = f"eps {rail}" if not self.two else f"leaf {rack}/{rail}"
             sw = Switch(self.eng, name, self.stages.switch_in,
-                        lambda dst: self._leaf_route(rack, rail, dst, dst // self.rack_size))
+                        lambda dst: self._leaf_route(rack, rail, dst, dst // self.rack_size), self.spray, rail)
             self.switches[key] = sw
         return sw
 
@@ -131,7 +133,7 @@ class SwitchedNetwork(Network):
         sw = self.switches.get(key)
         if sw is None:
             sw = Switch(self.eng, f"spine {rail}/{index}", self.stages.switch_in,
-                        lambda dst: self._spine_route(rail, index, dst // self.rack_size))
+                        lambda dst: self._spine_route(rail, index, dst // self.rack_size), self.spray, rail)
             self.switches[key] = sw
         return sw
 

@@ -18,6 +18,7 @@ from ..errors import OcsplanError
 from ..realization.fabrics import FabricSpec
 from .circuitmap import CircuitMap, RackRoutes, circuits_for_generators, technology
 from .circuits_net import CircuitNetwork, CircuitWiring
+from .devices import Spray, parse_spray
 from .ideal import IdealNetwork
 from .runs import Factory, SimOptions
 from .setup import Setup
@@ -47,6 +48,7 @@ class NetworkArgs:
     rsp: int | None  # response credits, TL flits
     pieces: Pieces
     setup: Setup | None  # shares the port wiring with every other run of the set-up
+    spray: Spray = ("message", 0)  # EPS switches' granularity over equal links
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def _ocs_network(a: NetworkArgs) -> Factory:
 
 def _switched(a: NetworkArgs, routes: RackRoutes | None) -> Factory:
     return lambda eng, deliver: SwitchedNetwork(
-        eng, a.stages, a.spec.link, deliver, a.spec, a.ports, a.buffer, a.switch, a.rsp, routes)
+        eng, a.stages, a.spec.link, deliver, a.spec, a.ports, a.buffer, a.switch, a.rsp, routes, a.spray)
 
 
 def _hybrid_network(a: NetworkArgs) -> Factory:
@@ -122,6 +124,7 @@ def network_factory(
         return lambda eng, deliver: IdealNetwork(eng, lam, rate, mult, deliver)
     stages = Stages.from_budget(options.latency or spec.latency)
     tech = TECHNOLOGIES[technology(spec)]
+    spray = parse_spray(options.spray) or ("message", 0)  # SimOptions.check refuses the rest
     args = NetworkArgs(spec, stages, ports, _flits(options.buffer), _flits(options.switch_buffer),
-                       _rsp(options.buffer), Pieces(circuits, routes), setup)
+                       _rsp(options.buffer), Pieces(circuits, routes), setup, spray)
     return tech.network(args)
