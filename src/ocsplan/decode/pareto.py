@@ -27,8 +27,7 @@ from ..workload.model import Model
 from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
-from .ranking import Outcome, best_of, time_splits
-from .step import decode_step
+from .ranking import Outcome, best_of, resimulated, time_splits
 
 __all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes", "write_png"]
 
@@ -121,13 +120,9 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                 feasible = [o for o in fitting if isinstance(o, Step)]
                 best = best_of(feasible) if feasible else None
                 if best is not None and network == "simlette":
-                    bar = (1 - within) * best.tokens_per_s_user
-                    finalists = [st for st in feasible if st.tokens_per_s_user >= bar]
-                    simulated = [decode_step(model, acc, spec, world, st.split, b, context, network="simlette",
-                                             precision=precision, check_memory=False, cache=plans,
-                                             tokens_per_step=tokens_per_step, accept_rate=accept_rate)
-                                 for st in finalists]
-                    best = best_of(simulated)
+                    best = resimulated(feasible, model, acc, spec, world, b, context, within=within,
+                                       precision=precision, cache=plans, tokens_per_step=tokens_per_step,
+                                       accept_rate=accept_rate)
                 if network == "simlette" and progress is not None:
                     progress(points + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(fitting),

@@ -27,7 +27,8 @@ from .cache import PlanCache
 from .step import decode_step
 from .technology import TECHNOLOGIES, StepDemand
 
-__all__ = ["BOUND_MARGIN", "Outcome", "Pruned", "SplitChoice", "best_of", "best_step", "time_splits"]
+__all__ = ["BOUND_MARGIN", "Outcome", "Pruned", "SplitChoice", "best_of", "best_step", "resimulated",
+           "time_splits"]
 
 # a bound must exceed the incumbent by this share to rule a split out (float sums of the step time)
 BOUND_MARGIN = 1e-9
@@ -44,9 +45,31 @@ class Pruned:
 Outcome = Step | Pruned | None  # per split and context: timed, ruled out by its bound, does not fit
 
 
-def best_of(steps: Sequence[Step]) -> Step:
+def _key(step: Step) -> tuple[float, Split]:
     """The ranking: most tokens/s/user, then the earlier split."""
-    return min(steps, key=lambda st: (-st.tokens_per_s_user, st.split))
+    return (-step.tokens_per_s_user, step.split)
+
+
+def best_of(steps: Sequence[Step]) -> Step:
+    """The best step by the ranking."""
+    return min(steps, key=_key)
+
+
+def resimulated(steps: Sequence[Step], model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int,
+                context: int, *, within: float, precision: Precision, cache: PlanCache, tokens_per_step: int,
+                accept_rate: float, done: Callable[[int, int], None] | None = None) -> Step:
+    """App. B.6: every step within ``within`` of the best analytical one re-timed by Simlette, and the
+    best of those. ``done(k, finalists)`` after each re-timing."""
+    bar = (1 - within) * best_of(steps).tokens_per_s_user
+    finalists = [st for st in sorted(steps, key=_key) if st.tokens_per_s_user >= bar]
+    simulated: list[Step] = []
+    for st in finalists:
+        simulated.append(decode_step(model, acc, spec, world, st.split, batch, context, network="simlette",
+                                     precision=precision, check_memory=False, cache=cache,
+                                     tokens_per_step=tokens_per_step, accept_rate=accept_rate))
+        if done is not None:
+            done(len(simulated), len(finalists))
+    return best_of(simulated)
 
 
 def time_splits(model: Model, acc: Accelerator, spec: FabricSpec, world: int, splits: Sequence[Split], batch: int,
@@ -130,16 +153,13 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
                            precision=precision, cache=plans, tokens_per_step=tokens_per_step,
                            accept_rate=accept_rate, slack=1 / (1 - within) if simlette else 1.0, tick=tick)
     steps = [o for row in outcomes for o in row if isinstance(o, Step)]
-    ranked = sorted(steps, key=lambda s: (-s.tokens_per_s_user, s.split))
+    ranked = sorted(steps, key=_key)
     best = ranked[0]
     if simlette:
-        finalists = [s for s in ranked if s.tokens_per_s_user >= (1 - within) * best.tokens_per_s_user]
-        simulated = []
-        for s in finalists:
-            simulated.append(decode_step(model, acc, spec, world, s.split, batch, context, network="simlette",
-                                         precision=precision, cache=plans, tokens_per_step=tokens_per_step,
-                                         accept_rate=accept_rate))
+        def retimed(k: int, finalists: int) -> None:
             if progress is not None:
-                progress(len(fitting) + len(simulated), len(fitting) + len(finalists))
-        best = best_of(simulated)
+                progress(len(fitting) + k, len(fitting) + finalists)
+
+        best = resimulated(ranked, model, acc, spec, world, batch, context, within=within, precision=precision,
+                           cache=plans, tokens_per_step=tokens_per_step, accept_rate=accept_rate, done=retimed)
     return SplitChoice(best, tuple(ranked), len(fitting))
