@@ -7,7 +7,8 @@ refused in one line naming the file and the field."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
@@ -219,3 +220,33 @@ def test_two_channels_measured_as_p_circuits() -> None:
     one = check_xml(program_xml(program, "ag"), "ag", TOPO.gens, 0, Fraction(program.unit))
     two = check_xml(program_xml(program, "ag2", channels=2), "ag2", TOPO.gens, 0, Fraction(program.unit) / 2)
     assert one == two
+
+
+def _cells(outputs: Sequence[Mapping[int, frozenset[tuple[int, ...]]]]) -> list[defaultdict[str, dict[int, tuple[
+        frozenset[tuple[int, ...]], int]]]]:
+    cells = []
+    for held in outputs:
+        rank: defaultdict[str, dict[int, tuple[frozenset[tuple[int, ...]], int]]] = defaultdict(dict)
+        rank["o"] = {k: (atoms, 1) for k, atoms in held.items()}
+        cells.append(rank)
+    return cells
+
+
+def test_outputs_accept_a_shared_proven_chunk_and_catch_a_wrong_one_on_any_rank() -> None:
+    """The output check accepts the object it proved for chunk k again by identity; an equal set that is
+    another object is compared, and a wrong set on the last rank alone is still named (by hand: 4 ranks, 2
+    chunks, chunk k of an all-reduce is {(r, k) for r in 0..3})."""
+    from ocsplan.deploy.check import _outputs
+
+    whole = [frozenset((r, k) for r in range(4)) for k in range(2)]
+    equal = frozenset((r, 1) for r in range(4))
+    good = [{0: whole[0], 1: whole[1]}] * 3 + [{0: whole[0], 1: equal}]
+    _outputs("allreduce", _cells(good), 2, "f.xml")
+    bad = [*good[:3], {0: whole[0], 1: frozenset((r, 1) for r in range(3)) | {(3, 0)}}]
+    with pytest.raises(CheckError, match=r"^f\.xml: gpu 3 output chunk 1 holds "):
+        _outputs("allreduce", _cells(bad), 2, "f.xml")
+    missing = [*good[:3], {0: whole[0]}]
+    with pytest.raises(CheckError, match=r"^f\.xml: gpu 3 output chunk 1 holds nothing"):
+        _outputs("allreduce", _cells(missing), 2, "f.xml")
+    with pytest.raises(CheckError, match="collective 'broadcast' not checked"):
+        _outputs("broadcast", _cells([{}] * 4), 0, "f.xml")
