@@ -158,3 +158,55 @@ def test_an_axis_inside_the_racks_of_the_paper_hybrid() -> None:
     spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-hybrid.toml")
     simulated, model = _times(spec, "one-shot", "flat", (4, 3, 2, 1, 0), 4096, world=512)
     assert model == pytest.approx(simulated, rel=0.05)
+
+
+def _queues_both_ways(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
+                      world: int) -> tuple[object, object]:
+    _, _, net = _setup(spec, schedule, layout, bits, payload, world)
+    shape, latencies = hybrid_shape(net)
+    hop = (latencies[1] - latencies[0]) / (DL_FLIT / spec.link)
+    sends = native_sends(schedule, layout, 1 << len(bits), payload)
+    return (contention._hybrid_queues(sends, bits, world, shape, hop, fold=True),
+            contention._hybrid_queues(sends, bits, world, shape, hop, fold=False))
+
+
+def _close(folded: object, every: object) -> bool:
+    """Per phase the same hop counts and landing times to 1e-9 (the queues' running max is offset per
+    queue, so a queue's rounding depends on how many come before it)."""
+    assert isinstance(folded, tuple) and isinstance(every, tuple) and len(folded) == len(every)
+    for a, b in zip(folded, every, strict=True):
+        if a is None or b is None:
+            assert a is b
+            continue
+        assert [h for h, _ in a] == [h for h, _ in b]
+        assert [t for _, t in a] == pytest.approx([t for _, t in b], rel=1e-9, abs=1e-9)
+    return True
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+@pytest.mark.parametrize(("schedule", "layout"), [*SCHEDULES_FLAT, ("rs-ag", "cube")])
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("payload", [264, 65536])
+def test_one_racks_queues_give_every_racks(fabric: str, schedule: str, layout: str, bits: tuple[int, ...],
+                                           payload: int) -> None:
+    """Solving rack 0's uplink queues (the XOR symmetry across racks) lands every pair as solving all
+    racks' queues does: 8 racks of 8 with one- and two-hop offsets, 4 racks of 16 with two uplinks to one
+    offset (blocks sprayed over them)."""
+    assert _close(*_queues_both_ways(_fabric(fabric, *FABRICS[fabric]), schedule, layout, bits, payload, WORLD))
+
+
+@pytest.mark.parametrize(("schedule", "bits"), [("rs-ag", tuple(range(8, -1, -1))), ("bruck", (8, 7, 6, 5)),
+                                                ("one-shot", (8, 4, 2, 0))])
+def test_one_racks_queues_on_the_paper_hybrid(schedule: str, bits: tuple[int, ...]) -> None:
+    """The same on the paper's 512-rank hybrid (16 racks, offsets 1-7 over two uplinks)."""
+    spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-hybrid.toml")
+    assert _close(*_queues_both_ways(spec, schedule, "flat", bits, 4096, 512))
+
+
+def test_uplinks_that_do_not_divide_the_rack_land_alike() -> None:
+    """Three uplinks to one offset of racks of 4: block c of source s takes uplink (s + c) mod 3, which XOR
+    by a rack does not keep, so the fold is not taken; the call lands every pair as the full solution."""
+    shape = contention.HybridShape(ports=1, rack_size=4, masks=(1, 1, 1), paths=((), (1,)))
+    sends = (((4, 2048),), ((4, 8192),))
+    assert _close(contention._hybrid_queues(sends, (2, 1, 0), 8, shape, 0.5, fold=True),
+                  contention._hybrid_queues(sends, (2, 1, 0), 8, shape, 0.5, fold=False))

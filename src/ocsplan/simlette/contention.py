@@ -486,13 +486,23 @@ def _hybrid_time(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridS
 
 @lru_cache(maxsize=4096)
 def _hybrid_queues(sends: Sends, bits: tuple[int, ...], world: int, shape: HybridShape,
-                   hop_flits: float) -> tuple[tuple[tuple[int, float], ...] | None, ...]:
+                   hop_flits: float, fold: bool = True) -> tuple[tuple[tuple[int, float], ...] | None, ...]:
     """Per phase, per number h of uplinks crossed: the flit times after the phase starts when the last
     pair crossing h lands, less ``latencies[h] + h + 1`` (:func:`~ocsplan.simlette.uplink_fifo.pair_completion`);
-    None for a phase of more than ``QUEUE_PAIRS`` (segment, source, hop) entries."""
+    None for a phase of more than ``QUEUE_PAIRS`` (segment, source, hop) entries.
+
+    ``fold``: solve one rack's queues only. XOR by a multiple of the rack size maps the traffic onto
+    itself, rack r's uplinks onto rack r ^ t's (routes depend on the rack offset alone; block c of a
+    source s takes uplink (s + c) mod w, the same for s ^ t when w divides the rack size), and keeps the
+    order of equal arrivals (a queue's pairs of one segment come from one rack). So every rack's queues
+    hold the same arrivals and depart alike: the pairs of rack 0's sources, each hop's uplink named
+    by (rail, uplink) alone, give every pair's time at world / rack size less work. Without it (or
+    when some mask's uplinks do not divide the rack size) every source is solved."""
     L, R = shape.ports, shape.rack_size
     shift = R.bit_length() - 1
     ways = {m: shape.masks.count(m) for m in set(shape.masks)}
+    fold = fold and all(R % w == 0 for w in ways.values())
+    sources = R if fold else world
     distinct = tuple(sorted(set(ways.values())))
     pointer = 0
     out: list[tuple[tuple[int, float], ...] | None] = []
@@ -523,17 +533,18 @@ def _hybrid_queues(sends: Sends, bits: tuple[int, ...], world: int, shape: Hybri
         if len(keep) * world * max(map(len, shape.paths)) > QUEUE_PAIRS:
             out.append(None)
             continue
-        slots, hops = _hybrid_slots(gen[keep], rail[keep], first[keep], size[keep], world, shape, ways)
-        busy = pair_completion(slots, hops, np.repeat(count[keep], world).astype(np.float64),
-                               np.repeat(before[keep], world), hop_flits)
+        slots, hops = _hybrid_slots(gen[keep], rail[keep], first[keep], size[keep], sources, shape, ways, fold)
+        busy = pair_completion(slots, hops, np.repeat(count[keep], sources).astype(np.float64),
+                               np.repeat(before[keep], sources), hop_flits)
         out.append(tuple((int(h), float(busy[hops == h].max())) for h in np.unique(hops)))
     return tuple(out)
 
 
-def _hybrid_slots(gen: Vector, rail: Vector, first: Vector, size: Vector, world: int, shape: HybridShape,
-                  ways: dict[int, int]) -> tuple[list[Vector], Vector]:
-    """Per hop k: the uplink slot ((rack * L + rail) * U + u) of every (segment, source) pair, -1 past
-    its last hop (the routing of :func:`_uplink_loads`); and each pair's uplinks crossed."""
+def _hybrid_slots(gen: Vector, rail: Vector, first: Vector, size: Vector, sources: int, shape: HybridShape,
+                  ways: dict[int, int], fold: bool) -> tuple[list[Vector], Vector]:
+    """Per hop k: the uplink slot ((rack * L + rail) * U + u) of every (segment, source) pair of sources
+    0 .. ``sources`` - 1, -1 past its last hop (the routing of :func:`_uplink_loads`); and each pair's
+    uplinks crossed. ``fold``: every rack named 0 (one rack's queues, :func:`_hybrid_queues`)."""
     L, R, U = shape.ports, shape.rack_size, len(shape.masks)
     shift = R.bit_length() - 1
     top = max(shape.masks) + 1
@@ -550,8 +561,8 @@ def _hybrid_slots(gen: Vector, rail: Vector, first: Vector, size: Vector, world:
     delta = gen >> shift
     if delta.max() >= len(shape.paths) or not lengths[delta].all():
         raise ValueError("a rack offset the uplinks do not reach")
-    src = np.arange(world, dtype=np.int64)
-    rack = np.broadcast_to(src >> shift, (len(gen), world)).copy()
+    src = np.arange(sources, dtype=np.int64)
+    rack = np.broadcast_to(0 if fold else src >> shift, (len(gen), sources)).copy()
     slots = []
     for k in range(int(lengths[delta].max())):
         m = path[delta, k]
@@ -560,5 +571,6 @@ def _hybrid_slots(gen: Vector, rail: Vector, first: Vector, size: Vector, world:
         u = base[m][:, None] + (src[None, :] + block[:, None]) % w[:, None]
         slot = (rack * L + rail[:, None]) * U + u
         slots.append(np.where((m > 0)[:, None], slot, -1).reshape(-1))
-        rack ^= m[:, None]
-    return slots, np.repeat(lengths[delta], world)
+        if not fold:
+            rack ^= m[:, None]
+    return slots, np.repeat(lengths[delta], sources)
