@@ -1,6 +1,7 @@
 """Reproduce the paper's Simlette results: conformance (App. A.2), Figure 3 (§5.3), Figures 19-21 (App. C.4).
 
 Usage: python scripts/repro_simlette.py [--figures conformance,3,19,20,21] [--out out/simlette] [--buffer BYTES]
+       [--spray packet|message|flit-K] [--switch-buffer BYTES]
 
 - conformance: ideal mode against h * lambda + v / (p R) for every schedule on
   cubes and block folds of up to 5 bits (plus FQ3, Q4+1100, Q4+1111) and for
@@ -19,8 +20,10 @@ Usage: python scripts/repro_simlette.py [--figures conformance,3,19,20,21] [--ou
   barrier between phases.
 The paper does not state its limited buffer; ``--buffer`` (default 7 KiB =
 11 DL-flit credits, below the 13.6 kB / 11.6 kB bandwidth-delay products of
-one OCS / EPS credit loop) is ours. Writes CSV and PNG per figure and prints
-the tables.
+one OCS / EPS credit loop) is ours. ``--spray`` (Simlette's granularity over
+equal EPS links) and ``--switch-buffer`` (every switch input, default unlimited)
+apply to every message-mode and flit-mode run of Figures 3, 19, 20 and 21.
+Writes CSV and PNG per figure and prints the tables.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def conformance(out: Path) -> None:
           f"simulated {run.simulated_s * 1e6:.4f} us: the closed form over-predicts by {over:.1%}")
 
 
-def figure3(out: Path) -> None:
+def figure3(out: Path, base: SimOptions) -> None:
     plan = plan_heuristic(load_instance(ROOT / "instances" / "paper-fig3-n512.toml"))
     rows = []
     print("Figure 3: 512-accelerator all-reduce, parallel RS+AG on K8^3, 36 ports, 400 Gb/s, message mode")
@@ -129,7 +132,7 @@ def figure3(out: Path) -> None:
     for i, sigma in enumerate(SIZES):
         row: dict[str, Any] = {"buffer_bytes": sigma}
         for tech, name in (("ocs", "ocs-single"), ("eps", "eps-single")):
-            d = simulate_plan(plan, load_fabric(FABRICS / f"{name}.toml"), SimOptions(), payload=sigma).demands[0]
+            d = simulate_plan(plan, load_fabric(FABRICS / f"{name}.toml"), base, payload=sigma).demands[0]
             row[f"{tech}_us"] = d.simulated_s * 1e6
             row[f"{tech}_paper_us"] = PAPER_FIG3[tech][i]
             row[f"{tech}_model_us"] = d.analytical_s * 1e6
@@ -162,7 +165,7 @@ def _oneshot_plan(ports: int, sigma: int) -> Any:
         f'axes = [{{ collective = "all-reduce", payload = "{sigma}B", schedule = "one-shot" }}]\n'))
 
 
-def figures_19_20(out: Path, buffer: int, which: Sequence[int]) -> None:
+def figures_19_20(out: Path, buffer: int, which: Sequence[int], base: SimOptions) -> None:
     sizes = [KiB << i for i in range(0, 11, 2)]  # 1, 4, 16, 64, 256 KiB, 1 MiB
     for fig in which:
         tech = "OCS" if fig == 19 else "EPS"
@@ -174,12 +177,13 @@ def figures_19_20(out: Path, buffer: int, which: Sequence[int]) -> None:
                 if fig == 19:
                     plan = _oneshot_plan(ports, sigma)
                     spec = replace(load_fabric(FABRICS / "ocs-single.toml"), accelerators=32, ports=ports)
-                    runs = [simulate_plan(plan, spec, SimOptions(buffer=b)).demands[0] for b in (None, buffer)]
+                    runs = [simulate_plan(plan, spec, replace(base, buffer=b)).demands[0] for b in (None, buffer)]
                     topo = plan.meshes[0].axes[0].topology + f" p={plan.meshes[0].axes[0].demands[0].multiplicity}"
                 else:
                     program = SCHEDULES["one-shot"].build(Topology.from_profile((5,)), sigma)
                     spec = replace(load_fabric(FABRICS / "eps-single.toml"), accelerators=32, ports=ports)
-                    runs = [simulate_program(program, spec, SimOptions(buffer=b), ports=ports) for b in (None, buffer)]
+                    runs = [simulate_program(program, spec, replace(base, buffer=b), ports=ports)
+                            for b in (None, buffer)]
                     topo = "K32 (any to any)"
                 free, tight = runs
                 rows.append({"ports": ports, "sigma": sigma, "topology": topo, "model_us": free.analytical_s * 1e6,
@@ -208,7 +212,7 @@ def figures_19_20(out: Path, buffer: int, which: Sequence[int]) -> None:
         plt.close(fig_)
 
 
-def figure21(out: Path) -> None:
+def figure21(out: Path, base: SimOptions) -> None:
     sizes = [KiB << i for i in range(0, 11, 2)]
     rows = []
     print("Figure 21: two-shot (RS+AG on K32) over EPS, rank order, unlimited buffers")
@@ -221,7 +225,7 @@ def figure21(out: Path) -> None:
             runs = {}
             for mode, barrier in (("message", False), ("flit", False), ("message", True)):
                 start = time.perf_counter()
-                result = simulate_program(program, spec, SimOptions(mode=mode, order="rank", barrier=barrier),
+                result = simulate_program(program, spec, replace(base, mode=mode, order="rank", barrier=barrier),
                                           ports=ports)
                 runs[(mode, barrier)] = (result, time.perf_counter() - start)
             (msg, tm), (flit, tf), (sync, _) = runs[("message", False)], runs[("flit", False)], runs[("message", True)]
@@ -239,18 +243,21 @@ def main() -> None:
     parser.add_argument("--figures", default="conformance,3,19,20,21")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "simlette")
     parser.add_argument("--buffer", type=int, default=7 * KiB, help="the limited per-port buffer, bytes")
+    parser.add_argument("--spray", default="message", help="EPS spraying granularity: packet, message or flit-K")
+    parser.add_argument("--switch-buffer", type=int, default=None, help="input buffer per switch port, bytes")
     args = parser.parse_args()
+    base = SimOptions(spray=args.spray, switch_buffer=args.switch_buffer).check()
     names = set(args.figures.split(","))
     figures = {int(f) for f in names - {"conformance"}}
     args.out.mkdir(parents=True, exist_ok=True)
     if "conformance" in names:
         conformance(args.out)
     if 3 in figures:
-        figure3(args.out)
+        figure3(args.out, base)
     if figures & {19, 20}:
-        figures_19_20(args.out, args.buffer, sorted(figures & {19, 20}))
+        figures_19_20(args.out, args.buffer, sorted(figures & {19, 20}), base)
     if 21 in figures:
-        figure21(args.out)
+        figure21(args.out, base)
     print(f"CSV and PNG in {args.out}")
 
 

@@ -210,3 +210,39 @@ def test_sweep_rejects_a_wrong_schedule(plan_file: Path, tmp_path: Path) -> None
     )
     assert result.exit_code == 2 and "bruck" in result.output
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("spray", [None, "packet", "flit-1"])
+def test_sweep_sprays_as_simulate_does(plan_file: Path, tmp_path: Path, spray: str | None) -> None:
+    # the attention[1] demand at its own payload (32 KiB) crosses racks of nvl576-all-eps: sweep's simulated
+    # time is simulate's with the same granularity, and packet / flit-1 differ from the default
+    given = [] if spray is None else ["--spray", spray]
+    out_csv = tmp_path / "sweep.csv"
+    swept = runner.invoke(app, ["sweep", str(plan_file), "--fabric", "all-eps", "--demand", "attention:1",
+                                "--payloads", "32KiB:32KiB", "--csv", str(out_csv), *given])
+    assert swept.exit_code == 0, swept.output
+    assert (f"(spray {spray})" in swept.stdout) == (spray is not None)
+    simulated = runner.invoke(app, ["simulate", str(plan_file), "--fabric", "all-eps", "--demand", "attention:1",
+                                    "--json", "-", *given])
+    assert simulated.exit_code == 0, simulated.output
+    (row,) = csv.DictReader(out_csv.open())
+    (demand,) = json.loads(simulated.stdout)["demands"]
+    assert demand["payload_bytes"] == int(row["payload_bytes"]) == 32768
+    assert float(row["simulated_s"]) == demand["simulated_s"]
+    default = runner.invoke(app, ["simulate", str(plan_file), "--fabric", "all-eps", "--demand", "attention:1",
+                                  "--json", "-"])
+    assert (json.loads(default.stdout)["demands"][0]["simulated_s"] == demand["simulated_s"]) == (spray is None)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--fabric", "all-ocs", "--spray", "packet"], "--spray: has no effect on the optical fabric all-ocs"),
+    (["--fabric", "all-eps", "--spray", "packet", "--mode", "ideal"], "--spray: has no effect in ideal mode"),
+    (["--fabric", "all-eps", "--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
+])
+def test_sweep_refuses_spray_where_it_cannot_apply(plan_file: Path, tmp_path: Path, args: list[str],
+                                                   needle: str) -> None:
+    result = runner.invoke(app, ["sweep", str(plan_file), *args, "--csv", str(tmp_path / "x.csv")])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(needle), lines
+    assert not (tmp_path / "x.csv").exists()

@@ -245,3 +245,68 @@ def test_power_rate_is_now_link_rate() -> None:
     assert both.exit_code == 2 and both.stderr.startswith("--rate: is the old name of --link-rate")
     help_text = runner.invoke(app, ["power", "--help"], env={"COLUMNS": "200"}).stdout
     assert "--link-rate" in help_text and "--rate " not in help_text
+
+
+# 16 accelerators in 4 racks of 4, 4 equal uplinks per leaf: the world axis crosses racks
+EPS_TINY = """
+name = "eps-tiny"
+accelerators = 16
+ports = 2
+link = "400Gb/s"
+[racks]
+size = 4
+[[level]]
+technology = "eps"
+radix = 8
+down = 4
+up = 4
+[[level]]
+technology = "eps"
+radix = 8
+"""
+
+
+@pytest.mark.parametrize("split", ["2,8,4,4", "auto"])
+@pytest.mark.parametrize("spray", [None, "packet", "flit-3"])
+def test_decode_spray_reaches_simlette(tmp_path: Path, split: str, spray: str | None) -> None:
+    from ocsplan.decode.ranking import best_step
+    from ocsplan.decode.step import decode_step
+    from ocsplan.realization.fabrics import load_fabric
+    from ocsplan.workload import Split, load_accelerator, load_model
+
+    fabric = tmp_path / "eps-tiny.toml"
+    fabric.write_text(EPS_TINY)
+    given = [] if spray is None else ["--spray", spray]
+    result = runner.invoke(app, ["decode", "gpt-oss-120b", "--fabric", str(fabric), "--world", "16", "--batch", "2",
+                                 "--context", "32Ki", "--split", split, "--network", "simlette", "--json", "-",
+                                 *given])
+    assert result.exit_code == 0, result.output
+    assert (f"simlette, spray {spray})" in result.stderr) == (spray is not None)
+    data = json.loads(result.stdout)
+    m, acc, spec = load_model("gpt-oss-120b"), load_accelerator("rx00"), load_fabric(str(fabric))
+    sprayed = spray or "message"
+    if split == "auto":
+        step = best_step(m, acc, spec, 16, 2, 32768, network="simlette", spray=sprayed).best
+    else:
+        step = decode_step(m, acc, spec, 16, Split(2, 8, 4, 4), 2, 32768, network="simlette", spray=sprayed)
+    assert [c["time_s"] for c in data["collectives"]] == [c.time_s for c in step.collectives]
+    assert data["step_s"] == step.step_s
+    default = decode_step(m, acc, spec, 16, step.split, 2, 32768, network="simlette")
+    assert (step.comm_s == default.comm_s) == (spray is None)  # the world all-gather's uplinks differ
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--fabric", "all-eps", "--spray", "packet"],
+     "--spray: has no effect with --network analytical (Simlette's spraying: --network simlette)"),
+    (["--fabric", "all-eps", "--network", "analytical-symmetric", "--spray", "message"],
+     "--spray: has no effect with --network analytical-symmetric"),
+    (["--fabric", "all-ocs", "--network", "simlette", "--spray", "packet"],
+     "--spray: has no effect on the optical fabric all-ocs (no packet switch to spray)"),
+    (["--fabric", "all-eps", "--network", "simlette", "--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
+    (["--fabric", "hybrid", "--network", "simlette", "--spray", "bytes"], "--spray: unknown granularity 'bytes'"),
+])
+def test_decode_refuses_spray_where_it_cannot_apply(args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["decode", "megatron-5t", "--split", "4,128,16,32", *args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(needle), lines

@@ -107,3 +107,61 @@ def test_simlette_shared_demands_match_a_direct_simulation() -> None:
         direct = simulate_workload(program_workload(program, (3, 2, 1, 0), 16), factory, mode="message",
                                    rate=spec.link).simulated_s
         assert world.time_s == direct
+
+
+# 16 accelerators in 4 racks of 4 (2 ports; 4 equal uplinks per leaf, 2 down-links per spine to a leaf):
+# the world axis crosses racks, so Simlette's spraying granularity decides its links
+EPS_TINY = """
+name = "eps-tiny"
+accelerators = 16
+ports = 2
+link = "400Gb/s"
+[racks]
+size = 4
+[[level]]
+technology = "eps"
+radix = 8
+down = 4
+up = 4
+[[level]]
+technology = "eps"
+radix = 8
+"""
+# the world axis's native schedules as programs on K16 (decode.pricing.NATIVE, layout "flat")
+WORLD_PROGRAMS = {("all-reduce", "one-shot"): "one-shot", ("all-reduce", "two-shot"): "rs-ag",
+                  ("all-gather", "one-shot"): "layered"}
+
+
+@pytest.mark.parametrize("spray", ["message", "packet", "flit-1", "flit-3"])
+def test_spray_reaches_simlette(spray: str) -> None:
+    # every world demand of the step is what Simlette gives for its program simulated directly with that
+    # granularity; the world all-gather (98 flits per message, over 4 uplinks) differs from the default's
+    import tomllib
+
+    from ocsplan.realization.fabrics import parse_fabric
+
+    m, spec = load_model("gpt-oss-120b"), parse_fabric(tomllib.loads(EPS_TINY), "eps-tiny")
+    step = decode_step(m, RX00, spec, 16, Split(2, 8, 4, 4), 2, 32768, network="simlette", spray=spray)
+    factory = network_factory(spec, SimOptions(spray=spray).check(), ports=spec.ports)
+    default = network_factory(spec, SimOptions(), ports=spec.ports)
+    worlds = [c for c in step.collectives if c.row.axis == "world"]
+    assert [c.row.collective for c in worlds] == ["all-reduce", "all-gather"]
+    for c in worlds:
+        program = SCHEDULES[WORLD_PROGRAMS[(c.row.collective, c.schedule)]].build(Topology.from_profile([4]),
+                                                                                   c.row.payload)
+        workload = program_workload(program, (3, 2, 1, 0), 16)
+        assert c.time_s == simulate_workload(workload, factory, mode="message", rate=spec.link).simulated_s
+        if c.row.collective == "all-gather":
+            by_default = simulate_workload(workload, default, mode="message", rate=spec.link).simulated_s
+            assert (c.time_s == by_default) == (spray == "message")
+
+
+@pytest.mark.parametrize(("fabric", "network", "needle"), [
+    ("nvl576-all-eps", "analytical", "needs network simlette"),
+    ("nvl576-all-eps", "analytical-symmetric", "needs network simlette"),
+    ("nvl576-all-ocs", "simlette", "ocs fabric"),
+])
+def test_spray_refused_where_it_cannot_apply(fabric: str, network: str, needle: str) -> None:
+    m, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / f"{fabric}.toml")
+    with pytest.raises(InstanceError, match=f"spray: 'packet' {needle}|spray: 'packet'.*{needle}"):
+        decode_step(m, RX00, spec, 16, Split(2, 8, 4, 4), 2, 32768, network=network, spray="packet")

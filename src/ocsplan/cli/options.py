@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from ..limits import CONNECT_TIMEOUT_S  # not from executor: --help need not import asyncio
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "FABRIC_HELP", "RENAMED", "ConnectTimeoutOpt", "renamed", "renamed_as"]
+if TYPE_CHECKING:
+    from ..realization.fabrics import FabricSpec
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "FABRIC_HELP", "RENAMED", "SPRAY_HELP", "ConnectTimeoutOpt", "refuse_spray",
+           "renamed", "renamed_as"]
 
 T = TypeVar("T")
 
@@ -17,6 +21,16 @@ ConnectTimeoutOpt = Annotated[float, typer.Option(
     "--connect-timeout", help="seconds a --scheduler may take to answer (and its first worker to join)")]
 
 FABRIC_HELP = "fabric: a catalogue name (ocsplan fabrics: all-ocs, hybrid, ...) or a TOML file"
+
+SPRAY_HELP = "EPS: spraying granularity over equal links: packet, message (default) or flit-K (K DL flits)"
+
+
+def refuse_spray(spray: str | None, spec: FabricSpec, fabric: str) -> None:
+    """``--spray`` given on an all-OCS fabric is refused (InstanceError naming it): no packet switch sprays."""
+    from .app import refuse_unused
+
+    refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for level in spec.levels),
+                  f"on the optical fabric {fabric} (no packet switch to spray)")
 
 # Options renamed for one vocabulary across commands (issue 42): (command, old) -> new. One name per
 # quantity: --link-rate a per-port rate, --radix the accelerator's ports overriding a fabric's (--ports is

@@ -23,7 +23,7 @@ from .app import (
     parse_option,
     refuse_unused,
 )
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, SPRAY_HELP, ConnectTimeoutOpt, refuse_spray, renamed_as
 from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:
@@ -100,10 +100,7 @@ def simulate(
     ] = None,
     placement: Annotated[str | None, typer.Option(help="OCS: placement when realizing now (contiguous)")] = None,
     latency_preset: LatencyPresetOpt = None,
-    spray: Annotated[
-        str | None, typer.Option(help="EPS: spraying granularity over equal links: packet, message (default) "
-                                      "or flit-K (K DL flits)")
-    ] = None,
+    spray: Annotated[str | None, typer.Option(help=SPRAY_HELP)] = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="write the report JSON to PATH, or - for stdout")
     ] = None,
@@ -148,8 +145,7 @@ def simulate(
             if differs:
                 raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
         options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option, spray)
-        refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for level in spec.levels),
-                      f"on the optical fabric {fabric} (no packet switch to spray)")
+        refuse_spray(spray, spec, fabric)
         if fail:
             from ..deploy.degraded import simulate_faults
             from ..deploy.faults import check_match
@@ -208,6 +204,7 @@ def sweep(
     demand: Annotated[str | None, typer.Option(help="only MESH[:AXIS[:K]] (indices)")] = None,
     placement: Annotated[str, typer.Option(help="OCS: placement of the realization")] = "contiguous",
     latency_preset: LatencyPresetOpt = None,
+    spray: Annotated[str | None, typer.Option(help=SPRAY_HELP)] = None,
     jobs: Annotated[int, typer.Option(help="simulations run in parallel (local processes)")] = 1,
     scheduler: Annotated[
         str | None, typer.Option(help="run on a Dask cluster: scheduler ADDRESS, or local (needs ocsplan[cluster])")
@@ -246,11 +243,12 @@ def sweep(
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
     spec = load_fabric(fabric, "--fabric")
+    options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option, spray)
+    refuse_spray(spray, spec, fabric)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     executor = Executor(jobs=jobs, scheduler=scheduler, connect_timeout=connect_timeout).check()
     with Bar(err.console, f"sweep ({mode})", quiet=quiet) as bar:  # total unknown: demands x schedules x payloads
-        rows = run_sweep(plan, spec, _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option),
-                         sizes,
+        rows = run_sweep(plan, spec, options, sizes,
                          schedules, only=_select(plan, demand), placement=placement,
                          executor=executor if executor.parallel > 1 or scheduler is not None else None,
                          on_row=lambda row: bar.advance(description=f"{row.demand} {row.schedule}"))
@@ -258,6 +256,8 @@ def sweep(
     if plot is not None:
         write_plot(rows, plot, f"{plan.instance} on {spec.name}, {mode} mode")
     title = f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}"
+    if spray is not None:
+        title += f" (spray {spray})"
     table = Table(title=title, title_justify="left")
     for col in ("demand", "schedule", "payload", "T analytical", "T simulated", "sim/ana"):
         table.add_column(col, justify="left" if col in ("demand", "schedule") else "right")

@@ -23,7 +23,14 @@ from .app import (
     parse_option,
     refuse_unused,
 )
-from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
+from .options import (
+    DEFAULT_CONNECT_TIMEOUT,
+    FABRIC_HELP,
+    SPRAY_HELP,
+    ConnectTimeoutOpt,
+    refuse_spray,
+    renamed_as,
+)
 from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:
@@ -263,13 +270,14 @@ def _extras(m: Any) -> str:
     return "; ".join(parts)
 
 
-def _step_tables(step: Any) -> tuple[Table, str]:
+def _step_tables(step: Any, spray: str | None = None) -> tuple[Table, str]:
     from rich.table import Table
 
     from .render import add_rows
 
     c = step.compute
-    table = Table(title=f"{step.model} on {step.fabric} ({step.technology}, {step.network}): {step.split.label}, "
+    network = step.network if spray is None else f"{step.network}, spray {spray}"
+    table = Table(title=f"{step.model} on {step.fabric} ({step.technology}, {network}): {step.split.label}, "
                         f"batch {step.batch}, context {step.context}", title_justify="left")
     for col in ("part", "schedule", "payload", "calls", "per call", "total", "share"):
         table.add_column(col, justify="left" if col in ("part", "schedule") else "right")
@@ -325,6 +333,7 @@ def decode(
     circuits: Annotated[Path | None, typer.Option(
         help="all-OCS: the deployed (or repaired) circuits of this split's plan, priced on their real "
              "OCS paths; needs --split")] = None,
+    spray: Annotated[str | None, typer.Option(help=f"with --network simlette: {SPRAY_HELP}")] = None,
     ports: OldPortsOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
@@ -332,6 +341,7 @@ def decode(
 
     from ..decode import NETWORKS, best_step, decode_step
     from ..realization.fabrics import load_fabric
+    from ..simlette import SimOptions
     from ..workload import check_split, parse_split
     from ..workload.step import step_to_dict
     from .console import Bar
@@ -341,10 +351,14 @@ def decode(
     m, acc, world, batch, tokens, precision = _resolve(model, accelerator, world, batch, context, comm, verbose)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    refuse_unused("--spray", spray is not None and network != "simlette",
+                  f"with --network {network} (Simlette's spraying: --network simlette)")
     k, a = _verify(tokens_per_step, accept_rate)
     radix, radix_option = renamed_as("decode", "--ports", ports, radix)
     spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, radix, switch_latency,
                        accelerator_latency, radix_option)[0]
+    refuse_spray(spray, spec, fabric)
+    sprayed = SimOptions(spray="message" if spray is None else spray).check().spray
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
     bar = Bar(err.console, f"decode ({network})", 1, quiet=quiet or (network != "simlette" and split != "auto"))
@@ -359,7 +373,7 @@ def decode(
     if split == "auto":
         with bar:
             choice = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
-                               tokens_per_step=k, accept_rate=a, progress=bar.update)
+                               tokens_per_step=k, accept_rate=a, progress=bar.update, spray=sprayed)
         step = choice.best
         skipped = choice.fitting - len(choice.ranked)
         console.print(f"split auto: {choice.fitting} feasible splits, {len(choice.ranked)} timed analytically "
@@ -368,11 +382,11 @@ def decode(
         s: Split = check_split(m, world, parse_split(split))
         with bar:
             step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
-                               tokens_per_step=k, accept_rate=a, circuits=realized)
+                               tokens_per_step=k, accept_rate=a, circuits=realized, spray=sprayed)
             if circuits is not None and realized is not None:
                 step = replace(step, circuits=f"{circuits.name} ({len(realized.circuits)} circuits)")
             bar.update(1)
-    table, summary = _step_tables(step)
+    table, summary = _step_tables(step, spray)
     console.print(table)
     console.print(summary, markup=False)
     emit_json(json.dumps(step_to_dict(step), indent=1) + "\n", json_out)

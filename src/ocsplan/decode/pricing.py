@@ -408,12 +408,15 @@ def native_routes(instance: Instance, spec: FabricSpec) -> Plan:
 
 
 def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec,
-                 network: str = "analytical", routes: RackRoutes | None = None) -> Priced:
+                 network: str = "analytical", routes: RackRoutes | None = None, spray: str = "message") -> Priced:
     """Price the demands on EPS or hybrid fabrics with native K_M schedules.
 
     ``routes``: the circuits of a hybrid's OCS uplinks between racks (None on all-EPS).
+    ``spray``: Simlette's granularity over equal links (:class:`~ocsplan.simlette.SimOptions`),
+    with ``network="simlette"``; the analytical models do not read it.
     """
-    factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports, routes=routes)
+    factory = network_factory(spec, SimOptions(mode="message", spray=spray).check(), ports=spec.ports,
+                              routes=routes)
     world = instance.budget.world
     by_key = {(r.region, r.axis): r for r in rows}
     mesh_keys = {"world": [[("attention", "world"), ("lm-head", "world")]],
@@ -463,7 +466,7 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
         _, picked = min(choices, key=lambda c: c[0])
         for key, (label, sched, lay, bits, t) in picked.items():
             if network == "simlette":
-                t = _simulated(sched, lay, bits, by_key[key].payload, world, spec, routes, factory)
+                t = _simulated(sched, lay, bits, by_key[key].payload, world, spec, routes, factory, spray)
             times[key] = (label, t)
     return Priced(times)
 
@@ -482,10 +485,10 @@ def _routes_key(routes: RackRoutes | None) -> object:
 
 
 def _simulated(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int, spec: FabricSpec,
-               routes: RackRoutes | None, factory: Callable[..., Network]) -> float:
+               routes: RackRoutes | None, factory: Callable[..., Network], spray: str) -> float:
     """The simulated time of the native schedule on ``spec`` (``factory`` built from
-    ``spec`` and ``routes``), from the memo when simulated before."""
-    key = (schedule, layout, bits, payload, world, spec, _routes_key(routes))
+    ``spec``, ``routes`` and ``spray``), from the memo when simulated before."""
+    key = (schedule, layout, bits, payload, world, spec, _routes_key(routes), spray)
     found = _SIMULATED.get(key)
     if found is None:
         workload = _program_workload(schedule, layout, bits, payload, world)

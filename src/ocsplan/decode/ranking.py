@@ -24,7 +24,7 @@ from ..workload.model import Model
 from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
-from .step import decode_step
+from .step import check_spray, decode_step
 from .technology import TECHNOLOGIES, StepDemand
 
 __all__ = ["BOUND_MARGIN", "Outcome", "Pruned", "SplitChoice", "best_of", "best_step", "resimulated",
@@ -57,16 +57,16 @@ def best_of(steps: Sequence[Step]) -> Step:
 
 def resimulated(steps: Sequence[Step], model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int,
                 context: int, *, within: float, precision: Precision, cache: PlanCache, tokens_per_step: int,
-                accept_rate: float, done: Callable[[int, int], None] | None = None) -> Step:
-    """App. B.6: every step within ``within`` of the best analytical one re-timed by Simlette, and the
-    best of those. ``done(k, finalists)`` after each re-timing."""
+                accept_rate: float, done: Callable[[int, int], None] | None = None, spray: str = "message") -> Step:
+    """App. B.6: every step within ``within`` of the best analytical one re-timed by Simlette (its
+    ``spray``), and the best of those. ``done(k, finalists)`` after each re-timing."""
     bar = (1 - within) * best_of(steps).tokens_per_s_user
     finalists = [st for st in sorted(steps, key=_key) if st.tokens_per_s_user >= bar]
     simulated: list[Step] = []
     for st in finalists:
         simulated.append(decode_step(model, acc, spec, world, st.split, batch, context, network="simlette",
                                      precision=precision, check_memory=False, cache=cache,
-                                     tokens_per_step=tokens_per_step, accept_rate=accept_rate))
+                                     tokens_per_step=tokens_per_step, accept_rate=accept_rate, spray=spray))
         if done is not None:
             done(len(simulated), len(finalists))
     return best_of(simulated)
@@ -123,14 +123,15 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
               network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
               progress: Callable[[int, int], None] | None = None,
               cache: PlanCache | None = None, tokens_per_step: int = 1,
-              accept_rate: float = 1.0) -> SplitChoice:
+              accept_rate: float = 1.0, spray: str = "message") -> SplitChoice:
     """The split with the most tokens/s/user among those that fit (:func:`time_splits`).
 
     With ``network="simlette"`` every split whose analytical interactivity is within
-    ``within`` of the best is re-simulated and the best simulated one wins (App. B.6).
+    ``within`` of the best is re-simulated (with ``spray``) and the best simulated one wins (App. B.6).
     InfeasibleError when no split fits in HBM. ``progress(done, total)`` after each split
     ranked (the total grows by the finalists once known)."""
     check_world(world)
+    check_spray(spray, network, spec)
     plans = cache if cache is not None else PlanCache()
     simlette = network == "simlette"
     ranking = "analytical" if simlette else network  # simlette re-times the finalists
@@ -161,5 +162,6 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
                 progress(len(fitting) + k, len(fitting) + finalists)
 
         best = resimulated(ranked, model, acc, spec, world, batch, context, within=within, precision=precision,
-                           cache=plans, tokens_per_step=tokens_per_step, accept_rate=accept_rate, done=retimed)
+                           cache=plans, tokens_per_step=tokens_per_step, accept_rate=accept_rate, done=retimed,
+                           spray=spray)
     return SplitChoice(best, tuple(ranked), len(fitting))

@@ -25,7 +25,7 @@ from .cache import PlanCache
 from .pricing import NETWORKS, price_realized
 from .technology import TECHNOLOGIES, StepDemand
 
-__all__ = ["decode_step", "plan_for"]
+__all__ = ["check_spray", "decode_step", "plan_for"]
 
 
 def plan_for(model: Model, spec: FabricSpec, world: int, split: Split, batch: int,
@@ -55,28 +55,37 @@ def _check_circuits(circuits: Circuits, plan: Plan, spec: FabricSpec, tech: str)
         raise InstanceError("--circuits", "", f"{differs} (--fabric {spec.name})")
 
 
+def check_spray(spray: str, network: str, spec: FabricSpec) -> None:
+    """A granularity other than the default needs Simlette and a packet switch (InstanceError naming ``spray``)."""
+    if spray != "message" and (network != "simlette" or technology(spec) == "ocs"):
+        raise InstanceError("spray", "", f"{spray!r} needs network simlette on a fabric with packet switches "
+                                         f"(network {network}, {technology(spec)} fabric {spec.name})")
+
+
 def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
                 context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
                 check_memory: bool = True, cache: PlanCache | None = None, tokens_per_step: int = 1,
-                accept_rate: float = 1.0, circuits: Circuits | None = None) -> Step:
+                accept_rate: float = 1.0, circuits: Circuits | None = None, spray: str = "message") -> Step:
     """Time one decode step; InfeasibleError when the batch does not fit in HBM.
 
     ``cache`` keeps the plans (default: a fresh one, memory only). ``circuits``: an all-OCS
-    fabric's realization of the step's plan (deployed or repaired), priced on its real paths."""
+    fabric's realization of the step's plan (deployed or repaired), priced on its real paths.
+    ``spray``: Simlette's granularity over equal EPS links (``network="simlette"``, EPS or hybrid)."""
     check_world(world)
     check_split(model, world, split)
     if network not in NETWORKS:
         raise InstanceError("network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    check_spray(spray, network, spec)
+    tech = technology(spec)
     _check_fabric(spec, world)
     memory = memory_per_rank(model, acc, world, split, batch, context, precision)
     if check_memory:
         require_fit(memory, batch)
     rows_batch = batch * tokens_per_step  # k tokens per user: every payload scales by k
     rows = demand_rows(model, world, split, rows_batch, precision)
-    tech = technology(spec)
     if circuits is None:
         priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, rows_batch, precision), rows, spec,
-                                          network, cache if cache is not None else PlanCache())
+                                          network, cache if cache is not None else PlanCache(), spray)
     else:
         plan = plan_for(model, spec, world, split, rows_batch, precision, cache)
         _check_circuits(circuits, plan, spec, tech)

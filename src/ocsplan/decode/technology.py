@@ -47,8 +47,8 @@ class StepDemand:
         return self.instance_text(spec, f"{self.model.name}-gxnet")
 
 
-# (demand, its rows, fabric, network, plan cache) -> time of one call of every demand
-Pricer = Callable[[StepDemand, Sequence[DemandRow], FabricSpec, str, PlanCache], Priced]
+# (demand, its rows, fabric, network, plan cache, Simlette's spraying) -> time of one call of every demand
+Pricer = Callable[[StepDemand, Sequence[DemandRow], FabricSpec, str, PlanCache, str], Priced]
 
 
 # (demand, fabric) -> a lower bound on the step's communication seconds (Pareto pruning)
@@ -70,7 +70,8 @@ class Technology:
 
 
 def _planned(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
-             cache: PlanCache) -> Priced:
+             cache: PlanCache, spray: str) -> Priced:
+    """All-OCS: no packet switch, ``spray`` does not apply (``decode_step`` refuses it)."""
     return cache.prices(demand.planned_text(spec), spec, network)
 
 
@@ -87,23 +88,23 @@ def _native_key(tech: str, text: str, rows: Sequence[DemandRow], spec: FabricSpe
 
 
 def _native(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
-            cache: PlanCache) -> Priced:
+            cache: PlanCache, spray: str) -> Priced:
     text = demand.instance_text(spec)
 
     def price() -> Priced:
-        return price_native(loads_instance(text, "<workload>"), rows, spec, network)
+        return price_native(loads_instance(text, "<workload>"), rows, spec, network, spray=spray)
 
     return cache.native_prices(_native_key("eps", text, rows, spec), network, price)
 
 
 def _native_uplinks(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricSpec, network: str,
-                    cache: PlanCache) -> Priced:
+                    cache: PlanCache, spray: str) -> Priced:
     text = demand.instance_text(spec)
 
     def price() -> Priced:
         instance = loads_instance(text, "<workload>")
         routes = hybrid_uplinks(native_routes(instance, spec), spec)
-        return price_native(instance, rows, spec, network, routes)
+        return price_native(instance, rows, spec, network, routes, spray)
 
     return cache.native_prices(_native_key("hybrid", text, rows, spec), network, price)
 
