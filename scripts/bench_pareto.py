@@ -88,13 +88,26 @@ def _old_group_analytical(program: pricing.Compiled, bits: Sequence[int], net: N
     return reference_group_analytical(program, bits, net, rack_size)  # type: ignore[arg-type]
 
 
+_QUEUES = contention._hybrid_queues.__wrapped__  # the unmemoised solver, taken before any patch
+
+
+@lru_cache(maxsize=4096)
+def _every_rack_queues(sends: contention.Sends, bits: tuple[int, ...], world: int, shape: contention.HybridShape,
+                       hop_flits: float) -> tuple[tuple[tuple[int, float], ...] | None, ...]:
+    """The hybrid's uplink queues of every rack solved (before one rack's served all)."""
+    return _QUEUES(sends, bits, world, shape, hop_flits, False)
+
+
 @contextmanager
 def _baseline() -> Iterator[None]:
     """The pre-issue-37 code paths patched in: the phase_loads loop, no memo, the circuits loop,
-    one circuits network per plan, the OCS pricing's tuple programs and loop, every split timed."""
+    one circuits network per plan, the OCS pricing's tuple programs and loop, every split timed, and
+    the hybrid's uplink queues of every rack."""
     margin = ranking.BOUND_MARGIN
     ranking.BOUND_MARGIN = math.inf  # no bound rules a split out
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
+    queues = contention._hybrid_queues
+    contention._hybrid_queues = _every_rack_queues
     names = vars(pricing)  # the name pricing calls the circuits by
     priced = (pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network,
               names["circuits_for_generators"])
@@ -113,6 +126,7 @@ def _baseline() -> Iterator[None]:
         pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network = priced[:4]
         names["circuits_for_generators"] = priced[4]
         ranking.BOUND_MARGIN = margin
+        contention._hybrid_queues = queues
 
 
 def _timed(run: Callable[[], list[Cell]], clock: Callable[[], float]) -> tuple[float, list[Cell]]:
@@ -157,7 +171,8 @@ def main() -> None:
         _clear()
         with _baseline():
             old, old_cells = _timed(sweep, clock)
-        print(f"{label}: baseline (pre-issue-37 phase_loads, circuits, OCS pricing, every split) "
+        print(f"{label}: baseline (pre-issue-37 phase_loads, circuits, OCS pricing, every split, "
+              "every rack's uplink queues) "
               f"{old:.2f} s ({args.clock})")
     _clear()
     new, cells = _timed(sweep, clock)
