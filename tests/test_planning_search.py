@@ -292,6 +292,7 @@ def test_placements_shared_across_classes_change_no_plan(path: str, monkeypatch:
         return place(self, *args)
 
     monkeypatch.setattr(search.Search, "_place", counting)
+    monkeypatch.setattr(search, "PLACEMENTS", {})  # what earlier tests placed in this process is not shared
     shared = plan_to_dict(plan_heuristic(inst))
     placed_shared = len(calls)
     calls.clear()
@@ -302,6 +303,7 @@ def test_placements_shared_across_classes_change_no_plan(path: str, monkeypatch:
         self.placed = _Forgetful()
 
     monkeypatch.setattr(context.Context, "__init__", forgetful)
+    monkeypatch.setattr(search, "PLACEMENTS", _Forgetful())  # nor across instances: every class places afresh
     afresh = plan_to_dict(plan_heuristic(inst))
     for d in (shared, afresh):
         d.pop("solve_seconds")
