@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from ..cayley import Topology
 from ..schedules import SCHEDULES, Program
-from ..schedules.base import partial_sums, rotations, suffix_sums
+from ..schedules.layered import partial_sums, rotations, suffix_sums
 
 __all__ = ["LAYERED", "ProgramShape", "ShapePhase", "build_shape", "layered_shape", "program_shape"]
 

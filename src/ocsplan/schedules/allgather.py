@@ -10,24 +10,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..cayley import Topology
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
-    partial_sums,
-    radix,
-    register,
-    register_pair,
-    rotations,
-    translate,
-)
+from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register
+from .layered import Layers, partial_sums, radix, register_pair, rotations, translate
+from .trees import balanced_tree_cost, tree_phases
 
 __all__: list[str] = []
-
-Layers = list[tuple[int, ...]]
 
 
 def _ascending(layers: Layers) -> Layers:
@@ -111,19 +98,7 @@ register_pair(
 # -- tree-gather: no layers (runs on irregular folds) ------------------------------------
 
 
-def _tree_cost(topo: Topology) -> ClosedForm:
-    from .allreduce import dvo_block_cost, tree_cost, tree_counts  # the one-shot-dvo trees
-
-    if not topo.bits:
-        return ClosedForm(0, Fraction(0), 0)
-    if topo.block_profile is not None:  # without building the tree
-        return dvo_block_cost(topo, topo.size)
-    return tree_cost(topo, tree_counts(topo), topo.size)
-
-
 def _tree_build(topo: Topology, payload: int) -> Program:
-    from .allreduce import tree_phases
-
     size = topo.size
     phases: list[list[Transfer]] = []
     for by_gen in tree_phases(topo):
@@ -143,6 +118,6 @@ register(Schedule(
     collective="all-gather",
     description="each block once along balanced shortest-path trees (no layers: any connected set)",
     valid=lambda topo: topo.connected,
-    cost=_tree_cost,
+    cost=lambda topo: balanced_tree_cost(topo, topo.size),  # a block (1/size) per label
     build=_tree_build,
 ))

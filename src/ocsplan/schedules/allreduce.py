@@ -8,36 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from functools import lru_cache
 
-from ..cayley import Topology, block_fold_groups
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
-    partial_sums,
-    radix,
-    register,
-    rotated_masks,
-    rotations,
-    suffix_sums,
-    translate,
-)
+from ..cayley import Topology
+from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register
+from .layered import Layers, partial_sums, radix, register_pair, rotations, suffix_sums, translate
+from .trees import balanced_parents, balanced_tree_cost, dvo_block_cost, tree_phases
 
+# balanced_parents and dvo_block_cost live in .trees; re-exported for their old path
 __all__ = ["balanced_parents", "dvo_block_cost", "gray_cycle"]
-
-Layers = list[tuple[int, ...]]
 
 
 def _units(topo: Topology) -> frozenset[int]:
     return frozenset(1 << b for b in range(topo.bits))
-
-
-def _tiling_gens(layers: Layers | tuple[tuple[int, ...], ...]) -> frozenset[int]:
-    return frozenset(g for layer in layers for g in layer)
 
 
 def _best_tiling(topo: Topology, key: Callable[[Layers], Fraction]) -> Layers:
@@ -125,132 +107,6 @@ register(Schedule(
 # -- one-shot, data-volume optimised ---------------------------------------------
 
 
-@lru_cache(maxsize=4096)
-def balanced_parents(topo: Topology) -> dict[int, int]:
-    """Translation-invariant shortest-path tree: label -> generator of its parent edge.
-
-    Per distance k, each label at distance k picks a generator g with d XOR g at
-    distance k - 1 so that the largest count per generator is as small as
-    possible: greedy least-loaded assignment, then augmenting paths from a most
-    loaded generator to one at least two below it until none exists (the
-    optimality condition of min-max semi-matchings).
-    """
-    dist = topo.distances
-    gens = sorted(topo.gens)
-    blocks = block_fold_groups(topo.gens, topo.bits)
-    parent: dict[int, int] = {}
-    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
-        layer = [d for d in range(topo.size) if dist[d] == k]
-        if blocks is not None:
-            # on a block fold, a step toward 0 clears one non-zero sub-block of d
-            options = {d: sorted(d & b for b in blocks if d & b) for d in layer}
-        else:
-            options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
-        load = dict.fromkeys(gens, 0)
-        owned: dict[int, list[int]] = {g: [] for g in gens}
-        for d in layer:
-            g = min(options[d], key=lambda x: (load[x], x))
-            parent[d] = g
-            load[g] += 1
-            owned[g].append(d)
-        while _rebalance(parent, options, load, owned):
-            pass
-    return parent
-
-
-def _rebalance(
-    parent: dict[int, int], options: dict[int, list[int]], load: dict[int, int],
-    owned: dict[int, list[int]],
-) -> bool:
-    """Move one label off a most-loaded generator along an augmenting path."""
-    top = max(load.values())
-    for start in sorted(g for g, c in load.items() if c == top):
-        # breadth-first over generators; edge g -> g' when a label of g may use g'
-        came: dict[int, tuple[int, int]] = {}
-        queue = [start]
-        seen = {start}
-        while queue:
-            g = queue.pop(0)
-            for d in owned[g]:
-                for h in options[d]:
-                    if h in seen:
-                        continue
-                    seen.add(h)
-                    came[h] = (g, d)
-                    if load[h] <= top - 2:
-                        node = h
-                        while node != start:
-                            prev, label = came[node]
-                            owned[prev].remove(label)
-                            owned[node].append(label)
-                            parent[label] = node
-                            node = prev
-                        load[start] -= 1
-                        load[h] += 1
-                        return True
-                    queue.append(h)
-    return False
-
-
-def tree_counts(topo: Topology, weight: dict[int, int] | None = None) -> list[dict[int, int]]:
-    """Per distance k: generator -> labels at distance k whose parent edge in the
-    balanced tree it is (or the sum of their ``weight``, e.g. subtree sizes)."""
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    depth = topo.diameter if topo.bits else 0
-    counts: list[dict[int, int]] = [{} for _ in range(depth + 1)]
-    for d, g in parent.items():
-        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + (1 if weight is None else weight[d])
-    return counts
-
-
-def tree_cost(topo: Topology, counts: list[dict[int, int]], per: int = 1) -> ClosedForm:
-    """h = diameter, v = (sum over phases of the most loaded generator) / ``per``."""
-    if topo.bits == 0:
-        return ClosedForm(0, Fraction(0), 0)
-    loads = counts[1:]
-    return ClosedForm(
-        topo.diameter,
-        Fraction(sum(max(c.values()) for c in loads), per),
-        max(len(c) for c in loads),
-    )
-
-
-def tree_phases(topo: Topology) -> list[dict[int, list[int]]]:
-    """Per phase k = 1..diameter: generator -> the labels at distance k whose parent edge
-    in the balanced tree it is (every schedule on these trees sends along them)."""
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    phases: list[dict[int, list[int]]] = [{} for _ in range(topo.diameter if topo.bits else 0)]
-    for d, g in parent.items():
-        phases[dist[d] - 1].setdefault(g, []).append(d)
-    return phases
-
-
-def _dvo_cost(topo: Topology) -> ClosedForm:
-    if not topo.bits:
-        return ClosedForm(0, Fraction(0), 0)
-    if topo.block_profile is not None:
-        return dvo_block_cost(topo)
-    return tree_cost(topo, tree_counts(topo))
-
-
-def dvo_block_cost(topo: Topology, per: int = 1) -> ClosedForm:
-    """:func:`tree_cost` of the balanced tree of a block fold without building it.
-
-    A label at distance k is non-zero on k sub-blocks and may hang from exactly the k
-    generators that clear one of them. Any set S of generators (s_i of them from
-    sub-block i) is the only option of e_k(s) labels at distance k, and
-    e_k(s) / e_1(s) grows with every s_i, so the Hall bound of phase k is largest for
-    all generators: ceil(N_k / degree) with N_k the labels at distance k. The balanced
-    tree meets it (no augmenting path from a most loaded generator remains, see
-    :func:`balanced_parents`), and phase 1 drives every generator. ``per`` as in
-    :func:`tree_cost` (tree-gather moves 1/size of the payload per label)."""
-    degree = topo.degree
-    loads = sum(-(-count // degree) for count in topo.distance_counts[1:])
-    return ClosedForm(topo.diameter, Fraction(loads, per), degree)
-
-
 def _dvo_build(topo: Topology, payload: int) -> Program:
     phases = []
     for by_gen in tree_phases(topo):
@@ -270,7 +126,7 @@ register(Schedule(
     collective="all-reduce",
     description="each contribution once along balanced shortest-path trees",
     valid=_valid_connected,
-    cost=_dvo_cost,
+    cost=balanced_tree_cost,
     # it may leave a generator idle in some phase; it still owns every link
     build=_dvo_build,
 ))
@@ -283,12 +139,20 @@ def _cf_layers(topo: Topology) -> Layers:
     return _best_tiling(topo, lambda layers: Fraction(len(layers)))
 
 
-def _cf_cost(topo: Topology) -> ClosedForm:
+def _cf_cost(topo: Topology, parallel: bool) -> ClosedForm:
     layers = _cf_layers(topo)
-    return ClosedForm(len(layers), Fraction(len(layers)), max((len(x) for x in layers), default=0))
+    if not parallel:
+        return ClosedForm(len(layers), Fraction(len(layers)), max((len(x) for x in layers), default=0))
+    if not layers:
+        return ClosedForm(0, Fraction(0), 0)
+    return ClosedForm(len(layers), Fraction(1), sum(len(x) for x in layers))
 
 
-def _cf_build(topo: Topology, payload: int) -> Program:
+def _cf_build(topo: Topology, payload: int, parallel: bool) -> Program:
+    return (_cfp_build if parallel else _cf_serial_build)(topo, payload)
+
+
+def _cf_serial_build(topo: Topology, payload: int) -> Program:
     layers = _cf_layers(topo)
     prefix = partial_sums(layers)
     nbytes = Fraction(payload)
@@ -300,26 +164,6 @@ def _cf_build(topo: Topology, payload: int) -> Program:
             phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
         phases.append(phase)
     return _program("coset-factored", topo, payload, 1, phases)
-
-
-register(Schedule(
-    name="coset-factored",
-    collective="all-reduce",
-    description="exchange full partial sums over one tiling layer per phase",
-    valid=_valid_connected,
-    cost=_cf_cost,
-    uses=lambda t: _tiling_gens(_cf_layers(t)),
-    build=_cf_build,
-    layers=lambda t: tuple(_cf_layers(t)),
-    masks=lambda t: rotated_masks(_cf_layers(t), False),
-))
-
-
-def _cfp_cost(topo: Topology) -> ClosedForm:
-    layers = _cf_layers(topo)
-    if not layers:
-        return ClosedForm(0, Fraction(0), 0)
-    return ClosedForm(len(layers), Fraction(1), sum(len(x) for x in layers))
 
 
 def _cfp_build(topo: Topology, payload: int) -> Program:
@@ -339,17 +183,17 @@ def _cfp_build(topo: Topology, payload: int) -> Program:
     return _program("coset-factored-parallel", topo, payload, max(count, 1), phases)
 
 
-register(Schedule(
-    name="coset-factored-parallel",
-    collective="all-reduce",
-    description="l chunks, each through all layers in a rotated order; every layer busy",
-    valid=_valid_connected,
-    cost=_cfp_cost,
-    uses=lambda t: _tiling_gens(_cf_layers(t)),
-    build=_cfp_build,
-    layers=lambda t: tuple(_cf_layers(t)),
-    masks=lambda t: rotated_masks(_cf_layers(t), True),
-))
+register_pair(
+    "all-reduce",
+    ("coset-factored", "coset-factored-parallel"),
+    (
+        "exchange full partial sums over one tiling layer per phase",
+        "l chunks, each through all layers in a rotated order; every layer busy",
+    ),
+    _cf_cost,
+    lambda topo, parallel: _cf_layers(topo),  # one tiling, the fewest layers, for both
+    _cf_build,
+)
 
 
 # -- reduce-scatter + all-gather ----------------------------------------------------
@@ -413,18 +257,6 @@ def _rsag_build(topo: Topology, payload: int) -> Program:
     return _program("rs-ag", topo, payload, topo.size, phases)
 
 
-register(Schedule(
-    name="rs-ag",
-    collective="all-reduce",
-    description="reduce-scatter then all-gather over the layers, larger radix first",
-    valid=_valid_connected,
-    cost=_rsag_cost,
-    uses=lambda t: _tiling_gens(_rsag_layers(t)),
-    build=_rsag_build,
-    layers=lambda t: tuple(_rsag_layers(t)),
-))
-
-
 def _rsagp_factor(layers: Layers) -> Fraction:
     """Per phase the most loaded layer; RS and AG phases mirror each other."""
     count = len(layers)
@@ -459,16 +291,22 @@ def _rsagp_build(topo: Topology, payload: int) -> Program:
     return _program("rs-ag-parallel", topo, payload, max(count, 1) * topo.size, phases)
 
 
-register(Schedule(
-    name="rs-ag-parallel",
-    collective="all-reduce",
-    description="l chunks of RS+AG in rotated layer orders; every layer busy",
-    valid=_valid_connected,
-    cost=_rsagp_cost,
-    uses=lambda t: _tiling_gens(_rsagp_layers(t)),
-    build=_rsagp_build,
-    layers=lambda t: tuple(_rsagp_layers(t)),
-))
+def _rsag_pair_layers(topo: Topology, parallel: bool) -> Layers:
+    return _rsagp_layers(topo) if parallel else _rsag_layers(topo)
+
+
+register_pair(
+    "all-reduce",
+    ("rs-ag", "rs-ag-parallel"),
+    (
+        "reduce-scatter then all-gather over the layers, larger radix first",
+        "l chunks of RS+AG in rotated layer orders; every layer busy",
+    ),
+    lambda topo, parallel: _rsagp_cost(topo) if parallel else _rsag_cost(topo),
+    _rsag_pair_layers,
+    lambda topo, payload, parallel: (_rsagp_build if parallel else _rsag_build)(topo, payload),
+    one_layer_a_phase=False,  # RS then AG: 2l phases, the pattern comes from the build
+)
 
 
 # -- ring ----------------------------------------------------------------------------

@@ -11,25 +11,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..cayley import Topology
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
-    partial_sums,
-    radix,
-    register,
-    register_pair,
-    rotations,
-    suffix_sums,
-    translate,
-)
+from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register
+from .layered import Layers, partial_sums, radix, register_pair, rotations, suffix_sums, translate
+from .trees import subtrees, tree_cost, tree_counts, tree_phases
 
 __all__: list[str] = []
-
-Layers = list[tuple[int, ...]]
 
 
 def _factor(layers: Layers, parallel: bool) -> Fraction:
@@ -97,35 +83,17 @@ register_pair(
 # -- tree-route: no layers (runs on irregular folds) -------------------------------------
 
 
-def _subtrees(topo: Topology) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """The one-shot-dvo tree (label -> parent generator) and each label's subtree."""
-    from .allreduce import balanced_parents
-
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    below: dict[int, list[int]] = {d: [d] for d in parent}
-    for d in sorted(parent, key=lambda x: -dist[x]):
-        up = d ^ parent[d]
-        if up in below:
-            below[up].extend(below[d])
-    return parent, below
-
-
 def _route_cost(topo: Topology) -> ClosedForm:
     """Hop k over generator g carries, per node, every block bound for the subtrees
     behind g at depth k."""
-    from .allreduce import tree_cost, tree_counts
-
     if topo.bits == 0:
         return ClosedForm(0, Fraction(0), 0)
-    _, below = _subtrees(topo)
+    _, below = subtrees(topo)
     return tree_cost(topo, tree_counts(topo, {d: len(b) for d, b in below.items()}), topo.size)
 
 
 def _route_build(topo: Topology, payload: int) -> Program:
-    from .allreduce import tree_phases
-
-    _, below = _subtrees(topo)
+    _, below = subtrees(topo)
     size = topo.size
     phases: list[list[Transfer]] = []
     for by_gen in tree_phases(topo):

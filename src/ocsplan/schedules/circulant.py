@@ -18,8 +18,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Protocol
 
-from .allreduce import _rebalance
 from .base import ClosedForm, GroupGraph, Item, Program, Transfer, make_program
+from .trees import rebalance
 
 __all__ = [
     "CIRCULANT_CATALOGUE",
@@ -127,7 +127,7 @@ def _parents_cached(size: int, offsets: tuple[int, ...], distances: tuple[int, .
             parent[d] = g
             load[g] += 1
             owned[g].append(d)
-        while _rebalance(parent, options, load, owned):
+        while rebalance(parent, options, load, owned):
             pass
     return tuple(sorted(parent.items()))
 
@@ -135,7 +135,7 @@ def _parents_cached(size: int, offsets: tuple[int, ...], distances: tuple[int, .
 def circulant_parents(graph: CirculantGraph) -> dict[int, int]:
     """Translation-invariant shortest-path tree: offset d -> generator g of its last
     edge (d - g lies one step closer to 0), balanced per distance as in the cube
-    version (:func:`ocsplan.schedules.allreduce.balanced_parents`)."""
+    version (:func:`ocsplan.schedules.trees.balanced_parents`)."""
     return dict(_parents_cached(graph.size, tuple(graph.offsets), tuple(graph.distances)))
 
 
