@@ -11,18 +11,8 @@ import typer
 from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PAYLOAD
 from ..units import format_bytes, format_time, parse_bytes
-from .app import (
-    app,
-    check_count,
-    check_outputs,
-    check_suffix,
-    emit_json,
-    err,
-    handle_errors,
-    out,
-    parse_option,
-    refuse_unused,
-)
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_count, check_outputs, check_suffix, parse_option, refuse_unused
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, ConnectTimeoutOpt, renamed_as
 from .rows import RowsJsonOpt, dumps_rows
 
