@@ -10,8 +10,17 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from ..cayley import Topology
-from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register
-from .layered import Layers, partial_sums, radix, register_pair, rotations, suffix_sums, translate
+from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register, register_unlayered
+from .layered import (
+    Layers,
+    chunk_orders,
+    chunk_steps,
+    partial_sums,
+    radix,
+    register_pair,
+    rotations,
+    translate,
+)
 from .trees import balanced_parents, balanced_tree_cost, dvo_block_cost, tree_phases
 
 # balanced_parents and dvo_block_cost live in .trees; re-exported for their old path
@@ -32,8 +41,12 @@ def _program(name: str, topo: Topology, payload: int, segments: int, phases: lis
     return make_program(name, "all-reduce", topo.bits, payload, segments, phases)
 
 
-def _valid_connected(topo: Topology) -> bool:
-    return topo.connected
+def _register_cube(name: str, description: str, cost: Callable[[Topology], ClosedForm],
+                   build: Callable[[Topology, int], Program],
+                   layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None] = lambda t: None) -> None:
+    """An all-reduce on the unit masks only, whatever the folds (it cannot be credited with them)."""
+    register(Schedule(name, "all-reduce", description, valid=lambda t: t.has_units, cost=cost, build=build,
+                      uses=_units, layers=layers, cube_only=True))
 
 
 # -- recursive doubling --------------------------------------------------------
@@ -55,17 +68,8 @@ def _rd_build(topo: Topology, payload: int) -> Program:
     return _program("recursive-doubling", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="recursive-doubling",
-    collective="all-reduce",
-    description="pairwise exchange over one unit mask per phase; cannot use folds",
-    valid=lambda t: t.has_units,
-    cost=_rd_cost,
-    uses=_units,
-    build=_rd_build,
-    layers=lambda t: tuple((1 << b,) for b in range(t.bits - 1, -1, -1)),
-    cube_only=True,
-))
+_register_cube("recursive-doubling", "pairwise exchange over one unit mask per phase; cannot use folds",
+               _rd_cost, _rd_build, layers=lambda t: tuple((1 << b,) for b in range(t.bits - 1, -1, -1)))
 
 
 # -- one-shot ------------------------------------------------------------------
@@ -94,14 +98,8 @@ def _oneshot_build(topo: Topology, payload: int) -> Program:
     return _program("one-shot", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="one-shot",
-    collective="all-reduce",
-    description="flood every contribution received so far to every neighbour",
-    valid=_valid_connected,
-    cost=_oneshot_cost,
-    build=_oneshot_build,
-))
+register_unlayered("all-reduce", "one-shot", "flood every contribution received so far to every neighbour",
+                   _oneshot_cost, _oneshot_build)
 
 
 # -- one-shot, data-volume optimised ---------------------------------------------
@@ -121,15 +119,9 @@ def _dvo_build(topo: Topology, payload: int) -> Program:
     return _program("one-shot-dvo", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="one-shot-dvo",
-    collective="all-reduce",
-    description="each contribution once along balanced shortest-path trees",
-    valid=_valid_connected,
-    cost=balanced_tree_cost,
-    # it may leave a generator idle in some phase; it still owns every link
-    build=_dvo_build,
-))
+# it may leave a generator idle in some phase; it still owns every link
+register_unlayered("all-reduce", "one-shot-dvo", "each contribution once along balanced shortest-path trees",
+                   balanced_tree_cost, _dvo_build)
 
 
 # -- coset-factored --------------------------------------------------------------
@@ -149,38 +141,21 @@ def _cf_cost(topo: Topology, parallel: bool) -> ClosedForm:
 
 
 def _cf_build(topo: Topology, payload: int, parallel: bool) -> Program:
-    return (_cfp_build if parallel else _cf_serial_build)(topo, payload)
-
-
-def _cf_serial_build(topo: Topology, payload: int) -> Program:
-    layers = _cf_layers(topo)
-    prefix = partial_sums(layers)
-    nbytes = Fraction(payload)
+    """Phase t: each chunk's partial sums over the layers it has crossed, across its layer t."""
+    seqs = chunk_orders(_cf_layers(topo), parallel)
+    chunks = len(seqs)
+    nbytes = Fraction(payload, chunks) if chunks else Fraction(0)
+    prefixes = [partial_sums(seq) for seq in seqs]
     phases = []
-    for j, layer in enumerate(layers):
+    for t in range(len(seqs[0]) if seqs else 0):
         phase: list[Transfer] = []
-        for x in range(topo.size):
-            item = Item("reduce", 1, translate(x, prefix[j]))
-            phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
-        phases.append(phase)
-    return _program("coset-factored", topo, payload, 1, phases)
-
-
-def _cfp_build(topo: Topology, payload: int) -> Program:
-    layers = _cf_layers(topo)
-    count = len(layers)
-    orders = rotations(count)
-    nbytes = Fraction(payload, count) if count else Fraction(0)
-    phases = []
-    for t in range(count):
-        phase: list[Transfer] = []
-        for c, order in enumerate(orders):
-            done = partial_sums([layers[j] for j in order])[t]
+        for c, seq in enumerate(seqs):
             for x in range(topo.size):
-                item = Item("reduce", 1 << c, translate(x, done))
-                phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layers[order[t]])
+                item = Item("reduce", 1 << c, translate(x, prefixes[c][t]))
+                phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in seq[t])
         phases.append(phase)
-    return _program("coset-factored-parallel", topo, payload, max(count, 1), phases)
+    return _program("coset-factored-parallel" if parallel else "coset-factored", topo, payload, max(chunks, 1),
+                    phases)
 
 
 register_pair(
@@ -221,40 +196,32 @@ def _rsag_cost(topo: Topology) -> ClosedForm:
     return ClosedForm(2 * len(layers), _rsag_factor(layers), max((len(x) for x in layers), default=0))
 
 
-def _rsag_phases(
-    topo: Topology, payload: int, layers: Layers, orders: list[list[int]]
-) -> list[list[Transfer]]:
-    """Phases of RS then AG; chunk c visits layers in orders[c] (the parallel variant)."""
+def _rsag_phases(topo: Topology, payload: int, nlayers: int, seqs: list[Layers]) -> list[list[Transfer]]:
+    """Phases of RS then AG over ``nlayers`` layers; chunk c visits them in the order seqs[c]."""
     size = topo.size
-    chunks = len(orders)
+    chunks = len(seqs)
     everyone = (1 << size) - 1
-    rs: list[list[Transfer]] = [[] for _ in layers]
-    ag: list[list[Transfer]] = [[] for _ in layers]
-    for c, order in enumerate(orders):
-        seq = [layers[j] for j in order]
-        prefix = partial_sums(seq)
-        suffix = suffix_sums(seq)
+    rs: list[list[Transfer]] = [[] for _ in range(nlayers)]
+    ag: list[list[Transfer]] = [[] for _ in range(nlayers)]
+    for c, t, layer, before, after in chunk_steps(seqs):
         base = c * size
-        for t, layer in enumerate(seq):
-            count = len(suffix[t])
-            nbytes = Fraction(payload * count, chunks * size)
-            for x in range(size):
-                srcs = translate(x, prefix[t])
-                own = translate(x, suffix[t]) << base
-                for s in layer:
-                    y = x ^ s
-                    segs = translate(y, suffix[t]) << base
-                    rs[t].append(Transfer(x, y, s, nbytes, (Item("reduce", segs, srcs),)))
-                    ag[len(seq) - 1 - t].append(
-                        Transfer(x, y, s, nbytes, (Item("store", own, everyone),))
-                    )
+        nbytes = Fraction(payload * len(after), chunks * size)
+        for x in range(size):
+            srcs = translate(x, before)
+            own = translate(x, after) << base
+            for s in layer:
+                y = x ^ s
+                segs = translate(y, after) << base
+                rs[t].append(Transfer(x, y, s, nbytes, (Item("reduce", segs, srcs),)))
+                ag[nlayers - 1 - t].append(Transfer(x, y, s, nbytes, (Item("store", own, everyone),)))
     return rs + ag
 
 
-def _rsag_build(topo: Topology, payload: int) -> Program:
-    layers = _rsag_layers(topo)
-    phases = _rsag_phases(topo, payload, layers, [list(range(len(layers)))])
-    return _program("rs-ag", topo, payload, topo.size, phases)
+def _rsag_build(topo: Topology, payload: int, parallel: bool) -> Program:
+    layers = _rsag_pair_layers(topo, parallel)
+    seqs = chunk_orders(layers, parallel)
+    phases = _rsag_phases(topo, payload, len(layers), seqs)
+    return _program("rs-ag-parallel" if parallel else "rs-ag", topo, payload, max(len(seqs), 1) * topo.size, phases)
 
 
 def _rsagp_factor(layers: Layers) -> Fraction:
@@ -284,13 +251,6 @@ def _rsagp_cost(topo: Topology) -> ClosedForm:
     return ClosedForm(2 * len(layers), _rsagp_factor(layers), sum(len(x) for x in layers))
 
 
-def _rsagp_build(topo: Topology, payload: int) -> Program:
-    layers = _rsagp_layers(topo)
-    count = len(layers)
-    phases = _rsag_phases(topo, payload, layers, rotations(count))
-    return _program("rs-ag-parallel", topo, payload, max(count, 1) * topo.size, phases)
-
-
 def _rsag_pair_layers(topo: Topology, parallel: bool) -> Layers:
     return _rsagp_layers(topo) if parallel else _rsag_layers(topo)
 
@@ -304,7 +264,7 @@ register_pair(
     ),
     lambda topo, parallel: _rsagp_cost(topo) if parallel else _rsag_cost(topo),
     _rsag_pair_layers,
-    lambda topo, payload, parallel: (_rsagp_build if parallel else _rsag_build)(topo, payload),
+    _rsag_build,
     one_layer_a_phase=False,  # RS then AG: 2l phases, the pattern comes from the build
 )
 
@@ -350,13 +310,4 @@ def _ring_build(topo: Topology, payload: int) -> Program:
     return _program("ring", topo, payload, size, phases)
 
 
-register(Schedule(
-    name="ring",
-    collective="all-reduce",
-    description="unidirectional ring RS+AG on a Gray-code cycle (planning only)",
-    valid=lambda t: t.has_units,
-    cost=_ring_cost,
-    uses=_units,
-    build=_ring_build,
-    cube_only=True,
-))
+_register_cube("ring", "unidirectional ring RS+AG on a Gray-code cycle (planning only)", _ring_cost, _ring_build)

@@ -30,6 +30,7 @@ __all__ = [
     "make_program",
     "program",
     "register",
+    "register_unlayered",
     "schedules_for",
 ]
 
@@ -177,6 +178,14 @@ AUTO_EXCLUDED = frozenset({"ring"})
 def register(schedule: Schedule) -> Schedule:
     SCHEDULES[schedule.name] = schedule
     return schedule
+
+
+def register_unlayered(collective: str, name: str, description: str, cost: Callable[[Topology], ClosedForm],
+                       build: Callable[[Topology, int], Program]) -> Schedule:
+    """Register a schedule without layers: valid on every connected topology (irregular folds
+    too), owning every generator of the axis."""
+    return register(Schedule(name, collective, description, valid=lambda topo: topo.connected, cost=cost,
+                             build=build))
 
 
 def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict[int, tuple[int, ...]], ...]:

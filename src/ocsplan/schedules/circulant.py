@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from .base import ClosedForm, GroupGraph, Item, Program, Transfer, make_program
-from .trees import rebalance
+from .trees import balance
 
 __all__ = [
     "CIRCULANT_CATALOGUE",
@@ -120,15 +120,7 @@ def _parents_cached(size: int, offsets: tuple[int, ...], distances: tuple[int, .
     for k in range(1, depth + 1):
         layer = [d for d in range(size) if distances[d] == k]
         options = {d: [g for g in offsets if distances[(d - g) % size] == k - 1] for d in layer}
-        load = dict.fromkeys(offsets, 0)
-        owned: dict[int, list[int]] = {g: [] for g in offsets}
-        for d in layer:
-            g = min(options[d], key=lambda x: (load[x], x))
-            parent[d] = g
-            load[g] += 1
-            owned[g].append(d)
-        while rebalance(parent, options, load, owned):
-            pass
+        balance(parent, layer, options, offsets)
     return tuple(sorted(parent.items()))
 
 

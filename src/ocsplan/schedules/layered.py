@@ -6,7 +6,7 @@ registry) so the collectives import the one and the other in a line each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ..cayley import Topology, sumset
 from .base import ClosedForm, Program, Schedule, register
@@ -14,6 +14,8 @@ from .base import ClosedForm, Program, Schedule, register
 __all__ = [
     "Layers",
     "LayersOf",
+    "chunk_orders",
+    "chunk_steps",
     "partial_sums",
     "radix",
     "register_pair",
@@ -90,8 +92,8 @@ def _register_variant(
 def rotated_masks(layers: Sequence[tuple[int, ...]], parallel: bool) -> tuple[tuple[int, ...], ...]:
     """Per phase, the generators a layered schedule sends on: layer t, or with ``parallel`` the layer
     each chunk's rotated order reaches at phase t, chunk by chunk (the order the builds append them)."""
-    orders = rotations(len(layers)) if parallel else [list(range(len(layers)))]
-    phases = (tuple(dict.fromkeys(g for order in orders for g in layers[order[t]])) for t in range(len(layers)))
+    seqs = chunk_orders(layers, parallel)
+    phases = (tuple(dict.fromkeys(g for seq in seqs for g in seq[t])) for t in range(len(layers)))
     return tuple(p for p in phases if p)
 
 
@@ -135,3 +137,21 @@ def rotations(count: int) -> list[list[int]]:
 def tiling_gens(layers: Sequence[tuple[int, ...]]) -> frozenset[int]:
     """The generators a layered schedule drives: every generator of its layers."""
     return frozenset(g for layer in layers for g in layer)
+
+
+def chunk_orders(layers: Sequence[tuple[int, ...]], parallel: bool) -> list[list[tuple[int, ...]]]:
+    """The layers in the order each chunk visits them: one chunk in layer order, or with ``parallel``
+    chunk c from layer c on (:func:`rotations`; no chunk without layers)."""
+    count = len(layers)
+    orders = rotations(count) if parallel else [list(range(count))]
+    return [[layers[j] for j in order] for order in orders]
+
+
+def chunk_steps(seqs: Sequence[Sequence[tuple[int, ...]]]) -> Iterator[tuple[int, int, tuple[int, ...], list[int],
+                                                                             list[int]]]:
+    """Chunk by chunk, step by step (the order the layered builds append transfers in): chunk c,
+    step t, the layer it crosses, and the sumsets of the layers it crossed before and crosses after."""
+    for c, seq in enumerate(seqs):
+        prefix, suffix = partial_sums(list(seq)), suffix_sums(list(seq))
+        for t, layer in enumerate(seq):
+            yield c, t, layer, prefix[t], suffix[t]

@@ -5,6 +5,7 @@ tree-route (all-to-all) send; their loads per phase and the closed form they sha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import lru_cache
 
@@ -12,10 +13,10 @@ from ..cayley import Topology, block_fold_groups
 from .base import ClosedForm
 
 __all__ = [
+    "balance",
     "balanced_parents",
     "balanced_tree_cost",
     "dvo_block_cost",
-    "rebalance",
     "subtrees",
     "tree_cost",
     "tree_counts",
@@ -44,19 +45,26 @@ def balanced_parents(topo: Topology) -> dict[int, int]:
             options = {d: sorted(d & b for b in blocks if d & b) for d in layer}
         else:
             options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
-        load = dict.fromkeys(gens, 0)
-        owned: dict[int, list[int]] = {g: [] for g in gens}
-        for d in layer:
-            g = min(options[d], key=lambda x: (load[x], x))
-            parent[d] = g
-            load[g] += 1
-            owned[g].append(d)
-        while rebalance(parent, options, load, owned):
-            pass
+        balance(parent, layer, options, gens)
     return parent
 
 
-def rebalance(
+def balance(parent: dict[int, int], layer: list[int], options: dict[int, list[int]], gens: Iterable[int]) -> None:
+    """Hang each label of ``layer`` (one distance) in ``parent`` from one of its ``options`` so that
+    the largest count per generator is least: greedy least-loaded, then augmenting paths
+    (:func:`_rebalance`) until none is left. The cube's and the circulants' trees share it."""
+    load = dict.fromkeys(gens, 0)
+    owned: dict[int, list[int]] = {g: [] for g in load}
+    for d in layer:
+        g = min(options[d], key=lambda x: (load[x], x))
+        parent[d] = g
+        load[g] += 1
+        owned[g].append(d)
+    while _rebalance(parent, options, load, owned):
+        pass
+
+
+def _rebalance(
     parent: dict[int, int], options: dict[int, list[int]], load: dict[int, int],
     owned: dict[int, list[int]],
 ) -> bool:
