@@ -10,6 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..cost import phase_time
+from ..plan import DemandPlan, Plan
+from ..schedules import ClosedForm
 from .circuitmap import Realization
 from .report import SweepRow
 
@@ -34,6 +37,14 @@ class SimRequest:
 
     def selects(self, mesh: int, axis: int, demand: int) -> bool:
         return self.only is None or self.only(mesh, axis, demand)
+
+    def priced(self, plan: Plan, d: DemandPlan, form: Callable[[], ClosedForm]) -> tuple[int, float]:
+        """The payload demand ``d`` runs with and its closed-form time: its own, or ``payload`` with
+        the closed form ``form()`` re-evaluated for it (Eq. 1 at the plan's lambda and R)."""
+        if self.payload is None:
+            return d.payload_bytes, d.time_s
+        f = form()
+        return self.payload, phase_time(f.h, f.volume(self.payload), d.multiplicity, plan.latency_s, plan.link_Bps)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ points here or on an executor, each worker with its own set-up cache.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..cayley import expand
@@ -22,7 +23,7 @@ from ..schedules import SCHEDULES, closed_form
 from .circuitmap import check_fit
 from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
-from .runs import SimOptions, simulate_workload
+from .runs import SimOptions, simulate_demand, simulate_workload
 from .setup import prepare
 from .technology import TECHNOLOGIES, Pieces, network_factory
 
@@ -35,7 +36,6 @@ __all__ = ["simulate_shared_host", "sweep_shared_host"]
 def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, request: SimRequest) -> SimReport:
     """Simulate every selected demand of a shared-host plan, one demand at a time."""
     setup = prepare(plan, spec, request.placement, request.circuits)
-    payload = request.payload
     tech = setup.technology
     pieces = Pieces()
     if options.mode != "ideal":
@@ -56,18 +56,10 @@ def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, requ
                 if axis.ring or d.schedule == "ring":
                     notes.append(f"{mesh.name}[{i}].{k}: ring not simulated (planning only)")
                     continue
-                workload = setup.workload(m, i, k, options.order, payload)
-                sigma, closed = d.payload_bytes, d.time_s
-                if payload is not None:
-                    form = closed_form(d.schedule, demand_topology(d.groups, axis.bits, d.fold))
-                    sigma = payload
-                    closed = phase_time(form.h, form.volume(payload), d.multiplicity,
-                                        plan.latency_s, plan.link_Bps)
-                result = simulate_workload(
-                    workload, factory, mode=options.mode, rate=rate, multiplicity=d.multiplicity,
-                    payload=sigma, collective=d.collective, closed_form=closed,
-                    lookahead=options.lookahead, barrier=options.barrier)
-                results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
+                workload = setup.workload(m, i, k, options.order, request.payload)
+                topology = demand_topology(d.groups, axis.bits, d.fold)
+                sigma, closed = request.priced(plan, d, partial(closed_form, d.schedule, topology))
+                results.append(simulate_demand(workload, factory, options, rate, d, sigma, closed, (mesh.name, i, k)))
     return SimReport(
         plan=plan.instance,
         fabric=spec.name,

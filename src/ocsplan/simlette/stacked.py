@@ -17,7 +17,7 @@ offset's reverse link.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from functools import partial
 
 from ..circulant import Circulant
 from ..cost import phase_time
@@ -30,7 +30,7 @@ from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant
 from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
-from .runs import SimOptions, simulate_workload
+from .runs import SimOptions, simulate_demand, simulate_workload
 from .technology import TECHNOLOGIES, network_factory
 from .timing import dl_flits
 from .traffic import ORDERS, Send, Workload
@@ -181,7 +181,6 @@ def simulate_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request:
     realization of the plan, as read from a circuits file) or realized now (ranks in order:
     ``placement`` is not used)."""
     mode = options.mode
-    payload = request.payload
     given = request.circuits if isinstance(request.circuits, Circuits) else None
     tech = _technology(spec, options)
     cmap: CircuitMap | None = None
@@ -204,19 +203,13 @@ def simulate_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request:
             mult = {gen_key(slots[(m, i)], s): axis.circulant.multiplicity for s in axis.circulant.offsets}
             factory = network_factory(spec, options, ports=plan.ports, circuits=cmap,
                                       ideal=(plan.latency_s, plan.link_Bps, mult))
+            graph = Circulant(axis.size, axis.circulant.offsets)
             for k, d in enumerate(axis.demands):
                 if not request.selects(m, i, k):
                     continue
-                workload = stacked_workload(plan, m, i, k, options.order, payload)
-                sigma, closed = d.payload_bytes, d.time_s
-                if payload is not None:
-                    form = circulant_cost(d.schedule, Circulant(axis.size, axis.circulant.offsets), d.collective)
-                    sigma = payload
-                    closed = phase_time(form.h, form.volume(payload), d.multiplicity, plan.latency_s, plan.link_Bps)
-                result = simulate_workload(workload, factory, mode=mode, rate=rate, multiplicity=d.multiplicity,
-                                           payload=sigma, collective=d.collective, closed_form=closed,
-                                           lookahead=options.lookahead, barrier=options.barrier)
-                results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
+                workload = stacked_workload(plan, m, i, k, options.order, request.payload)
+                sigma, closed = request.priced(plan, d, partial(circulant_cost, d.schedule, graph, d.collective))
+                results.append(simulate_demand(workload, factory, options, rate, d, sigma, closed, (mesh.name, i, k)))
     return SimReport(
         plan=plan.instance,
         fabric=spec.name,
