@@ -109,7 +109,7 @@ def simulate(
 
     from ..plan import load_plan
     from ..planning.check import require_valid
-    from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
+    from ..realization.circuits import load_circuits, require_realizes
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
@@ -131,12 +131,7 @@ def simulate(
             refuse_unused("--circuits", all(level.technology == "eps" for level in spec.levels),
                           f"on the electronic fabric {fabric} (no OCS level to carry circuits)")
             realized = load_circuits(circuits)
-            differs = plan_mismatch(realized.plan, plan)
-            if differs:
-                raise InstanceError("--circuits", "", f"{circuits}: {differs}")
-            differs = fabric_mismatch(realized.fabric, spec)
-            if differs:
-                raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
+            require_realizes(realized, plan, spec, prefix=f"{circuits}: ", fabric=fabric)
         options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option, spray)
         refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for level in spec.levels),
                       f"on the optical fabric {fabric} (no packet switch to spray)")
