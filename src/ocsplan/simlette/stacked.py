@@ -33,7 +33,7 @@ from .requests import SimRequest, SweepRequest
 from .runs import SimOptions, simulate_demand, simulate_workload
 from .technology import TECHNOLOGIES, network_factory
 from .timing import dl_flits
-from .traffic import ORDERS, Send, Workload
+from .traffic import ORDERS, Send, Workload, collect
 
 __all__ = [
     "circuits_from_stacked",
@@ -112,21 +112,8 @@ def stacked_workload(
                 src, dst = _rank(base, t.src, stride), _rank(base, t.dst, stride)
                 sends[src][k].append(Send(dst, gen_key(slot, t.gen), t.nbytes, flits, float(t.nbytes)))
                 expect[dst][k] += 1
-    if order == "rank":
-        for lists in sends.values():
-            for msgs in lists:
-                msgs.sort(key=lambda s: s.dst)
-    nodes = tuple(sorted(sends))
-    return Workload(
-        name=f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}",
-        schedule=program.schedule,
-        phases=h,
-        nodes=nodes,
-        sends={x: tuple(tuple(p) for p in sends[x]) for x in nodes},
-        expect={x: tuple(expect[x]) for x in nodes},
-        groups=len(bases),
-        group_size=ax.size,
-    )
+    return collect(f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}", program, sends, expect, order,
+                   len(bases))
 
 
 def circuits_from_stacked(real: Circuits, plan: Plan) -> CircuitMap:
