@@ -12,7 +12,7 @@ import math
 import statistics
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import networkx as nx
@@ -383,4 +383,13 @@ def test_bad_kind_and_sample() -> None:
 def test_a_plan_that_is_not_the_circuits_plan() -> None:
     with pytest.raises(PlanError, match="--plan"):
         check_match(case("n16")[1], case("n64")[0])
+
+
+def test_a_generator_table_that_is_not_the_plans_is_refused_as_validate_says() -> None:
+    """check_match shares validate's check of what the file restates (realization.plan_check.restated)."""
+    plan, c = case("n16")
+    first = c.generators[0]
+    table = (replace(first, multiplicity=first.multiplicity + 1), *c.generators[1:])
+    with pytest.raises(PlanError, match="does not belong to this plan: generators or multiplicities differ"):
+        check_match(replace(c, generators=table), plan)
 

@@ -296,14 +296,14 @@ BLOCK_FOLDS = [shape for bits in range(1, 9) for shape in integer_partitions(bit
 @pytest.mark.parametrize("sizes", BLOCK_FOLDS, ids=[",".join(map(str, s)) for s in BLOCK_FOLDS])
 def test_tree_closed_forms_are_the_balanced_tree_costs(sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     from ocsplan.cayley import cayley_distances
-    from ocsplan.schedules import allreduce
+    from ocsplan.schedules import trees
 
     topo = Topology.from_profile(sizes)
     # the tree as on any generator set: parent options found by distances
-    monkeypatch.setattr(allreduce, "block_fold_groups", lambda gens, bits: None)
-    generic = allreduce.balanced_parents.__wrapped__(topo)
+    monkeypatch.setattr(trees, "block_fold_groups", lambda gens, bits: None)
+    generic = trees.balanced_parents.__wrapped__(topo)
     monkeypatch.undo()
-    assert allreduce.balanced_parents.__wrapped__(topo) == generic  # the block-fold options: the same tree
+    assert trees.balanced_parents.__wrapped__(topo) == generic  # the block-fold options: the same tree
     dist = cayley_distances(sorted(topo.gens), topo.bits)
     loads = [[0] * (1 << topo.bits) for _ in range(max(dist) + 1)]
     for label, gen in generic.items():

@@ -25,14 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
-    InfeasibleError,
-    InstanceError,
-    OcsplanError,
-    PlanError,
-    RealizationError,
-    SolverUnavailable,
-)
+from .errors import InfeasibleError, InstanceError, OcsplanError, PlanError, RealizationError, SolverUnavailable
 
 if TYPE_CHECKING:
     from .cayley import Topology

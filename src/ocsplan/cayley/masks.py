@@ -21,6 +21,7 @@ __all__ = [
     "gf2_rank",
     "mask_of",
     "mask_to_str",
+    "members",
     "popcount",
     "str_to_mask",
     "sub_masks",
@@ -46,7 +47,18 @@ def str_to_mask(text: str) -> int:
 
 def bits_of(mask: int) -> tuple[int, ...]:
     """Bit positions set in ``mask``, highest first."""
-    return tuple(b for b in range(mask.bit_length() - 1, -1, -1) if mask >> b & 1)
+    return tuple(reversed(members(mask)))
+
+
+def members(mask: int) -> list[int]:
+    """Bit positions set in ``mask``, lowest first, in time linear in the bits set (a bitset of
+    ranks, blocks or segments may be wide and sparse)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def mask_of(bits: Iterable[int]) -> int:

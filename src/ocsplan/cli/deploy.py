@@ -10,7 +10,8 @@ import typer
 
 from ..errors import InstanceError
 from ..units import format_time
-from .app import app, check_apart, check_count, check_time_limit, err, handle_errors, out
+from .app import app, err, handle_errors, out
+from .checks import check_apart, check_count, check_time_limit
 from .options import FABRIC_HELP
 from .workload import AccOpt, BatchOpt, CommOpt, ContextOpt, ModelArg, VerboseOpt, WorldOpt, _resolve
 

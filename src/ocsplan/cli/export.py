@@ -15,7 +15,8 @@ from ..errors import OcsplanError
 from ..files import check_directory, read_text, write_directory
 from ..limits import MAX_FILE_BYTES, MAX_JSON_BYTES
 from ..units import format_bytes
-from .app import app, check_apart, check_outputs, emit_json, err, fail, handle_errors, out
+from .app import app, emit_json, err, fail, handle_errors, out
+from .checks import check_apart, check_outputs
 
 if TYPE_CHECKING:
     from ..deploy import XmlCost

@@ -16,7 +16,8 @@ import typer
 from ..errors import InstanceError, PlanError
 from ..limits import MAX_SEED
 from ..units import format_time
-from .app import app, check_apart, check_count, check_outputs, emit_json, err, handle_errors, out, refuse_unused
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_apart, check_count, check_outputs, refuse_unused
 from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ SPRAY_HELP = "EPS: spraying granularity over equal links: packet, message (defau
 
 def refuse_spray(spray: str | None, spec: FabricSpec, fabric: str) -> None:
     """``--spray`` given on an all-OCS fabric is refused (InstanceError naming it): no packet switch sprays."""
-    from .app import refuse_unused
+    from .checks import refuse_unused
 
     refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for level in spec.levels),
                   f"on the optical fabric {fabric} (no packet switch to spray)")

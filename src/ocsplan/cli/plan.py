@@ -11,18 +11,8 @@ from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PAYLOAD, MAX_SEED
 from ..planning.registry import EXACT_METHODS, PLANNERS, method_info
 from ..units import format_bytes, format_time, parse_bytes, parse_rate, parse_time
-from .app import (
-    app,
-    check_count,
-    check_outputs,
-    check_time_limit,
-    emit_json,
-    err,
-    handle_errors,
-    out,
-    parse_option,
-    refuse_unused,
-)
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_count, check_outputs, check_time_limit, parse_option, refuse_unused
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt
 from .rows import RowsJsonOpt, dumps_rows
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import app, check_outputs, emit_json, err, fail, handle_errors, out
+from .app import app, emit_json, err, fail, handle_errors, out
+from .checks import check_outputs
 from .options import FABRIC_HELP
 from .streams import write_stdout
 

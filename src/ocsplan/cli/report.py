@@ -11,7 +11,8 @@ import typer
 from ..errors import InstanceError, OcsplanError, PlanError
 from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_JSON_BYTES
-from .app import app, check_outputs, check_suffix, handle_errors
+from .app import app, handle_errors
+from .checks import check_outputs, check_suffix
 from .streams import write_stdout
 
 __all__ = ["report", "schema"]

@@ -11,18 +11,8 @@ import typer
 from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PAYLOAD
 from ..units import format_bytes, format_time, parse_bytes
-from .app import (
-    app,
-    check_count,
-    check_outputs,
-    check_suffix,
-    emit_json,
-    err,
-    handle_errors,
-    out,
-    parse_option,
-    refuse_unused,
-)
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_count, check_outputs, check_suffix, parse_option, refuse_unused
 from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, SPRAY_HELP, ConnectTimeoutOpt, refuse_spray, renamed_as
 from .rows import RowsJsonOpt, dumps_rows
 
@@ -116,7 +106,7 @@ def simulate(
 
     from ..plan import load_plan
     from ..planning.check import require_valid
-    from ..realization.circuits import fabric_mismatch, load_circuits, plan_mismatch
+    from ..realization.circuits import load_circuits, require_realizes
     from ..realization.fabrics import load_fabric
     from ..simlette import dumps_report, simulate_plan
     from ..simlette.runner import paused_gc
@@ -138,12 +128,7 @@ def simulate(
             refuse_unused("--circuits", all(level.technology == "eps" for level in spec.levels),
                           f"on the electronic fabric {fabric} (no OCS level to carry circuits)")
             realized = load_circuits(circuits)
-            differs = plan_mismatch(realized.plan, plan)
-            if differs:
-                raise InstanceError("--circuits", "", f"{circuits}: {differs}")
-            differs = fabric_mismatch(realized.fabric, spec)
-            if differs:
-                raise InstanceError("--circuits", "", f"{circuits}: {differs} (--fabric {fabric})")
+            require_realizes(realized, plan, spec, prefix=f"{circuits}: ", fabric=fabric)
         options = _sim_options(mode, buffer, switch_buffer, order, barrier, preset, preset_option, spray)
         refuse_spray(spray, spec, fabric)
         if fail:

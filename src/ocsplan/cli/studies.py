@@ -9,18 +9,8 @@ import typer
 
 from ..errors import InstanceError
 from ..limits import MAX_COUNT, MAX_JOBS, MAX_SEED
-from .app import (
-    app,
-    check_count,
-    check_outputs,
-    check_suffix,
-    check_time_limit,
-    emit_json,
-    err,
-    handle_errors,
-    out,
-    refuse_unused,
-)
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_count, check_outputs, check_suffix, check_time_limit, refuse_unused
 from .options import DEFAULT_CONNECT_TIMEOUT, ConnectTimeoutOpt, renamed_as
 from .plan import MAX_WORKERS, parse_methods
 

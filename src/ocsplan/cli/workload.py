@@ -11,26 +11,9 @@ import typer
 from ..errors import InstanceError
 from ..limits import MAX_JOBS, MAX_PORTS
 from ..units import format_bytes, format_count, format_time, parse_time, parse_tokens
-from .app import (
-    app,
-    check_count,
-    check_outputs,
-    check_suffix,
-    emit_json,
-    err,
-    handle_errors,
-    out,
-    parse_option,
-    refuse_unused,
-)
-from .options import (
-    DEFAULT_CONNECT_TIMEOUT,
-    FABRIC_HELP,
-    SPRAY_HELP,
-    ConnectTimeoutOpt,
-    refuse_spray,
-    renamed_as,
-)
+from .app import app, emit_json, err, handle_errors, out
+from .checks import check_count, check_outputs, check_suffix, parse_option, refuse_unused
+from .options import DEFAULT_CONNECT_TIMEOUT, FABRIC_HELP, SPRAY_HELP, ConnectTimeoutOpt, refuse_spray, renamed_as
 from .rows import RowsJsonOpt, dumps_rows
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from ..cayley import Topology
 from ..schedules import SCHEDULES, Program
-from ..schedules.base import partial_sums, rotations, suffix_sums
+from ..schedules.layered import chunk_orders, chunk_steps
 
 __all__ = ["LAYERED", "ProgramShape", "ShapePhase", "build_shape", "layered_shape", "program_shape"]
 
@@ -96,19 +96,16 @@ def layered_shape(name: str, topo: Topology) -> ProgramShape:
     if layers is None:
         raise ValueError(f"{name} declares no layers")
     size, count = topo.size, len(layers)
-    orders = rotations(count) if how.parallel else [list(range(count))]
-    chunks = len(orders)
+    seqs = chunk_orders(layers, how.parallel)
+    chunks = len(seqs)
     nodes = np.arange(size, dtype=np.int64)
     blocks: list[list[tuple[npt.NDArray[np.int64], Fraction]]] = [[] for _ in range(count)]
-    for order in orders:
-        seq = [layers[j] for j in order]
-        prefix, suffix = partial_sums(seq), suffix_sums(seq)
-        for t, layer in enumerate(seq):
-            gens = np.array(layer, dtype=np.int64)
-            src = np.repeat(nodes, len(gens))
-            gen = np.tile(gens, size)
-            edges = np.stack([src, src ^ gen, gen], axis=1)
-            blocks[t].append((edges, how.share(len(prefix[t]), len(suffix[t]), chunks, size, count)))
+    for _, t, layer, before, after in chunk_steps(seqs):
+        gens = np.array(layer, dtype=np.int64)
+        src = np.repeat(nodes, len(gens))
+        gen = np.tile(gens, size)
+        edges = np.stack([src, src ^ gen, gen], axis=1)
+        blocks[t].append((edges, how.share(len(before), len(after), chunks, size, count)))
     if how.mirrored:  # the AG phases: RS phase t again as phase 2l - 1 - t
         blocks = blocks + blocks[::-1]
     phases: list[ShapePhase] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import InstanceError
 from ..plan import Plan
-from ..realization.circuits import Circuits, fabric_mismatch, plan_mismatch
+from ..realization.circuits import Circuits, require_realizes
 from ..realization.fabrics import FabricSpec
 from ..simlette.circuitmap import technology
 from ..workload.accelerator import Accelerator
@@ -46,13 +46,8 @@ def _check_circuits(circuits: Circuits, plan: Plan, spec: FabricSpec, tech: str)
     """The circuits realize this step's plan on this fabric (InstanceError naming ``--circuits``)."""
     if tech != "ocs":
         raise InstanceError("--circuits", "", f"the {tech} fabric {spec.name} carries no circuits file")
-    differs = plan_mismatch(circuits.plan, plan)
-    if differs:
-        raise InstanceError("--circuits", "", f"not a realization of this step's plan (split, batch and "
-                                              f"precision as deployed): {differs}")
-    differs = fabric_mismatch(circuits.fabric, spec)
-    if differs:
-        raise InstanceError("--circuits", "", f"{differs} (--fabric {spec.name})")
+    require_realizes(circuits, plan, spec, plan_context="not a realization of this step's plan (split, batch and "
+                                                     "precision as deployed): ")
 
 
 def check_spray(spray: str, network: str, spec: FabricSpec) -> None:

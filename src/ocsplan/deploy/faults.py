@@ -43,6 +43,7 @@ from ..cost import phase_time
 from ..errors import InstanceError, PlanError
 from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, parse_label, plan_mismatch
+from ..realization.plan_check import restated
 from ..schedules import AUTO_EXCLUDED, closed_form, ideal_cost, schedules_for
 from ..schedules import program as build
 
@@ -152,18 +153,18 @@ def failed_circuits(c: Circuits, fault: str, option: str = "--fail") -> tuple[tu
 
 
 def check_match(c: Circuits, plan: Plan, source: str = "--plan", circuits: str = "the circuits file") -> None:
-    """The circuits realize this plan (:func:`plan_mismatch`: instance, world, objective, generators);
-    PlanError naming the option, the circuits file and the field."""
-    gens = tuple((g.label, g.multiplicity) for g in c.generators)
-    mine = {(label, p) for label, p in c.plan.generators}
+    """The circuits realize this plan (:func:`plan_mismatch`: instance, world, objective, generators;
+    then :func:`~ocsplan.realization.plan_check.restated`, the check ``validate --plan`` makes of the
+    fields the file restates) and the plan is one the analysis handles; PlanError naming the option,
+    the circuits file and the field."""
     differs = plan_mismatch(c.plan, plan)
     if differs:
         raise PlanError(f"{source}: {circuits} does not belong to this plan: {differs}")
-    if plan.stacked or any(kind not in ("cube", "fold") for _, kind in (parse_label(label) for label, _ in gens)):
+    if plan.stacked or any(g.kind not in ("cube", "fold") for g in plan.generators):
         raise PlanError(f"{source}: faults handles shared-host cube/fold plans only (ring or stacked plan given)")
-    want = {(format(g.mask, f"0{plan.n}b"), g.multiplicity) for g in plan.generators}
-    if want != mine:
-        raise PlanError(f"{source}: generators of plan {plan.instance!r} differ from the circuits file's")
+    wrong = restated(c, plan)
+    if wrong:
+        raise PlanError(f"{source}: {circuits} does not belong to this plan: {wrong[0]}")
 
 
 # -- one demand's context ---------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from ..cayley import members
 from ..errors import OcsplanError
 from ..schedules import Program
 
@@ -153,15 +154,6 @@ def _runs(moves: list[tuple[Cell, Cell]]) -> list[tuple[Cell, Cell, int]]:
     return out
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 @dataclass(frozen=True)
 class _Layout:
     """Where each collective keeps its chunks (buffer name, offset) on a rank.
@@ -252,7 +244,7 @@ def _staging(program: Program) -> tuple[tuple[int, ...], ...] | None:
                 for item in tr.items:
                     if item.op != "gather":
                         return None
-                    for b in _bits(item.segs):
+                    for b in members(item.segs):
                         held[b // size].add(b % size)
         for c in range(chunks):
             if held[c]:
@@ -283,19 +275,19 @@ def _moves(program: Program, layout: _Layout, src: int, dst: int, op: str, item_
            sources: int, dests: int) -> list[tuple[Cell, Cell]]:
     if op == "gather":
         table = layout.table
-        return [(table[b], table[b]) for b in _bits(item_segs)]
+        return [(table[b], table[b]) for b in members(item_segs)]
     if op in ("reduce", "store"):
-        return [(("o", b), ("o", b)) for b in _bits(item_segs)]
+        return [(("o", b), ("o", b)) for b in members(item_segs)]
     if op == "route":
         return [
             (layout.route_cell(src, o, d, c), layout.route_cell(dst, o, d, c))
-            for o in _bits(sources) for d in _bits(dests) for c in _bits(item_segs)
+            for o in members(sources) for d in members(dests) for c in members(item_segs)
         ]
     if op == "raw":
         def cell(x: int, r: int, b: int) -> Cell:
             return ("i", b) if x == r else ("s", r * layout.segments + b)
 
-        return [(cell(src, r, b), cell(dst, r, b)) for r in _bits(sources) for b in _bits(item_segs)]
+        return [(cell(src, r, b), cell(dst, r, b)) for r in members(sources) for b in members(item_segs)]
     raise MscclError(f"{program.schedule}: MSCCL export does not cover {op!r} items")
 
 

@@ -34,15 +34,7 @@ from typing import Any
 from ..errors import PlanError
 from ..files import read_text
 from ..plan import Plan
-from ..realization.circuits import (
-    Circuit,
-    Circuits,
-    Device,
-    GeneratorUse,
-    Hop,
-    Placement,
-    parse_label,
-)
+from ..realization.circuits import Circuit, Circuits, Device, GeneratorUse, Hop, Placement, parse_label
 from ..realization.fabrics import FabricSpec
 from ..realization.paths import count_hardware, fabric_ref, node_table, scope_of
 from ..realization.realize import port_assignment

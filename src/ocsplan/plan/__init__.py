@@ -8,61 +8,14 @@ number of a plan is :func:`ocsplan.planning.check.check_plan`, a layer above.
 
 from __future__ import annotations
 
-from .assemble import assemble
-from .codec import dumps_plan, load_plan, loads_plan, plan_from_dict, plan_to_dict, write_plan
-from .types import (
-    KINDS,
-    RANKS,
-    SCHEMA,
-    SCHEMA_STACKED,
-    SEED_NOTE,
-    SHARED_HOST,
-    STACKED,
-    AxisPlan,
-    CirculantPlan,
-    Decision,
-    DemandDecision,
-    DemandPlan,
-    GeneratorPlan,
-    Groups,
-    MeshPlan,
-    Plan,
-    Resilience,
-    check_fold,
-    check_groups,
-    demand_topology,
-    local_topology,
-    plan_kind,
-)
+from . import assemble as _assemble
+from . import codec as _codec
+from . import types as _types
+from .assemble import *  # noqa: F403  (the re-export: each module's __all__ is the list)
+from .codec import *  # noqa: F403
+from .types import *  # noqa: F403
 
-__all__ = [
-    "KINDS",
-    "RANKS",
-    "SCHEMA",
-    "SCHEMA_STACKED",
-    "SEED_NOTE",
-    "SHARED_HOST",
-    "STACKED",
-    "AxisPlan",
-    "CirculantPlan",
-    "Decision",
-    "DemandDecision",
-    "DemandPlan",
-    "GeneratorPlan",
-    "Groups",
-    "MeshPlan",
-    "Plan",
-    "Resilience",
-    "assemble",
-    "check_fold",
-    "check_groups",
-    "demand_topology",
-    "dumps_plan",
-    "load_plan",
-    "loads_plan",
-    "local_topology",
-    "plan_from_dict",
-    "plan_kind",
-    "plan_to_dict",
-    "write_plan",
-]
+__all__ = []
+__all__ += _types.__all__
+__all__ += _assemble.__all__
+__all__ += _codec.__all__

@@ -19,16 +19,7 @@ from ..cayley import Topology, profile_folds
 from ..instance import Budget, Demand, Instance
 from ..schedules import closed_form
 from .allocate import allocate, lower_bound, undominated
-from .space import (
-    RING,
-    Groups,
-    Shape,
-    floods,
-    integer_partitions,
-    irregular_shapes,
-    shape_folds,
-    shape_options,
-)
+from .space import RING, Groups, Shape, floods, integer_partitions, irregular_shapes, shape_folds, shape_options
 
 __all__ = ["BOUND_SLACK", "Axis", "Context", "Eval", "Priced", "better", "improves"]
 

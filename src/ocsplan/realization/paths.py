@@ -12,13 +12,26 @@ the hardware. Anything the fabric cannot carry raises :class:`RealizationError`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import RealizationError
 from ..plan import Plan
-from .circuits import Circuit, Counts, Device, FabricRef, Hop, NodePort, PlanRef, Route
+from .circuits import (
+    Circuit,
+    Circuits,
+    Counts,
+    Device,
+    FabricRef,
+    GeneratorUse,
+    Hop,
+    NodePort,
+    Placement,
+    PlanRef,
+    Route,
+)
 from .coloring import balanced_orientation, bipartite_edge_coloring, is_bipartite
 from .fabrics import FabricSpec
 from .wiring import Inventory, LevelCount, Wiring, converters, inventory, wiring
@@ -26,6 +39,7 @@ from .wiring import Inventory, LevelCount, Wiring, converters, inventory, wiring
 __all__ = [
     "Logical",
     "PortAssignment",
+    "Wired",
     "check_fabric",
     "count_hardware",
     "devices_of",
@@ -35,6 +49,7 @@ __all__ = [
     "route_rail",
     "scope_of",
     "wire_circuits",
+    "wire_plan",
 ]
 
 # (a, b, port, label): one circuit before it is routed
@@ -226,3 +241,60 @@ def count_hardware(fabric: FabricSpec, circuits: Sequence[Circuit], devices: Seq
     used = Inventory(world, 2 * total, tuple(levels), count, kind)
     return Counts(world, ports_per_node, total, total - crossing, crossing, inventory(fabric), used)
 
+
+@dataclass(frozen=True)
+class Wired:
+    """A plan's logical circuits wired through a fabric: what every realizer assembles its circuits
+    file from (the generator table and the file itself, here once)."""
+
+    fabric: FabricSpec
+    wire: Wiring
+    world: int
+    circuits: tuple[Circuit, ...]
+    devices: tuple[Device, ...]
+    ports_used: int
+    total: Counter[str]  # circuits per generator label
+    crossing: Counter[str]  # of them between racks
+
+    def generator(self, label: str, mask: int, kind: str, multiplicity: int,
+                  ports: tuple[int, ...]) -> GeneratorUse:
+        """The generator table's row of ``label``: its circuits, those between racks, its scope."""
+        total, crossing = self.total[label], self.crossing[label]
+        return GeneratorUse(label, mask, kind, multiplicity, ports, total, crossing,
+                            scope_of(total, crossing, self.wire.two_level))
+
+    def circuits_file(self, plan: PlanRef, placement: Placement, reserved: int,
+                      generators: Sequence[GeneratorUse], routes: tuple[Route, ...],
+                      notes: Sequence[str]) -> Circuits:
+        """The circuits file: these circuits and devices, their node table and hardware counts."""
+        return Circuits(
+            plan=plan,
+            fabric=fabric_ref(self.fabric, self.wire),
+            placement=placement,
+            ports_used=self.ports_used,
+            reserved_ports=reserved,
+            generators=tuple(generators),
+            nodes=node_table(self.circuits, self.world),
+            circuits=self.circuits,
+            devices=self.devices,
+            routes=routes,
+            counts=count_hardware(self.fabric, self.circuits, self.devices, self.world, self.ports_used),
+            notes=tuple(notes),
+        )
+
+
+def wire_plan(plan: Plan, fabric: FabricSpec, wire: Wiring, logical: Sequence[Logical],
+              accelerator: Sequence[int], ports_of: Mapping[str, tuple[int, ...]], notes: list[str]) -> Wired:
+    """Wire ``logical`` (port indices ``ports_of`` per label) for ranks on ``accelerator``;
+    RealizationError when the plan needs more ports than the fabric has, a note added to ``notes``
+    when the fabric's link rate is not the plan's."""
+    used_ports = sum(len(p) for p in ports_of.values())
+    if used_ports > fabric.ports:
+        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
+    if not math.isclose(plan.link_Bps, fabric.link):
+        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
+    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
+    circuits, devices = wire_circuits(logical, accelerator, wire, fabric, label_of_port)
+    return Wired(fabric, wire, plan.world, circuits, devices, used_ports,
+                 Counter(c.generator for c in circuits),
+                 Counter(c.generator for c in circuits if c.scope == "inter-rack"))

@@ -16,10 +16,52 @@ from ..circulant import Circulant
 from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.circulant import circulant_program
-from .circuits import circulant_label, generator_label
+from .circuits import Circuits, circulant_label, generator_label
 from .fault import FaultLog
 
-__all__ = ["against_plan"]
+__all__ = ["against_plan", "plan_generators", "restated"]
+
+
+def _circulant_axes(plan: Plan) -> list[tuple[int, int, int]]:
+    """(mesh index, axis index, stride) of each circulant axis of a stacked plan, in slot order."""
+    return [(m, i, math.prod(mesh.shape[i + 1:])) for m, mesh in enumerate(plan.meshes)
+            for i, axis in enumerate(mesh.axes) if axis.circulant is not None]
+
+
+def plan_generators(plan: Plan) -> tuple[tuple[str, int], ...]:
+    """The (label, multiplicity) pairs a circuits file of ``plan`` lists: a shared-host plan's
+    masks (``ring:`` for a ring), a stacked plan's circulant sets (one per offset s <= N/2)."""
+    if not plan.stacked:
+        return tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
+    sets: list[tuple[str, int]] = []
+    for slot, (m, i, stride) in enumerate(_circulant_axes(plan)):
+        axis = plan.meshes[m].axes[i]
+        assert axis.circulant is not None
+        sets += [(circulant_label(slot, axis.size, stride, s), axis.circulant.multiplicity)
+                 for s in axis.circulant.offsets if 2 * s <= axis.size]
+    return tuple(sets)
+
+
+def restated(c: Circuits, plan: Plan) -> list[str]:
+    """How what a circuits file restates of ``plan`` differs from it (empty: it agrees): the generators
+    or circulant sets and their multiplicities (plan reference and generator table), the ports used,
+    and for a shared-host plan the plan reference. The one such check: ``validate --plan`` reports
+    each, :func:`ocsplan.deploy.faults.check_match` refuses on the first."""
+    want = plan_generators(plan)
+    what = "circulant sets" if plan.stacked else "generators"
+    found = []
+    if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
+        found.append(f"{what} or multiplicities differ from the plan")
+    if not plan.stacked and plan.ports_used > plan.ports:
+        found.append(f"plan uses {plan.ports_used} ports of {plan.ports}")
+    if c.ports_used != plan.ports_used + c.reserved_ports:
+        found.append(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
+    ref = (c.plan.instance, c.plan.method, c.plan.world, c.plan.ports, c.plan.ports_used, c.plan.objective_s)
+    if not plan.stacked and ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used,
+                                    plan.objective_s):
+        found.append("the file's plan reference (instance, method, world, ports, ports used, objective) "
+                     "differs from the plan")
+    return found
 
 
 def against_plan(log: FaultLog, plan: Plan) -> None:
@@ -29,20 +71,11 @@ def against_plan(log: FaultLog, plan: Plan) -> None:
     if plan.world != log.world:
         log.fault(f"plan has {plan.world} nodes, circuits file {log.world}")
         return
+    for message in restated(c, plan):
+        log.fault(message)
     if plan.stacked:
         _against_stacked(log, plan)
         return
-    want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
-    if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
-        log.fault("generators or multiplicities differ from the plan")
-    if plan.ports_used > plan.ports:
-        log.fault(f"plan uses {plan.ports_used} ports of {plan.ports}")
-    if c.ports_used != plan.ports_used + c.reserved_ports:
-        log.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
-    ref = (c.plan.instance, c.plan.method, c.plan.world, c.plan.ports, c.plan.ports_used, c.plan.objective_s)
-    if ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used, plan.objective_s):
-        log.fault("the file's plan reference (instance, method, world, ports, ports used, objective) "
-                   "differs from the plan")
     listed = [(r.mesh, r.axis, r.demand) for r in c.routes]
     wanted = [(mesh.name, a, k) for mesh in plan.meshes for a, axis in enumerate(mesh.axes)
               for k in range(len(axis.demands))]
@@ -80,19 +113,7 @@ def against_plan(log: FaultLog, plan: Plan) -> None:
 
 def _against_stacked(log: FaultLog, plan: Plan) -> None:
     c = log.c
-    axes = [(m, i, math.prod(mesh.shape[i + 1:])) for m, mesh in enumerate(plan.meshes)
-            for i, axis in enumerate(mesh.axes) if axis.circulant is not None]
-    sets = []
-    for slot, (m, i, stride) in enumerate(axes):
-        axis = plan.meshes[m].axes[i]
-        assert axis.circulant is not None
-        sets += [(circulant_label(slot, axis.size, stride, s), axis.circulant.multiplicity)
-                 for s in axis.circulant.offsets if 2 * s <= axis.size]
-    want = tuple(sets)
-    if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
-        log.fault("circulant sets or multiplicities differ from the plan")
-    if c.ports_used != plan.ports_used + c.reserved_ports:
-        log.fault(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
+    axes = _circulant_axes(plan)
     pairs: Counter[tuple[int, int]] = Counter()
     for circ in c.circuits:
         pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1

@@ -11,8 +11,7 @@ rail; the circuits' paths through the OCS levels are :mod:`ocsplan.realization.p
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from itertools import combinations
 
 from ..cayley import bits_of, compress, coset_bases, expand, mask_of
@@ -20,19 +19,10 @@ from ..errors import InstanceError, RealizationError
 from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.allreduce import gray_cycle
-from .circuits import Circuits, GeneratorUse, Placement, PlanRef, Route, generator_label
+from .circuits import Circuits, Placement, PlanRef, Route, generator_label
 from .coloring import edge_coloring, is_bipartite
 from .fabrics import FabricSpec
-from .paths import (
-    Logical,
-    PortAssignment,
-    check_fabric,
-    count_hardware,
-    fabric_ref,
-    node_table,
-    scope_of,
-    wire_circuits,
-)
+from .paths import Logical, PortAssignment, check_fabric, wire_plan
 from .wiring import wiring
 
 __all__ = ["PLACEMENTS", "place", "realize_shared_host", "shared_host_ports"]
@@ -190,41 +180,17 @@ def shared_host_ports(plan: Plan, routing: bool = True) -> PortAssignment:
 def realize_shared_host(plan: Plan, fabric: FabricSpec, placement: str = "contiguous",
                         routing: bool = True) -> Circuits:
     """Circuits, cross-connects and (unless ``routing=False``) routing tables of a shared-host plan."""
-    n, world = plan.n, plan.world
+    n = plan.n
     wire = check_fabric(plan, fabric)
     place_ = place(plan, fabric, placement)
     logical, ports_of, ring_ports, reserved, notes = _assign_ports(plan)
-    used_ports = sum(len(p) for p in ports_of.values())
-    if used_ports > fabric.ports:
-        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
-    if not math.isclose(plan.link_Bps, fabric.link):
-        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
-    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
-    circuits, devices = wire_circuits(logical, place_.accelerator, wire, fabric, label_of_port)
+    wired = wire_plan(plan, fabric, wire, logical, place_.accelerator, ports_of, notes)
     generators = []
-    per_label = Counter(c.generator for c in circuits)
-    inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")
     for g in plan.generators:
         label = generator_label(g.mask, g.kind, n)
-        total, crossing = per_label[label], inter_label[label]
-        generators.append(GeneratorUse(label, g.mask, g.kind, g.multiplicity, ports_of[label], total, crossing,
-                                       scope_of(total, crossing, wire.two_level)))
+        generators.append(wired.generator(label, g.mask, g.kind, g.multiplicity, ports_of[label]))
     if wire.two_level:
         intra = sum(len(g.ports) for g in generators if g.scope == "intra-rack")
-        notes.append(f"placement {place_.method}: {intra} of {used_ports} ports per node stay inside a rack")
+        notes.append(f"placement {place_.method}: {intra} of {wired.ports_used} ports per node stay inside a rack")
     routes = _routes(plan, ports_of, ring_ports) if routing else ()
-    counts = count_hardware(fabric, circuits, devices, world, used_ports)
-    return Circuits(
-        plan=_plan_ref(plan),
-        fabric=fabric_ref(fabric, wire),
-        placement=place_,
-        ports_used=used_ports,
-        reserved_ports=reserved,
-        generators=tuple(generators),
-        nodes=node_table(circuits, world),
-        circuits=circuits,
-        devices=devices,
-        routes=routes,
-        counts=counts,
-        notes=tuple(notes),
-    )
+    return wired.circuits_file(_plan_ref(plan), place_, reserved, generators, routes, notes)

@@ -17,34 +17,17 @@ which is all the validator needs to re-derive every peer. Routing through the OC
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
 from ..circulant import Circulant
 from ..errors import InstanceError, RealizationError
 from ..plan import Plan
 from ..schedules.circulant import circulant_program
-from .circuits import (
-    Circuits,
-    GeneratorUse,
-    Placement,
-    PlanRef,
-    Route,
-    circulant_label,
-    shift,
-)
+from .circuits import Circuits, Placement, PlanRef, Route, circulant_label, shift
 from .coloring import edge_coloring, is_bipartite
 from .fabrics import FabricSpec
-from .paths import (
-    Logical,
-    PortAssignment,
-    check_fabric,
-    count_hardware,
-    fabric_ref,
-    node_table,
-    scope_of,
-    wire_circuits,
-)
+from .paths import Logical, PortAssignment, check_fabric, wire_plan
 
 __all__ = ["CirculantSet", "circulant_logical", "realize_stacked", "stacked_axes", "stacked_ports"]
 
@@ -167,36 +150,12 @@ def realize_stacked(plan: Plan, fabric: FabricSpec, placement: str = "contiguous
     """Circuits, cross-connects and routing tables of a stacked plan (contiguous placement)."""
     if placement != "contiguous":
         raise InstanceError("--placement", "", f"stacked plans run ranks in order: use contiguous, not {placement!r}")
-    world = plan.world
     wire = check_fabric(plan, fabric)
     logical, sets, ports_of, edge_ports, notes = circulant_logical(plan)
-    used_ports = sum(len(p) for p in ports_of.values())
-    if used_ports > fabric.ports:
-        raise RealizationError(f"plan needs {used_ports} ports per node, fabric {fabric.name} has {fabric.ports}")
-    if not math.isclose(plan.link_Bps, fabric.link):
-        notes.append(f"plan assumes {plan.link_Bps:g} B/s per circuit, fabric {fabric.name} has {fabric.link:g}")
-    accelerator = tuple(range(world))
-    label_of_port = {port: label for label, ports in ports_of.items() for port in ports}
-    circuits, devices = wire_circuits(logical, accelerator, wire, fabric, label_of_port)
-    per_label = Counter(c.generator for c in circuits)
-    inter_label = Counter(c.generator for c in circuits if c.scope == "inter-rack")
-    generators = []
-    for cs in sets:
-        total, crossing = per_label[cs.label], inter_label[cs.label]
-        generators.append(GeneratorUse(cs.label, cs.offset, "circulant", cs.multiplicity, ports_of[cs.label],
-                                       total, crossing, scope_of(total, crossing, wire.two_level)))
-    reserved = used_ports - plan.ports_used
-    return Circuits(
-        plan=_plan_ref(plan, sets),
-        fabric=fabric_ref(fabric, wire),
-        placement=Placement("contiguous", None, accelerator),
-        ports_used=used_ports,
-        reserved_ports=max(0, reserved),
-        generators=tuple(generators),
-        nodes=node_table(circuits, world),
-        circuits=circuits,
-        devices=devices,
-        routes=_routes(plan, edge_ports),
-        counts=count_hardware(fabric, circuits, devices, world, used_ports),
-        notes=tuple(notes),
-    )
+    accelerator = tuple(range(plan.world))
+    wired = wire_plan(plan, fabric, wire, logical, accelerator, ports_of, notes)
+    generators = [wired.generator(cs.label, cs.offset, "circulant", cs.multiplicity, ports_of[cs.label])
+                  for cs in sets]
+    return wired.circuits_file(_plan_ref(plan, sets), Placement("contiguous", None, accelerator),
+                               max(0, wired.ports_used - plan.ports_used), generators, _routes(plan, edge_ports),
+                               notes)

@@ -22,14 +22,7 @@ from collections.abc import Callable
 
 from ..cayley import compress, expand, mask_of
 from ..plan import Plan
-from .circuits import (
-    CIRCULANT,
-    Circuits,
-    Device,
-    parse_circulant,
-    parse_label,
-    shift,
-)
+from .circuits import CIRCULANT, Circuits, Device, parse_circulant, parse_label, shift
 from .fault import Fault, FaultLog
 from .plan_check import against_plan
 

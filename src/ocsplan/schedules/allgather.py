@@ -10,24 +10,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..cayley import Topology
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
-    partial_sums,
-    radix,
-    register,
-    register_pair,
-    rotations,
-    translate,
-)
+from .base import ClosedForm, Item, Program, Transfer, make_program, register_unlayered
+from .layered import Layers, chunk_orders, chunk_steps, radix, register_pair, rotations, translate
+from .trees import balanced_tree_cost, tree_phases
 
 __all__: list[str] = []
-
-Layers = list[tuple[int, ...]]
 
 
 def _ascending(layers: Layers) -> Layers:
@@ -73,18 +60,14 @@ def _cost(topo: Topology, parallel: bool) -> ClosedForm:
 def _build(topo: Topology, payload: int, parallel: bool) -> Program:
     layers = _layers(topo, parallel)
     size = topo.size
-    count = len(layers)
-    orders = rotations(count) if parallel else [list(range(count))]
-    chunks = len(orders)
-    phases: list[list[Transfer]] = [[] for _ in range(count)]
-    for c, order in enumerate(orders):
-        seq = [layers[j] for j in order]
-        prefix = partial_sums(seq)
-        for t, layer in enumerate(seq):
-            nbytes = Fraction(payload * len(prefix[t]), chunks * size)
-            for x in range(size):
-                item = Item("gather", translate(x, prefix[t]) << (c * size))
-                phases[t].extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
+    seqs = chunk_orders(layers, parallel)
+    chunks = len(seqs)
+    phases: list[list[Transfer]] = [[] for _ in layers]
+    for c, t, layer, before, _ in chunk_steps(seqs):
+        nbytes = Fraction(payload * len(before), chunks * size)
+        for x in range(size):
+            item = Item("gather", translate(x, before) << (c * size))
+            phases[t].extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
     return make_program(
         "layered-parallel" if parallel else "layered",
         "all-gather",
@@ -111,19 +94,7 @@ register_pair(
 # -- tree-gather: no layers (runs on irregular folds) ------------------------------------
 
 
-def _tree_cost(topo: Topology) -> ClosedForm:
-    from .allreduce import dvo_block_cost, tree_cost, tree_counts  # the one-shot-dvo trees
-
-    if not topo.bits:
-        return ClosedForm(0, Fraction(0), 0)
-    if topo.block_profile is not None:  # without building the tree
-        return dvo_block_cost(topo, topo.size)
-    return tree_cost(topo, tree_counts(topo), topo.size)
-
-
 def _tree_build(topo: Topology, payload: int) -> Program:
-    from .allreduce import tree_phases
-
     size = topo.size
     phases: list[list[Transfer]] = []
     for by_gen in tree_phases(topo):
@@ -138,11 +109,7 @@ def _tree_build(topo: Topology, payload: int) -> Program:
     return make_program("tree-gather", "all-gather", topo.bits, payload, size, phases)
 
 
-register(Schedule(
-    name="tree-gather",
-    collective="all-gather",
-    description="each block once along balanced shortest-path trees (no layers: any connected set)",
-    valid=lambda topo: topo.connected,
-    cost=_tree_cost,
-    build=_tree_build,
-))
+register_unlayered("all-gather", "tree-gather",
+                   "each block once along balanced shortest-path trees (no layers: any connected set)",
+                   lambda topo: balanced_tree_cost(topo, topo.size),  # a block (1/size) per label
+                   _tree_build)

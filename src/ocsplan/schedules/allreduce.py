@@ -8,36 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from functools import lru_cache
 
-from ..cayley import Topology, block_fold_groups
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
+from ..cayley import Topology
+from .base import ClosedForm, Item, Program, Schedule, Transfer, make_program, register, register_unlayered
+from .layered import (
+    Layers,
+    chunk_orders,
+    chunk_steps,
     partial_sums,
     radix,
-    register,
-    rotated_masks,
+    register_pair,
     rotations,
-    suffix_sums,
     translate,
 )
+from .trees import balanced_parents, balanced_tree_cost, dvo_block_cost, tree_phases
 
+# balanced_parents and dvo_block_cost live in .trees; re-exported for their old path
 __all__ = ["balanced_parents", "dvo_block_cost", "gray_cycle"]
-
-Layers = list[tuple[int, ...]]
 
 
 def _units(topo: Topology) -> frozenset[int]:
     return frozenset(1 << b for b in range(topo.bits))
-
-
-def _tiling_gens(layers: Layers | tuple[tuple[int, ...], ...]) -> frozenset[int]:
-    return frozenset(g for layer in layers for g in layer)
 
 
 def _best_tiling(topo: Topology, key: Callable[[Layers], Fraction]) -> Layers:
@@ -50,8 +41,12 @@ def _program(name: str, topo: Topology, payload: int, segments: int, phases: lis
     return make_program(name, "all-reduce", topo.bits, payload, segments, phases)
 
 
-def _valid_connected(topo: Topology) -> bool:
-    return topo.connected
+def _register_cube(name: str, description: str, cost: Callable[[Topology], ClosedForm],
+                   build: Callable[[Topology, int], Program],
+                   layers: Callable[[Topology], tuple[tuple[int, ...], ...] | None] = lambda t: None) -> None:
+    """An all-reduce on the unit masks only, whatever the folds (it cannot be credited with them)."""
+    register(Schedule(name, "all-reduce", description, valid=lambda t: t.has_units, cost=cost, build=build,
+                      uses=_units, layers=layers, cube_only=True))
 
 
 # -- recursive doubling --------------------------------------------------------
@@ -73,17 +68,8 @@ def _rd_build(topo: Topology, payload: int) -> Program:
     return _program("recursive-doubling", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="recursive-doubling",
-    collective="all-reduce",
-    description="pairwise exchange over one unit mask per phase; cannot use folds",
-    valid=lambda t: t.has_units,
-    cost=_rd_cost,
-    uses=_units,
-    build=_rd_build,
-    layers=lambda t: tuple((1 << b,) for b in range(t.bits - 1, -1, -1)),
-    cube_only=True,
-))
+_register_cube("recursive-doubling", "pairwise exchange over one unit mask per phase; cannot use folds",
+               _rd_cost, _rd_build, layers=lambda t: tuple((1 << b,) for b in range(t.bits - 1, -1, -1)))
 
 
 # -- one-shot ------------------------------------------------------------------
@@ -112,143 +98,11 @@ def _oneshot_build(topo: Topology, payload: int) -> Program:
     return _program("one-shot", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="one-shot",
-    collective="all-reduce",
-    description="flood every contribution received so far to every neighbour",
-    valid=_valid_connected,
-    cost=_oneshot_cost,
-    build=_oneshot_build,
-))
+register_unlayered("all-reduce", "one-shot", "flood every contribution received so far to every neighbour",
+                   _oneshot_cost, _oneshot_build)
 
 
 # -- one-shot, data-volume optimised ---------------------------------------------
-
-
-@lru_cache(maxsize=4096)
-def balanced_parents(topo: Topology) -> dict[int, int]:
-    """Translation-invariant shortest-path tree: label -> generator of its parent edge.
-
-    Per distance k, each label at distance k picks a generator g with d XOR g at
-    distance k - 1 so that the largest count per generator is as small as
-    possible: greedy least-loaded assignment, then augmenting paths from a most
-    loaded generator to one at least two below it until none exists (the
-    optimality condition of min-max semi-matchings).
-    """
-    dist = topo.distances
-    gens = sorted(topo.gens)
-    blocks = block_fold_groups(topo.gens, topo.bits)
-    parent: dict[int, int] = {}
-    for k in range(1, (topo.diameter if topo.bits else 0) + 1):
-        layer = [d for d in range(topo.size) if dist[d] == k]
-        if blocks is not None:
-            # on a block fold, a step toward 0 clears one non-zero sub-block of d
-            options = {d: sorted(d & b for b in blocks if d & b) for d in layer}
-        else:
-            options = {d: [g for g in gens if dist[d ^ g] == k - 1] for d in layer}
-        load = dict.fromkeys(gens, 0)
-        owned: dict[int, list[int]] = {g: [] for g in gens}
-        for d in layer:
-            g = min(options[d], key=lambda x: (load[x], x))
-            parent[d] = g
-            load[g] += 1
-            owned[g].append(d)
-        while _rebalance(parent, options, load, owned):
-            pass
-    return parent
-
-
-def _rebalance(
-    parent: dict[int, int], options: dict[int, list[int]], load: dict[int, int],
-    owned: dict[int, list[int]],
-) -> bool:
-    """Move one label off a most-loaded generator along an augmenting path."""
-    top = max(load.values())
-    for start in sorted(g for g, c in load.items() if c == top):
-        # breadth-first over generators; edge g -> g' when a label of g may use g'
-        came: dict[int, tuple[int, int]] = {}
-        queue = [start]
-        seen = {start}
-        while queue:
-            g = queue.pop(0)
-            for d in owned[g]:
-                for h in options[d]:
-                    if h in seen:
-                        continue
-                    seen.add(h)
-                    came[h] = (g, d)
-                    if load[h] <= top - 2:
-                        node = h
-                        while node != start:
-                            prev, label = came[node]
-                            owned[prev].remove(label)
-                            owned[node].append(label)
-                            parent[label] = node
-                            node = prev
-                        load[start] -= 1
-                        load[h] += 1
-                        return True
-                    queue.append(h)
-    return False
-
-
-def tree_counts(topo: Topology, weight: dict[int, int] | None = None) -> list[dict[int, int]]:
-    """Per distance k: generator -> labels at distance k whose parent edge in the
-    balanced tree it is (or the sum of their ``weight``, e.g. subtree sizes)."""
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    depth = topo.diameter if topo.bits else 0
-    counts: list[dict[int, int]] = [{} for _ in range(depth + 1)]
-    for d, g in parent.items():
-        counts[dist[d]][g] = counts[dist[d]].get(g, 0) + (1 if weight is None else weight[d])
-    return counts
-
-
-def tree_cost(topo: Topology, counts: list[dict[int, int]], per: int = 1) -> ClosedForm:
-    """h = diameter, v = (sum over phases of the most loaded generator) / ``per``."""
-    if topo.bits == 0:
-        return ClosedForm(0, Fraction(0), 0)
-    loads = counts[1:]
-    return ClosedForm(
-        topo.diameter,
-        Fraction(sum(max(c.values()) for c in loads), per),
-        max(len(c) for c in loads),
-    )
-
-
-def tree_phases(topo: Topology) -> list[dict[int, list[int]]]:
-    """Per phase k = 1..diameter: generator -> the labels at distance k whose parent edge
-    in the balanced tree it is (every schedule on these trees sends along them)."""
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    phases: list[dict[int, list[int]]] = [{} for _ in range(topo.diameter if topo.bits else 0)]
-    for d, g in parent.items():
-        phases[dist[d] - 1].setdefault(g, []).append(d)
-    return phases
-
-
-def _dvo_cost(topo: Topology) -> ClosedForm:
-    if not topo.bits:
-        return ClosedForm(0, Fraction(0), 0)
-    if topo.block_profile is not None:
-        return dvo_block_cost(topo)
-    return tree_cost(topo, tree_counts(topo))
-
-
-def dvo_block_cost(topo: Topology, per: int = 1) -> ClosedForm:
-    """:func:`tree_cost` of the balanced tree of a block fold without building it.
-
-    A label at distance k is non-zero on k sub-blocks and may hang from exactly the k
-    generators that clear one of them. Any set S of generators (s_i of them from
-    sub-block i) is the only option of e_k(s) labels at distance k, and
-    e_k(s) / e_1(s) grows with every s_i, so the Hall bound of phase k is largest for
-    all generators: ceil(N_k / degree) with N_k the labels at distance k. The balanced
-    tree meets it (no augmenting path from a most loaded generator remains, see
-    :func:`balanced_parents`), and phase 1 drives every generator. ``per`` as in
-    :func:`tree_cost` (tree-gather moves 1/size of the payload per label)."""
-    degree = topo.degree
-    loads = sum(-(-count // degree) for count in topo.distance_counts[1:])
-    return ClosedForm(topo.diameter, Fraction(loads, per), degree)
 
 
 def _dvo_build(topo: Topology, payload: int) -> Program:
@@ -265,15 +119,9 @@ def _dvo_build(topo: Topology, payload: int) -> Program:
     return _program("one-shot-dvo", topo, payload, 1, phases)
 
 
-register(Schedule(
-    name="one-shot-dvo",
-    collective="all-reduce",
-    description="each contribution once along balanced shortest-path trees",
-    valid=_valid_connected,
-    cost=_dvo_cost,
-    # it may leave a generator idle in some phase; it still owns every link
-    build=_dvo_build,
-))
+# it may leave a generator idle in some phase; it still owns every link
+register_unlayered("all-reduce", "one-shot-dvo", "each contribution once along balanced shortest-path trees",
+                   balanced_tree_cost, _dvo_build)
 
 
 # -- coset-factored --------------------------------------------------------------
@@ -283,73 +131,44 @@ def _cf_layers(topo: Topology) -> Layers:
     return _best_tiling(topo, lambda layers: Fraction(len(layers)))
 
 
-def _cf_cost(topo: Topology) -> ClosedForm:
+def _cf_cost(topo: Topology, parallel: bool) -> ClosedForm:
     layers = _cf_layers(topo)
-    return ClosedForm(len(layers), Fraction(len(layers)), max((len(x) for x in layers), default=0))
-
-
-def _cf_build(topo: Topology, payload: int) -> Program:
-    layers = _cf_layers(topo)
-    prefix = partial_sums(layers)
-    nbytes = Fraction(payload)
-    phases = []
-    for j, layer in enumerate(layers):
-        phase: list[Transfer] = []
-        for x in range(topo.size):
-            item = Item("reduce", 1, translate(x, prefix[j]))
-            phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layer)
-        phases.append(phase)
-    return _program("coset-factored", topo, payload, 1, phases)
-
-
-register(Schedule(
-    name="coset-factored",
-    collective="all-reduce",
-    description="exchange full partial sums over one tiling layer per phase",
-    valid=_valid_connected,
-    cost=_cf_cost,
-    uses=lambda t: _tiling_gens(_cf_layers(t)),
-    build=_cf_build,
-    layers=lambda t: tuple(_cf_layers(t)),
-    masks=lambda t: rotated_masks(_cf_layers(t), False),
-))
-
-
-def _cfp_cost(topo: Topology) -> ClosedForm:
-    layers = _cf_layers(topo)
+    if not parallel:
+        return ClosedForm(len(layers), Fraction(len(layers)), max((len(x) for x in layers), default=0))
     if not layers:
         return ClosedForm(0, Fraction(0), 0)
     return ClosedForm(len(layers), Fraction(1), sum(len(x) for x in layers))
 
 
-def _cfp_build(topo: Topology, payload: int) -> Program:
-    layers = _cf_layers(topo)
-    count = len(layers)
-    orders = rotations(count)
-    nbytes = Fraction(payload, count) if count else Fraction(0)
+def _cf_build(topo: Topology, payload: int, parallel: bool) -> Program:
+    """Phase t: each chunk's partial sums over the layers it has crossed, across its layer t."""
+    seqs = chunk_orders(_cf_layers(topo), parallel)
+    chunks = len(seqs)
+    nbytes = Fraction(payload, chunks) if chunks else Fraction(0)
+    prefixes = [partial_sums(seq) for seq in seqs]
     phases = []
-    for t in range(count):
+    for t in range(len(seqs[0]) if seqs else 0):
         phase: list[Transfer] = []
-        for c, order in enumerate(orders):
-            done = partial_sums([layers[j] for j in order])[t]
+        for c, seq in enumerate(seqs):
             for x in range(topo.size):
-                item = Item("reduce", 1 << c, translate(x, done))
-                phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in layers[order[t]])
+                item = Item("reduce", 1 << c, translate(x, prefixes[c][t]))
+                phase.extend(Transfer(x, x ^ s, s, nbytes, (item,)) for s in seq[t])
         phases.append(phase)
-    return _program("coset-factored-parallel", topo, payload, max(count, 1), phases)
+    return _program("coset-factored-parallel" if parallel else "coset-factored", topo, payload, max(chunks, 1),
+                    phases)
 
 
-register(Schedule(
-    name="coset-factored-parallel",
-    collective="all-reduce",
-    description="l chunks, each through all layers in a rotated order; every layer busy",
-    valid=_valid_connected,
-    cost=_cfp_cost,
-    uses=lambda t: _tiling_gens(_cf_layers(t)),
-    build=_cfp_build,
-    layers=lambda t: tuple(_cf_layers(t)),
-    masks=lambda t: rotated_masks(_cf_layers(t), True),
-))
+register_pair(
+    "all-reduce",
+    ("coset-factored", "coset-factored-parallel"),
+    (
+        "exchange full partial sums over one tiling layer per phase",
+        "l chunks, each through all layers in a rotated order; every layer busy",
+    ),
+    _cf_cost,
+    lambda topo, parallel: _cf_layers(topo),  # one tiling, the fewest layers, for both
+    _cf_build,
+)
 
 
 # -- reduce-scatter + all-gather ----------------------------------------------------
@@ -377,52 +196,32 @@ def _rsag_cost(topo: Topology) -> ClosedForm:
     return ClosedForm(2 * len(layers), _rsag_factor(layers), max((len(x) for x in layers), default=0))
 
 
-def _rsag_phases(
-    topo: Topology, payload: int, layers: Layers, orders: list[list[int]]
-) -> list[list[Transfer]]:
-    """Phases of RS then AG; chunk c visits layers in orders[c] (the parallel variant)."""
+def _rsag_phases(topo: Topology, payload: int, nlayers: int, seqs: list[Layers]) -> list[list[Transfer]]:
+    """Phases of RS then AG over ``nlayers`` layers; chunk c visits them in the order seqs[c]."""
     size = topo.size
-    chunks = len(orders)
+    chunks = len(seqs)
     everyone = (1 << size) - 1
-    rs: list[list[Transfer]] = [[] for _ in layers]
-    ag: list[list[Transfer]] = [[] for _ in layers]
-    for c, order in enumerate(orders):
-        seq = [layers[j] for j in order]
-        prefix = partial_sums(seq)
-        suffix = suffix_sums(seq)
+    rs: list[list[Transfer]] = [[] for _ in range(nlayers)]
+    ag: list[list[Transfer]] = [[] for _ in range(nlayers)]
+    for c, t, layer, before, after in chunk_steps(seqs):
         base = c * size
-        for t, layer in enumerate(seq):
-            count = len(suffix[t])
-            nbytes = Fraction(payload * count, chunks * size)
-            for x in range(size):
-                srcs = translate(x, prefix[t])
-                own = translate(x, suffix[t]) << base
-                for s in layer:
-                    y = x ^ s
-                    segs = translate(y, suffix[t]) << base
-                    rs[t].append(Transfer(x, y, s, nbytes, (Item("reduce", segs, srcs),)))
-                    ag[len(seq) - 1 - t].append(
-                        Transfer(x, y, s, nbytes, (Item("store", own, everyone),))
-                    )
+        nbytes = Fraction(payload * len(after), chunks * size)
+        for x in range(size):
+            srcs = translate(x, before)
+            own = translate(x, after) << base
+            for s in layer:
+                y = x ^ s
+                segs = translate(y, after) << base
+                rs[t].append(Transfer(x, y, s, nbytes, (Item("reduce", segs, srcs),)))
+                ag[nlayers - 1 - t].append(Transfer(x, y, s, nbytes, (Item("store", own, everyone),)))
     return rs + ag
 
 
-def _rsag_build(topo: Topology, payload: int) -> Program:
-    layers = _rsag_layers(topo)
-    phases = _rsag_phases(topo, payload, layers, [list(range(len(layers)))])
-    return _program("rs-ag", topo, payload, topo.size, phases)
-
-
-register(Schedule(
-    name="rs-ag",
-    collective="all-reduce",
-    description="reduce-scatter then all-gather over the layers, larger radix first",
-    valid=_valid_connected,
-    cost=_rsag_cost,
-    uses=lambda t: _tiling_gens(_rsag_layers(t)),
-    build=_rsag_build,
-    layers=lambda t: tuple(_rsag_layers(t)),
-))
+def _rsag_build(topo: Topology, payload: int, parallel: bool) -> Program:
+    layers = _rsag_pair_layers(topo, parallel)
+    seqs = chunk_orders(layers, parallel)
+    phases = _rsag_phases(topo, payload, len(layers), seqs)
+    return _program("rs-ag-parallel" if parallel else "rs-ag", topo, payload, max(len(seqs), 1) * topo.size, phases)
 
 
 def _rsagp_factor(layers: Layers) -> Fraction:
@@ -452,23 +251,22 @@ def _rsagp_cost(topo: Topology) -> ClosedForm:
     return ClosedForm(2 * len(layers), _rsagp_factor(layers), sum(len(x) for x in layers))
 
 
-def _rsagp_build(topo: Topology, payload: int) -> Program:
-    layers = _rsagp_layers(topo)
-    count = len(layers)
-    phases = _rsag_phases(topo, payload, layers, rotations(count))
-    return _program("rs-ag-parallel", topo, payload, max(count, 1) * topo.size, phases)
+def _rsag_pair_layers(topo: Topology, parallel: bool) -> Layers:
+    return _rsagp_layers(topo) if parallel else _rsag_layers(topo)
 
 
-register(Schedule(
-    name="rs-ag-parallel",
-    collective="all-reduce",
-    description="l chunks of RS+AG in rotated layer orders; every layer busy",
-    valid=_valid_connected,
-    cost=_rsagp_cost,
-    uses=lambda t: _tiling_gens(_rsagp_layers(t)),
-    build=_rsagp_build,
-    layers=lambda t: tuple(_rsagp_layers(t)),
-))
+register_pair(
+    "all-reduce",
+    ("rs-ag", "rs-ag-parallel"),
+    (
+        "reduce-scatter then all-gather over the layers, larger radix first",
+        "l chunks of RS+AG in rotated layer orders; every layer busy",
+    ),
+    lambda topo, parallel: _rsagp_cost(topo) if parallel else _rsag_cost(topo),
+    _rsag_pair_layers,
+    _rsag_build,
+    one_layer_a_phase=False,  # RS then AG: 2l phases, the pattern comes from the build
+)
 
 
 # -- ring ----------------------------------------------------------------------------
@@ -512,13 +310,4 @@ def _ring_build(topo: Topology, payload: int) -> Program:
     return _program("ring", topo, payload, size, phases)
 
 
-register(Schedule(
-    name="ring",
-    collective="all-reduce",
-    description="unidirectional ring RS+AG on a Gray-code cycle (planning only)",
-    valid=lambda t: t.has_units,
-    cost=_ring_cost,
-    uses=_units,
-    build=_ring_build,
-    cube_only=True,
-))
+_register_cube("ring", "unidirectional ring RS+AG on a Gray-code cycle (planning only)", _ring_cost, _ring_build)

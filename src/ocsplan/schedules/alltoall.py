@@ -11,25 +11,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..cayley import Topology
-from .base import (
-    ClosedForm,
-    Item,
-    Program,
-    Schedule,
-    Transfer,
-    make_program,
-    partial_sums,
-    radix,
-    register,
-    register_pair,
-    rotations,
-    suffix_sums,
-    translate,
-)
+from .base import ClosedForm, Item, Program, Transfer, make_program, register_unlayered
+from .layered import Layers, chunk_orders, chunk_steps, radix, register_pair, translate
+from .trees import subtrees, tree_cost, tree_counts, tree_phases
 
 __all__: list[str] = []
-
-Layers = list[tuple[int, ...]]
 
 
 def _factor(layers: Layers, parallel: bool) -> Fraction:
@@ -53,23 +39,17 @@ def _cost(topo: Topology, parallel: bool) -> ClosedForm:
 def _build(topo: Topology, payload: int, parallel: bool) -> Program:
     layers = _layers(topo, parallel)
     size = topo.size
-    count = len(layers)
-    orders = rotations(count) if parallel else [list(range(count))]
-    chunks = len(orders)
-    phases: list[list[Transfer]] = [[] for _ in range(count)]
-    for c, order in enumerate(orders):
-        seq = [layers[j] for j in order]
-        prefix = partial_sums(seq)
-        suffix = suffix_sums(seq)
-        for t, layer in enumerate(seq):
-            blocks = len(prefix[t]) * len(suffix[t])
-            nbytes = Fraction(payload * blocks, chunks * size)
-            for x in range(size):
-                origins = translate(x, prefix[t])
-                for s in layer:
-                    dests = translate(x ^ s, suffix[t])
-                    item = Item("route", 1 << c, origins, dests)
-                    phases[t].append(Transfer(x, x ^ s, s, nbytes, (item,)))
+    seqs = chunk_orders(layers, parallel)
+    chunks = len(seqs)
+    phases: list[list[Transfer]] = [[] for _ in layers]
+    for c, t, layer, before, after in chunk_steps(seqs):
+        nbytes = Fraction(payload * len(before) * len(after), chunks * size)
+        for x in range(size):
+            origins = translate(x, before)
+            for s in layer:
+                dests = translate(x ^ s, after)
+                item = Item("route", 1 << c, origins, dests)
+                phases[t].append(Transfer(x, x ^ s, s, nbytes, (item,)))
     return make_program(
         "bruck-parallel" if parallel else "bruck",
         "all-to-all",
@@ -97,35 +77,17 @@ register_pair(
 # -- tree-route: no layers (runs on irregular folds) -------------------------------------
 
 
-def _subtrees(topo: Topology) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """The one-shot-dvo tree (label -> parent generator) and each label's subtree."""
-    from .allreduce import balanced_parents
-
-    parent = balanced_parents(topo)
-    dist = topo.distances
-    below: dict[int, list[int]] = {d: [d] for d in parent}
-    for d in sorted(parent, key=lambda x: -dist[x]):
-        up = d ^ parent[d]
-        if up in below:
-            below[up].extend(below[d])
-    return parent, below
-
-
 def _route_cost(topo: Topology) -> ClosedForm:
     """Hop k over generator g carries, per node, every block bound for the subtrees
     behind g at depth k."""
-    from .allreduce import tree_cost, tree_counts
-
     if topo.bits == 0:
         return ClosedForm(0, Fraction(0), 0)
-    _, below = _subtrees(topo)
+    _, below = subtrees(topo)
     return tree_cost(topo, tree_counts(topo, {d: len(b) for d, b in below.items()}), topo.size)
 
 
 def _route_build(topo: Topology, payload: int) -> Program:
-    from .allreduce import tree_phases
-
-    _, below = _subtrees(topo)
+    _, below = subtrees(topo)
     size = topo.size
     phases: list[list[Transfer]] = []
     for by_gen in tree_phases(topo):
@@ -144,11 +106,6 @@ def _route_build(topo: Topology, payload: int) -> Program:
     return make_program("tree-route", "all-to-all", topo.bits, payload, 1, phases, unit=Fraction(payload, size))
 
 
-register(Schedule(
-    name="tree-route",
-    collective="all-to-all",
-    description="each block along its balanced shortest-path tree, one hop per phase (no layers)",
-    valid=lambda topo: topo.connected,
-    cost=_route_cost,
-    build=_route_build,
-))
+register_unlayered("all-to-all", "tree-route",
+                   "each block along its balanced shortest-path tree, one hop per phase (no layers)",
+                   _route_cost, _route_build)

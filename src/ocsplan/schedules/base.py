@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Protocol
 
-from ..cayley import Topology, sumset
+from ..cayley import Topology
 
 __all__ = [
     "AUTO_EXCLUDED",
@@ -30,8 +30,7 @@ __all__ = [
     "make_program",
     "program",
     "register",
-    "register_pair",
-    "rotated_masks",
+    "register_unlayered",
     "schedules_for",
 ]
 
@@ -181,66 +180,12 @@ def register(schedule: Schedule) -> Schedule:
     return schedule
 
 
-LayersOf = Callable[[Topology, bool], list[tuple[int, ...]]]
-
-
-def register_pair(
-    collective: str,
-    names: tuple[str, str],
-    descriptions: tuple[str, str],
-    cost: Callable[[Topology, bool], ClosedForm],
-    layers: LayersOf,
-    build: Callable[[Topology, int, bool], Program],
-) -> None:
-    """Register a layered schedule and its parallel variant (``names[1]``), both
-    valid on every connected topology and driving the generators of their layers."""
-    for parallel in (False, True):
-        _register_variant(collective, names[parallel], descriptions[parallel], cost, layers, build, parallel)
-
-
-def _register_variant(
-    collective: str,
-    name: str,
-    description: str,
-    cost: Callable[[Topology, bool], ClosedForm],
-    layers: LayersOf,
-    build: Callable[[Topology, int, bool], Program],
-    parallel: bool,
-) -> None:
-    def cost_of(topo: Topology) -> ClosedForm:
-        return cost(topo, parallel)
-
-    def uses(topo: Topology) -> frozenset[int]:
-        return frozenset(g for layer in layers(topo, parallel) for g in layer)
-
-    def program(topo: Topology, payload: int) -> Program:
-        return build(topo, payload, parallel)
-
-    def layers_of(topo: Topology) -> tuple[tuple[int, ...], ...]:
-        return tuple(layers(topo, parallel))
-
-    def masks(topo: Topology) -> tuple[tuple[int, ...], ...]:
-        return rotated_masks(layers(topo, parallel), parallel)
-
-    register(Schedule(
-        name=name,
-        collective=collective,
-        description=description,
-        valid=lambda topo: topo.connected,
-        cost=cost_of,
-        uses=uses,
-        build=program,
-        layers=layers_of,
-        masks=masks,
-    ))
-
-
-def rotated_masks(layers: Sequence[tuple[int, ...]], parallel: bool) -> tuple[tuple[int, ...], ...]:
-    """Per phase, the generators a layered schedule sends on: layer t, or with ``parallel`` the layer
-    each chunk's rotated order reaches at phase t, chunk by chunk (the order the builds append them)."""
-    orders = rotations(len(layers)) if parallel else [list(range(len(layers)))]
-    phases = (tuple(dict.fromkeys(g for order in orders for g in layers[order[t]])) for t in range(len(layers)))
-    return tuple(p for p in phases if p)
+def register_unlayered(collective: str, name: str, description: str, cost: Callable[[Topology], ClosedForm],
+                       build: Callable[[Topology, int], Program]) -> Schedule:
+    """Register a schedule without layers: valid on every connected topology (irregular folds
+    too), owning every generator of the axis."""
+    return register(Schedule(name, collective, description, valid=lambda topo: topo.connected, cost=cost,
+                             build=build))
 
 
 def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict[int, tuple[int, ...]], ...]:
@@ -276,43 +221,3 @@ def program(name: str, topology: Topology, payload: int) -> Program:
 def closed_form(name: str, topology: Topology) -> ClosedForm:
     """Cached closed form of schedule ``name`` on ``topology`` (must be valid)."""
     return SCHEDULES[name].cost(topology)
-
-
-# -- helpers shared by the layered schedules ---------------------------------
-
-
-def radix(layer: tuple[int, ...]) -> int:
-    return len(layer) + 1
-
-
-def translate(x: int, elements: list[int]) -> int:
-    """Bitset of the labels x XOR e for e in elements."""
-    mask = 0
-    for e in elements:
-        mask |= 1 << (x ^ e)
-    return mask
-
-
-def partial_sums(layers: list[tuple[int, ...]]) -> list[list[int]]:
-    """prefix[j] = elements of A_1 + ... + A_j (prefix[0] = [0])."""
-    out = [[0]]
-    for j in range(len(layers)):
-        elems = sumset(layers[: j + 1])
-        assert elems is not None
-        out.append(elems)
-    return out
-
-
-def suffix_sums(layers: list[tuple[int, ...]]) -> list[list[int]]:
-    """suffix[j] = elements of A_{j+1} + ... + A_l (0-based: layers after j)."""
-    out = []
-    for j in range(len(layers)):
-        elems = sumset(layers[j + 1 :])
-        assert elems is not None
-        out.append(elems)
-    return out
-
-
-def rotations(count: int) -> list[list[int]]:
-    """Layer orders of the parallel variants: chunk c starts at layer c."""
-    return [[(c + t) % count for t in range(count)] for c in range(count)]

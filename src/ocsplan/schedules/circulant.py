@@ -18,8 +18,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Protocol
 
-from .allreduce import _rebalance
 from .base import ClosedForm, GroupGraph, Item, Program, Transfer, make_program
+from .trees import balance
 
 __all__ = [
     "CIRCULANT_CATALOGUE",
@@ -95,19 +95,30 @@ def _oneshot_cost(graph: CirculantGraph) -> ClosedForm:
     return ClosedForm(graph.diameter, Fraction(sum(graph.ball_sizes[:-1])), graph.degree)
 
 
-def _oneshot_build(graph: CirculantGraph, payload: int) -> Program:
+def _carried(collective: str, labels: int) -> Item:
+    """What a one-shot transfer carries of ``labels``: their inputs (all-reduce) or blocks (all-gather)."""
+    return Item("gather", labels) if collective == "all-gather" else Item("raw", 1, labels)
+
+
+def _label_bytes(collective: str, payload: int, size: int) -> Fraction:
+    """Bytes per label carried: an input is the payload, a block the payload over the group."""
+    return Fraction(payload, size) if collective == "all-gather" else Fraction(payload)
+
+
+def _flood_build(graph: CirculantGraph, payload: int, collective: str = "all-reduce") -> Program:
+    """one-shot: after k - 1 phases node x holds the data of x + d for every |d| <= k - 1 and floods it."""
     size, dist = graph.size, graph.distances
+    unit = _label_bytes(collective, payload, size)
     phases = []
     for k in range(1, _depth(graph) + 1):
-        # after k - 1 phases node x holds the inputs of x + d for every |d| <= k - 1
         inside = [d for d in range(size) if dist[d] <= k - 1]
-        nbytes = Fraction(payload * len(inside))
+        nbytes = unit * len(inside)
         phase: list[Transfer] = []
         for x in range(size):
-            item = Item("raw", 1, _translate(x, inside, size))
+            item = _carried(collective, _translate(x, inside, size))
             phase.extend(Transfer(x, (x + g) % size, g, nbytes, (item,)) for g in graph.offsets)
         phases.append(phase)
-    return _program("one-shot", graph, payload, phases)
+    return _program("one-shot", graph, payload, phases, collective)
 
 
 # -- one-shot, data-volume optimised -----------------------------------------------------
@@ -120,22 +131,14 @@ def _parents_cached(size: int, offsets: tuple[int, ...], distances: tuple[int, .
     for k in range(1, depth + 1):
         layer = [d for d in range(size) if distances[d] == k]
         options = {d: [g for g in offsets if distances[(d - g) % size] == k - 1] for d in layer}
-        load = dict.fromkeys(offsets, 0)
-        owned: dict[int, list[int]] = {g: [] for g in offsets}
-        for d in layer:
-            g = min(options[d], key=lambda x: (load[x], x))
-            parent[d] = g
-            load[g] += 1
-            owned[g].append(d)
-        while _rebalance(parent, options, load, owned):
-            pass
+        balance(parent, layer, options, offsets)
     return tuple(sorted(parent.items()))
 
 
 def circulant_parents(graph: CirculantGraph) -> dict[int, int]:
     """Translation-invariant shortest-path tree: offset d -> generator g of its last
     edge (d - g lies one step closer to 0), balanced per distance as in the cube
-    version (:func:`ocsplan.schedules.allreduce.balanced_parents`)."""
+    version (:func:`ocsplan.schedules.trees.balanced_parents`)."""
     return dict(_parents_cached(graph.size, tuple(graph.offsets), tuple(graph.distances)))
 
 
@@ -158,9 +161,12 @@ def _dvo_cost(graph: CirculantGraph) -> ClosedForm:
     )
 
 
-def _dvo_build(graph: CirculantGraph, payload: int) -> Program:
+def _tree_build(graph: CirculantGraph, payload: int, collective: str = "all-reduce") -> Program:
+    """one-shot-dvo: the data of s reaches s + d over the edge s + (d - g) -> s + d, so in phase
+    |d| node x forwards the data of s = x + g - d to x + g, each input or block once."""
     size, dist = graph.size, graph.distances
     parent = circulant_parents(graph)
+    unit = _label_bytes(collective, payload, size)
     phases = []
     for k in range(1, _depth(graph) + 1):
         by_gen: dict[int, list[int]] = {}
@@ -170,13 +176,11 @@ def _dvo_build(graph: CirculantGraph, payload: int) -> Program:
         phase: list[Transfer] = []
         for x in range(size):
             for g in sorted(by_gen):
-                # the input of s reaches s + d over the edge s + (d - g) -> s + d, so x
-                # forwards the inputs of s = x + g - d to x + g
                 offsets = [g - d for d in by_gen[g]]
-                item = Item("raw", 1, _translate(x, offsets, size))
-                phase.append(Transfer(x, (x + g) % size, g, Fraction(payload * len(offsets)), (item,)))
+                item = _carried(collective, _translate(x, offsets, size))
+                phase.append(Transfer(x, (x + g) % size, g, unit * len(offsets), (item,)))
         phases.append(phase)
-    return _program("one-shot-dvo", graph, payload, phases)
+    return _program("one-shot-dvo", graph, payload, phases, collective)
 
 
 # -- all-gather and all-to-all -------------------------------------------------------------
@@ -184,40 +188,6 @@ def _dvo_build(graph: CirculantGraph, payload: int) -> Program:
 
 def _per_block(form: ClosedForm, size: int) -> ClosedForm:
     return ClosedForm(form.h, form.v_factor / size, form.u)
-
-
-def _gather_flood_build(graph: CirculantGraph, payload: int) -> Program:
-    size, dist = graph.size, graph.distances
-    unit = Fraction(payload, size)
-    phases = []
-    for k in range(1, _depth(graph) + 1):
-        inside = [d for d in range(size) if dist[d] <= k - 1]
-        phase: list[Transfer] = []
-        for x in range(size):
-            item = Item("gather", _translate(x, inside, size))
-            phase.extend(Transfer(x, (x + g) % size, g, unit * len(inside), (item,)) for g in graph.offsets)
-        phases.append(phase)
-    return _program("one-shot", graph, payload, phases, "all-gather")
-
-
-def _gather_tree_build(graph: CirculantGraph, payload: int) -> Program:
-    size, dist = graph.size, graph.distances
-    parent = circulant_parents(graph)
-    unit = Fraction(payload, size)
-    phases = []
-    for k in range(1, _depth(graph) + 1):
-        by_gen: dict[int, list[int]] = {}
-        for d, g in parent.items():
-            if dist[d] == k:
-                by_gen.setdefault(g, []).append(d)
-        phase: list[Transfer] = []
-        for x in range(size):
-            for g in sorted(by_gen):
-                offsets = [g - d for d in by_gen[g]]  # the blocks of s = x + g - d
-                item = Item("gather", _translate(x, offsets, size))
-                phase.append(Transfer(x, (x + g) % size, g, unit * len(offsets), (item,)))
-        phases.append(phase)
-    return _program("one-shot-dvo", graph, payload, phases, "all-gather")
 
 
 def _paths(graph: CirculantGraph) -> dict[int, tuple[int, ...]]:
@@ -279,10 +249,10 @@ _COSTS: dict[tuple[str, str], Callable[[CirculantGraph], ClosedForm]] = {
     ("all-to-all", "one-shot"): _route_cost,
 }
 _BUILDS: dict[tuple[str, str], Callable[[CirculantGraph, int], Program]] = {
-    ("all-reduce", "one-shot"): _oneshot_build,
-    ("all-reduce", "one-shot-dvo"): _dvo_build,
-    ("all-gather", "one-shot"): _gather_flood_build,
-    ("all-gather", "one-shot-dvo"): _gather_tree_build,
+    ("all-reduce", "one-shot"): _flood_build,
+    ("all-reduce", "one-shot-dvo"): _tree_build,
+    ("all-gather", "one-shot"): lambda g, p: _flood_build(g, p, "all-gather"),
+    ("all-gather", "one-shot-dvo"): lambda g, p: _tree_build(g, p, "all-gather"),
     ("all-to-all", "one-shot"): _route_build,
 }
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..cayley import Topology
+from ..cayley import Topology, members
 from ..errors import OcsplanError
 from .base import GroupGraph, Program
 
@@ -164,12 +164,7 @@ def _verify_all_to_all(program: Program) -> None:
 def _members(mask: int, limit: int, where: str) -> list[int]:
     if mask >> limit:
         raise ScheduleError(f"{where}: index beyond {limit}")
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    return members(mask)
 
 
 _VERIFIERS = {

@@ -392,42 +392,14 @@ class QueuePort(Port):
 
     def _whole(self, limit: float) -> None:
         """``wake``'s loop without credits in message mode: ``_send`` and ``_flush`` of
-        whole pieces inlined (the same arithmetic; the hot path of switched runs)."""
+        whole pieces inlined, and into an accelerator ``Sink.accept`` too (the port counts
+        no credits); the same arithmetic, the hot path of switched runs."""
         queue = self.queue
         tf = self.eng.flit_time
         wire = self.wire
         far = self.far
-        pop = heapq.heappop
-        if isinstance(far, Sink):
-            self._whole_sink(limit, far)
-            return
-        while queue:
-            ready, _, _, piece = queue[0]
-            busy = self.busy
-            start = ready if ready > busy else busy
-            if start > limit:
-                self._arm(start - 0.5 * self.ahead)
-                return
-            pop(queue)
-            count = piece.flits
-            self.busy = start + count * tf
-            self.flits += count
-            up = piece.up
-            if up is not None:
-                ret = up.ret
-                for k in range(count):
-                    up.release(start + k * tf + ret)
-                piece.up = None
-            piece.ready = start + tf + wire
-            far.accept(piece, self)
-
-
-    def _whole_sink(self, limit: float, sink: Sink) -> None:
-        """``_whole`` into an accelerator: Sink.accept inlined (the port counts no credits)."""
-        queue = self.queue
-        tf = self.eng.flit_time
-        wire = self.wire
-        rx, land, deliver = sink.rx, sink.land, sink.deliver
+        sink = far if isinstance(far, Sink) else None
+        rx, land, deliver = (sink.rx, sink.land, sink.deliver) if sink is not None else (0.0, 0.0, None)
         pop = heapq.heappop
         while queue:
             ready, _, _, piece = queue[0]
@@ -447,6 +419,9 @@ class QueuePort(Port):
                     up.release(start + k * tf + ret)
                 piece.up = None
             arrive = piece.ready = start + tf + wire
+            if deliver is None:
+                far.accept(piece, self)
+                continue
             landed = arrive + (count - 1) * tf + rx + land
             msg = piece.msg
             msg.left -= count
@@ -466,7 +441,7 @@ class DrainPort(Port):
     empty (a sorted list is a heap), so one sort replaces a push per piece; once
     ``eng.unbounded`` it takes all in order without popping. The departures, the
     order (ready, message id, flit index; unique keys) and the arithmetic are those
-    of :class:`QueuePort` into a :class:`Sink` (its ``_whole_sink``, and in flit
+    of :class:`QueuePort` into a :class:`Sink` (its ``_whole``, and in flit
     mode its one-flit pieces), so the results are the same bit for bit.
     """
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InstanceError, OcsplanError
+from ..plan import DemandPlan
 from ..realization.fabrics import LatencyBudget
 from .devices import MAX_SPRAY_FLITS, parse_spray
 from .engine import Engine, Message
@@ -31,7 +32,7 @@ from .runner import Runner, paused_gc
 from .timing import DL_FLIT
 from .traffic import ORDERS, Workload
 
-__all__ = ["FLIT_LIMIT", "MODES", "Factory", "SimOptions", "simulate_workload"]
+__all__ = ["FLIT_LIMIT", "MODES", "Factory", "SimOptions", "simulate_demand", "simulate_workload"]
 
 MODES = ("ideal", "message", "flit")
 # Flit mode refuses workloads beyond this many DL flits (hours of simulation).
@@ -137,3 +138,15 @@ def simulate_workload(
         events=eng.events,
         wall_s=wall,
     )
+
+
+def simulate_demand(workload: Workload, factory: Factory, options: SimOptions, rate: float, demand: DemandPlan,
+                    payload: int, closed_form: float, where: tuple[str, int, int]) -> DemandResult:
+    """One demand of a plan (every plan kind's simulator): :func:`simulate_workload` with the demand's
+    multiplicity and collective, the options' mode, look-ahead and barrier, the result named by
+    ``where`` (mesh, axis, demand index)."""
+    result = simulate_workload(workload, factory, mode=options.mode, rate=rate, multiplicity=demand.multiplicity,
+                               payload=payload, collective=demand.collective, closed_form=closed_form,
+                               lookahead=options.lookahead, barrier=options.barrier)
+    mesh, axis, k = where
+    return replace(result, mesh=mesh, axis=axis, demand=k)

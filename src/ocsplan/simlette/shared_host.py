@@ -10,8 +10,8 @@ points here or on an executor, each worker with its own set-up cache.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..cayley import expand
@@ -20,30 +20,22 @@ from ..errors import InstanceError, OcsplanError
 from ..plan import Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import SCHEDULES, closed_form
-from .circuitmap import Realization, check_fit
+from .circuitmap import check_fit
 from .report import SimReport, SweepRow
-from .runs import SimOptions, simulate_workload
+from .requests import SimRequest, SweepRequest
+from .runs import SimOptions, simulate_demand, simulate_workload
 from .setup import prepare
 from .technology import TECHNOLOGIES, Pieces, network_factory
 
 if TYPE_CHECKING:
-    from ..executor import Executor, Failure
+    from ..executor import Failure
 
 __all__ = ["simulate_shared_host", "sweep_shared_host"]
 
 
-def simulate_shared_host(
-    plan: Plan,
-    spec: FabricSpec,
-    options: SimOptions,
-    *,
-    circuits: Realization | None = None,
-    only: Callable[[int, int, int], bool] | None = None,
-    payload: int | None = None,
-    placement: str = "contiguous",
-) -> SimReport:
+def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, request: SimRequest) -> SimReport:
     """Simulate every selected demand of a shared-host plan, one demand at a time."""
-    setup = prepare(plan, spec, placement, circuits)
+    setup = prepare(plan, spec, request.placement, request.circuits)
     tech = setup.technology
     pieces = Pieces()
     if options.mode != "ideal":
@@ -59,23 +51,15 @@ def simulate_shared_host(
     for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
             for k, d in enumerate(axis.demands):
-                if only is not None and not only(m, i, k):
+                if not request.selects(m, i, k):
                     continue
                 if axis.ring or d.schedule == "ring":
                     notes.append(f"{mesh.name}[{i}].{k}: ring not simulated (planning only)")
                     continue
-                workload = setup.workload(m, i, k, options.order, payload)
-                sigma, closed = d.payload_bytes, d.time_s
-                if payload is not None:
-                    form = closed_form(d.schedule, demand_topology(d.groups, axis.bits, d.fold))
-                    sigma = payload
-                    closed = phase_time(form.h, form.volume(payload), d.multiplicity,
-                                        plan.latency_s, plan.link_Bps)
-                result = simulate_workload(
-                    workload, factory, mode=options.mode, rate=rate, multiplicity=d.multiplicity,
-                    payload=sigma, collective=d.collective, closed_form=closed,
-                    lookahead=options.lookahead, barrier=options.barrier)
-                results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
+                workload = setup.workload(m, i, k, options.order, request.payload)
+                topology = demand_topology(d.groups, axis.bits, d.fold)
+                sigma, closed = request.priced(plan, d, partial(closed_form, d.schedule, topology))
+                results.append(simulate_demand(workload, factory, options, rate, d, sigma, closed, (mesh.name, i, k)))
     return SimReport(
         plan=plan.instance,
         fabric=spec.name,
@@ -161,18 +145,9 @@ def _run_point(point: _Point) -> SweepRow:
     )
 
 
-def sweep_shared_host(
-    plan: Plan,
-    spec: FabricSpec,
-    options: SimOptions,
-    payloads: Sequence[int],
-    schedules: str = "plan",
-    only: Callable[[int, int, int], bool] | None = None,
-    placement: str = "contiguous",
-    executor: Executor | None = None,
-    on_row: Callable[[SweepRow], None] | None = None,
-) -> list[SweepRow]:
-    """Every selected demand x schedule x payload of a shared-host plan, here or on ``executor``."""
+def sweep_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, request: SweepRequest) -> list[SweepRow]:
+    """Every selected demand x schedule x payload of a shared-host plan, here or on ``request.executor``."""
+    on_row = request.on_row
     if options.mode != "ideal":
         check_fit(plan, spec)
     points = []
@@ -181,11 +156,12 @@ def sweep_shared_host(
             if axis.ring:
                 continue
             for k, _ in enumerate(axis.demands):
-                if only is not None and not only(m, i, k):
+                if not request.selects(m, i, k):
                     continue
-                for name in _schedules(plan, m, i, k, schedules):
-                    for sigma in payloads:
-                        points.append(_Point(plan, spec, options, placement, m, i, k, name, sigma))
+                for name in _schedules(plan, m, i, k, request.schedules):
+                    for sigma in request.payloads:
+                        points.append(_Point(plan, spec, options, request.placement, m, i, k, name, sigma))
+    executor = request.executor
     if executor is None:  # here, in order; an error stops the sweep as it is
         done = []
         for point in points:

@@ -9,13 +9,13 @@ realizers by :func:`ocsplan.plan.plan_kind`): shared-host plans in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..realization.fabrics import FabricSpec
 from ..schedules import Program
 from .circuitmap import Realization, technology
 from .report import DemandResult, SimReport
+from .requests import Selector, SimRequest
 from .runs import SimOptions, simulate_workload
 from .shared_host import simulate_shared_host
 from .stacked import simulate_stacked
@@ -25,21 +25,8 @@ from .traffic import program_workload
 __all__ = ["SIMULATORS", "PlanSimulator", "simulate_plan", "simulate_program"]
 
 
-class PlanSimulator(Protocol):
-    """Simulate every selected demand of one kind of plan (the signature of :func:`simulate_plan`)."""
-
-    def __call__(
-        self,
-        plan: Plan,
-        spec: FabricSpec,
-        options: SimOptions,
-        *,
-        circuits: Realization | None = ...,
-        only: Callable[[int, int, int], bool] | None = ...,
-        payload: int | None = ...,
-        placement: str = ...,
-    ) -> SimReport: ...
-
+PlanSimulator = Callable[[Plan, FabricSpec, SimOptions, SimRequest], SimReport]
+"""Simulate every selected demand of one kind of plan (what :func:`simulate_plan` asks, as a request)."""
 
 SIMULATORS: dict[str, PlanSimulator] = {
     SHARED_HOST: simulate_shared_host,
@@ -53,7 +40,7 @@ def simulate_plan(
     options: SimOptions,
     *,
     circuits: Realization | None = None,
-    only: Callable[[int, int, int], bool] | None = None,
+    only: Selector | None = None,
     payload: int | None = None,
     placement: str = "contiguous",
 ) -> SimReport:
@@ -65,8 +52,7 @@ def simulate_plan(
     ``payload`` replaces their payloads (the closed form is re-evaluated for it).
     """
     options.check()
-    return SIMULATORS[plan_kind(plan)](plan, spec, options, circuits=circuits, only=only,
-                                       payload=payload, placement=placement)
+    return SIMULATORS[plan_kind(plan)](plan, spec, options, SimRequest(circuits, only, payload, placement))
 
 
 def simulate_program(

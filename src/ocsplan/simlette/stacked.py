@@ -17,9 +17,7 @@ offset's reverse link.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from functools import partial
 
 from ..circulant import Circulant
 from ..cost import phase_time
@@ -29,15 +27,13 @@ from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
 from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
-from .circuitmap import CircuitMap, Link, Realization, check_fit, technology
+from .circuitmap import CircuitMap, Link, check_fit, technology
 from .report import SimReport, SweepRow
-from .runs import SimOptions, simulate_workload
+from .requests import SimRequest, SweepRequest
+from .runs import SimOptions, simulate_demand, simulate_workload
 from .technology import TECHNOLOGIES, network_factory
 from .timing import dl_flits
-from .traffic import ORDERS, Send, Workload
-
-if TYPE_CHECKING:
-    from ..executor import Executor
+from .traffic import ORDERS, Send, Workload, collect
 
 __all__ = [
     "circuits_from_stacked",
@@ -116,21 +112,8 @@ def stacked_workload(
                 src, dst = _rank(base, t.src, stride), _rank(base, t.dst, stride)
                 sends[src][k].append(Send(dst, gen_key(slot, t.gen), t.nbytes, flits, float(t.nbytes)))
                 expect[dst][k] += 1
-    if order == "rank":
-        for lists in sends.values():
-            for msgs in lists:
-                msgs.sort(key=lambda s: s.dst)
-    nodes = tuple(sorted(sends))
-    return Workload(
-        name=f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}",
-        schedule=program.schedule,
-        phases=h,
-        nodes=nodes,
-        sends={x: tuple(tuple(p) for p in sends[x]) for x in nodes},
-        expect={x: tuple(expect[x]) for x in nodes},
-        groups=len(bases),
-        group_size=ax.size,
-    )
+    return collect(f"{plan.meshes[mesh].name}[{axis}].{demand} {d.collective}", program, sends, expect, order,
+                   len(bases))
 
 
 def circuits_from_stacked(real: Circuits, plan: Plan) -> CircuitMap:
@@ -180,21 +163,12 @@ def _technology(spec: FabricSpec, options: SimOptions) -> str:
     return tech
 
 
-def simulate_stacked(
-    plan: Plan,
-    spec: FabricSpec,
-    options: SimOptions,
-    *,
-    circuits: Realization | None = None,
-    only: Callable[[int, int, int], bool] | None = None,
-    payload: int | None = None,
-    placement: str = "contiguous",
-) -> SimReport:
-    """Simulate every demand of a stacked plan; OCS circuits from ``circuits`` (a realization
-    of the plan, as read from a circuits file) or realized now (ranks in order: ``placement``
-    is not used)."""
+def simulate_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request: SimRequest) -> SimReport:
+    """Simulate every selected demand of a stacked plan; OCS circuits from ``request.circuits`` (a
+    realization of the plan, as read from a circuits file) or realized now (ranks in order:
+    ``placement`` is not used)."""
     mode = options.mode
-    given = circuits if isinstance(circuits, Circuits) else None
+    given = request.circuits if isinstance(request.circuits, Circuits) else None
     tech = _technology(spec, options)
     cmap: CircuitMap | None = None
     needed = plan.ports_used
@@ -216,19 +190,13 @@ def simulate_stacked(
             mult = {gen_key(slots[(m, i)], s): axis.circulant.multiplicity for s in axis.circulant.offsets}
             factory = network_factory(spec, options, ports=plan.ports, circuits=cmap,
                                       ideal=(plan.latency_s, plan.link_Bps, mult))
+            graph = Circulant(axis.size, axis.circulant.offsets)
             for k, d in enumerate(axis.demands):
-                if only is not None and not only(m, i, k):
+                if not request.selects(m, i, k):
                     continue
-                workload = stacked_workload(plan, m, i, k, options.order, payload)
-                sigma, closed = d.payload_bytes, d.time_s
-                if payload is not None:
-                    form = circulant_cost(d.schedule, Circulant(axis.size, axis.circulant.offsets), d.collective)
-                    sigma = payload
-                    closed = phase_time(form.h, form.volume(payload), d.multiplicity, plan.latency_s, plan.link_Bps)
-                result = simulate_workload(workload, factory, mode=mode, rate=rate, multiplicity=d.multiplicity,
-                                           payload=sigma, collective=d.collective, closed_form=closed,
-                                           lookahead=options.lookahead, barrier=options.barrier)
-                results.append(replace(result, mesh=mesh.name, axis=i, demand=k))
+                workload = stacked_workload(plan, m, i, k, options.order, request.payload)
+                sigma, closed = request.priced(plan, d, partial(circulant_cost, d.schedule, graph, d.collective))
+                results.append(simulate_demand(workload, factory, options, rate, d, sigma, closed, (mesh.name, i, k)))
     return SimReport(
         plan=plan.instance,
         fabric=spec.name,
@@ -243,19 +211,10 @@ def simulate_stacked(
     )
 
 
-def sweep_stacked(
-    plan: Plan,
-    spec: FabricSpec,
-    options: SimOptions,
-    payloads: Sequence[int],
-    schedules: str = "plan",
-    only: Callable[[int, int, int], bool] | None = None,
-    placement: str = "contiguous",
-    executor: Executor | None = None,
-    on_row: Callable[[SweepRow], None] | None = None,
-) -> list[SweepRow]:
+def sweep_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request: SweepRequest) -> list[SweepRow]:
     """``sweep`` on a stacked plan: every selected demand x one-shot schedule x payload, here
     (``placement``, ``executor`` and ``on_row`` are not used)."""
+    schedules = request.schedules
     mode = options.mode
     _technology(spec, options)
     cmap: CircuitMap | None = None
@@ -273,7 +232,7 @@ def sweep_stacked(
         factory = network_factory(spec, options, ports=plan.ports, circuits=cmap,
                                   ideal=(plan.latency_s, plan.link_Bps, mult))
         for k, d in enumerate(axis.demands):
-            if only is not None and not only(m, i, k):
+            if not request.selects(m, i, k):
                 continue
             if schedules == "plan":
                 names = [d.schedule]
@@ -287,7 +246,7 @@ def sweep_stacked(
                                             f"circulant (use {', '.join(CIRCULANT_CATALOGUE[d.collective])})")
             for name in names:
                 form = circulant_cost(name, graph, d.collective)
-                for sigma in payloads:
+                for sigma in request.payloads:
                     workload = stacked_workload(plan, m, i, k, options.order, sigma, name)
                     result = simulate_workload(workload, factory, mode=mode, rate=rate, multiplicity=p,
                                                payload=sigma, collective=d.collective,

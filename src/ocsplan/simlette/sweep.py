@@ -13,7 +13,7 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..errors import InstanceError
 from ..files import write_atomic
@@ -21,6 +21,7 @@ from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
 from .report import SweepRow
+from .requests import Selector, SweepRequest
 from .runs import SimOptions
 from .shared_host import sweep_shared_host
 from .stacked import sweep_stacked
@@ -43,22 +44,8 @@ def payload_range(low: int, high: int) -> list[int]:
     return out
 
 
-class PlanSweeper(Protocol):
-    """Sweep one kind of plan (the signature of :func:`sweep`)."""
-
-    def __call__(
-        self,
-        plan: Plan,
-        spec: FabricSpec,
-        options: SimOptions,
-        payloads: Sequence[int],
-        schedules: str = ...,
-        only: Callable[[int, int, int], bool] | None = ...,
-        placement: str = ...,
-        executor: Executor | None = ...,
-        on_row: Callable[[SweepRow], None] | None = ...,
-    ) -> list[SweepRow]: ...
-
+PlanSweeper = Callable[[Plan, FabricSpec, SimOptions, SweepRequest], list[SweepRow]]
+"""Sweep one kind of plan (what :func:`sweep` asks, as a request)."""
 
 SWEEPERS: dict[str, PlanSweeper] = {
     SHARED_HOST: sweep_shared_host,
@@ -72,7 +59,7 @@ def sweep(
     options: SimOptions,
     payloads: Sequence[int],
     schedules: str = "plan",
-    only: Callable[[int, int, int], bool] | None = None,
+    only: Selector | None = None,
     placement: str = "contiguous",
     executor: Executor | None = None,
     on_row: Callable[[SweepRow], None] | None = None,
@@ -83,8 +70,8 @@ def sweep(
     finishes. On an executor a failing point runs once more, then the sweep fails.
     """
     options.check()
-    return SWEEPERS[plan_kind(plan)](plan, spec, options, payloads, schedules, only, placement,
-                                     executor, on_row)
+    return SWEEPERS[plan_kind(plan)](plan, spec, options,
+                                     SweepRequest(payloads, schedules, only, placement, executor, on_row))
 
 
 def sweep_csv(rows: Sequence[SweepRow]) -> str:

@@ -22,7 +22,7 @@ from ..schedules import Program
 from ..schedules import program as build
 from .timing import dl_flits
 
-__all__ = ["ORDERS", "Send", "Workload", "demand_workload", "program_workload"]
+__all__ = ["ORDERS", "Send", "Workload", "collect", "demand_workload", "program_workload"]
 
 # "program": each node sends in the schedule's own order (generators ascending,
 # so all nodes of a phase address a permutation at every step);
@@ -120,19 +120,26 @@ def program_workload(
                 # Send(...) without its Python-level __new__ (hundreds of thousands of calls)
                 sends[base | lsrc][k].append(new(Send, (dst, gen, nb, flits, size)))
                 expect[dst][k] += 1
+    return collect(name or program.schedule, program, sends, expect, order, len(bases))
+
+
+def collect(name: str, program: Program, sends: dict[int, list[list[Send]]], expect: dict[int, list[int]],
+            order: str, groups: int) -> Workload:
+    """The workload of ``groups`` groups running ``program``, from each node's sends and expected
+    arrivals per phase: in ``rank`` order a node's sends of a phase go by destination."""
     if order == "rank":
         for lists in sends.values():
             for msgs in lists:
                 msgs.sort(key=lambda s: s.dst)
     nodes = tuple(sorted(sends))
     return Workload(
-        name=name or program.schedule,
+        name=name,
         schedule=program.schedule,
-        phases=h,
+        phases=len(program.phases),
         nodes=nodes,
         sends={x: tuple(tuple(p) for p in sends[x]) for x in nodes},
         expect={x: tuple(expect[x]) for x in nodes},
-        groups=len(bases),
+        groups=groups,
         group_size=program.size,
     )
 

@@ -16,61 +16,14 @@ file that parses may still be wrong, which is the validator's business.
 
 from __future__ import annotations
 
-from .codec import (
-    KEYS,
-    SCHEMA,
-    circuits_from_dict,
-    circuits_to_dict,
-    dumps_circuits,
-    load_circuits,
-    loads_circuits,
-    write_circuits,
-)
-from .labels import CIRCULANT, circulant_label, generator_label, parse_circulant, parse_label, shift
-from .types import (
-    Circuit,
-    Circuits,
-    Counts,
-    Device,
-    FabricRef,
-    GeneratorUse,
-    Hop,
-    NodePort,
-    Placement,
-    PlanRef,
-    Route,
-    by_port,
-    fabric_mismatch,
-    plan_mismatch,
-)
+from . import codec as _codec
+from . import labels as _labels
+from . import types as _types
+from .codec import *  # noqa: F403  (the re-export: each module's __all__ is the list)
+from .labels import *  # noqa: F403
+from .types import *  # noqa: F403
 
-__all__ = [
-    "CIRCULANT",
-    "KEYS",
-    "SCHEMA",
-    "Circuit",
-    "Circuits",
-    "Counts",
-    "Device",
-    "FabricRef",
-    "GeneratorUse",
-    "Hop",
-    "NodePort",
-    "Placement",
-    "PlanRef",
-    "Route",
-    "by_port",
-    "circuits_from_dict",
-    "circuits_to_dict",
-    "circulant_label",
-    "dumps_circuits",
-    "fabric_mismatch",
-    "generator_label",
-    "load_circuits",
-    "loads_circuits",
-    "parse_circulant",
-    "parse_label",
-    "plan_mismatch",
-    "shift",
-    "write_circuits",
-]
+__all__ = []
+__all__ += _codec.__all__
+__all__ += _labels.__all__
+__all__ += _types.__all__

@@ -15,19 +15,7 @@ from ...limits import MAX_CIRCUITS, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_
 from ..fabrics import Level
 from ..wiring import Inventory, LevelCount
 from .labels import CIRCULANT, parse_circulant, parse_label
-from .types import (
-    Circuit,
-    Circuits,
-    Counts,
-    Device,
-    FabricRef,
-    GeneratorUse,
-    Hop,
-    NodePort,
-    Placement,
-    PlanRef,
-    Route,
-)
+from .types import Circuit, Circuits, Counts, Device, FabricRef, GeneratorUse, Hop, NodePort, Placement, PlanRef, Route
 
 __all__ = [
     "KEYS",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...errors import InstanceError
 from ..fabrics import FabricSpec, LatencyBudget, Level
 from ..wiring import Inventory
 from .labels import generator_label
@@ -28,6 +29,7 @@ __all__ = [
     "by_port",
     "fabric_mismatch",
     "plan_mismatch",
+    "require_realizes",
 ]
 
 
@@ -182,6 +184,20 @@ def plan_mismatch(ref: PlanRef, plan: Plan) -> str:
         if ref.generators != want:
             return f"plan.generators: generators or multiplicities differ from plan {plan.instance[:80]!r}'s"
     return ""
+
+
+def require_realizes(circuits: Circuits, plan: Plan, spec: FabricSpec, *, option: str = "--circuits",
+                     prefix: str = "", plan_context: str = "", fabric: str | None = None) -> None:
+    """InstanceError naming ``option`` unless ``circuits`` realize ``plan`` on ``spec``: the first of
+    :func:`plan_mismatch` (after ``plan_context``) and :func:`fabric_mismatch` (with ``--fabric``
+    and ``fabric``, default the fabric's name), each message after ``prefix``. The check every
+    consumer of a given circuits file makes (simulate, decode)."""
+    differs = plan_mismatch(circuits.plan, plan)
+    if differs:
+        raise InstanceError(option, "", f"{prefix}{plan_context}{differs}")
+    differs = fabric_mismatch(circuits.fabric, spec)
+    if differs:
+        raise InstanceError(option, "", f"{prefix}{differs} (--fabric {spec.name if fabric is None else fabric})")
 
 
 def _short(value: object) -> str:
