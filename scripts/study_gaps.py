@@ -21,8 +21,10 @@ from pathlib import Path
 from rich.console import Console
 
 from ocsplan.executor import Executor
-from ocsplan.studies import plot_gaps, run_study, summarize, table_rows
-from ocsplan.studies.families import FAMILIES, generate, write_family
+from ocsplan.files import write_atomic
+from ocsplan.instance import write_instances
+from ocsplan.studies import gap_image, run_study, summarize, table_rows
+from ocsplan.studies.families import FAMILIES, generate
 
 BUCKETS = (0.0, 1e-6, 1e-3, 1e-2, 5e-2, 1e-1, float("inf"))
 
@@ -52,7 +54,7 @@ def main() -> None:
     inst_dir = args.out / "instances"
     paths = []
     for family in args.families.split(","):
-        paths += write_family(
+        paths += write_instances(
             generate(family, args.count, args.seed, args.min_bits, args.max_bits), inst_dir
         )
     methods = args.methods.split(",")
@@ -75,7 +77,7 @@ def main() -> None:
         on_result=report,
     )
     wall = time.perf_counter() - start
-    plot_gaps(results, args.out / "gaps.png")
+    write_atomic(args.out / "gaps.png", gap_image(results, "png"))
     rows = table_rows(results)
     console.print(
         f"{len(paths)} instances, {len(results)} rows, wall {wall:.1f} s"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocsplan.decode.cache import PlanCache
-from ocsplan.decode.pareto import CSV_COLUMNS, _task, cells_csv, pareto_sweep, write_png
+from ocsplan.decode.pareto import CSV_COLUMNS, _task, cells_csv, pareto_sweep, png_bytes
 from ocsplan.decode.ranking import Pruned
 from ocsplan.decode.step import decode_step
 from ocsplan.executor import Executor
@@ -57,7 +57,7 @@ def test_winner_is_the_best_split(sweep: tuple[list, Path]) -> None:  # type: ig
         assert c.best is not None and c.best.tokens_per_s_user == best
 
 
-def test_csv_png_and_parallel_rerun(sweep: tuple[list, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_csv_png_and_parallel_rerun(sweep: tuple[list, Path]) -> None:  # type: ignore[type-arg]
     cells, cache = sweep
     text = cells_csv(cells)
     assert text.splitlines()[0].split(",") == list(CSV_COLUMNS)
@@ -66,9 +66,7 @@ def test_csv_png_and_parallel_rerun(sweep: tuple[list, Path], tmp_path: Path) ->
     again = pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768, 1_000_000], [1, 64], 8, cache=cache,
                          executor=Executor(jobs=2))
     assert cells_csv(again) == text  # deterministic, and the same from the cache in worker processes
-    png = tmp_path / "f4.png"
-    write_png(cells, png)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png_bytes(cells)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_batch_that_fits_nowhere() -> None:

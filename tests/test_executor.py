@@ -15,8 +15,9 @@ import pytest
 
 from ocsplan.errors import InstanceError, OcsplanError
 from ocsplan.executor import Executor, Failure, check_address
+from ocsplan.instance import write_instances
 from ocsplan.studies import read_results, run_study
-from ocsplan.studies.families import generate, write_family
+from ocsplan.studies.families import generate
 
 from .executor_tasks import task
 
@@ -106,7 +107,7 @@ def test_unreachable_scheduler_is_one_error_before_any_work() -> None:
 @pytest.fixture(scope="module")
 def twenty(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("family")
-    return write_family(generate("latency", 20, seed=5, min_bits=3, max_bits=4), folder)
+    return write_instances(generate("latency", 20, seed=5, min_bits=3, max_bits=4), folder)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ocsplan.instance import dumps_instance, load_instance
-from ocsplan.studies.families import FAMILIES, generate, generate_instance, write_family
+from ocsplan.instance import dumps_instance, load_instance, write_instances
+from ocsplan.studies.families import FAMILIES, generate, generate_instance
 
 KiB, MiB = 1024, 1 << 20
 PAYLOADS = {"random": (64, 64 * MiB), "latency": (64, 64 * KiB), "bandwidth": (MiB, 64 * MiB)}
@@ -24,7 +24,7 @@ def test_same_seed_same_instances(family: str) -> None:
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_files_are_valid_instances(family: str, tmp_path: Path) -> None:
     instances = generate(family, 8, seed=3)
-    paths = write_family(instances, tmp_path)
+    paths = write_instances(instances, tmp_path)
     assert [p.name for p in paths] == [f"{i.name}.toml" for i in instances]
     for path, inst in zip(paths, instances, strict=True):
         again = load_instance(path)

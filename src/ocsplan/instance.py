@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InstanceError
 from .fields import unknown_keys
-from .files import read_toml, toml_data
+from .files import read_toml, toml_data, write_atomic
 from .limits import (
     MAX_AXES,
     MAX_BIT_TYPES,
@@ -48,6 +48,7 @@ __all__ = [
     "parse_instance",
     "require_shared_host",
     "shared_host_problem",
+    "write_instances",
 ]
 
 
@@ -452,3 +453,18 @@ def dumps_instance(instance: Instance) -> str:
     import tomli_w
 
     return tomli_w.dumps(instance_document(instance))
+
+
+def write_instances(instances: list[Instance], out: str | Path) -> list[Path]:
+    """Write each instance to ``out/<name>.toml`` (created with its parents; each written atomically
+    after its text is read back to validate)."""
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for inst in instances:
+        text = dumps_instance(inst)
+        path = directory / f"{inst.name}.toml"
+        loads_instance(text, str(path))
+        write_atomic(path, text)
+        paths.append(path)
+    return paths

@@ -206,10 +206,11 @@ def sweep(
     from rich.table import Table
 
     from ..executor import Executor
+    from ..files import write_atomic_all
     from ..plan import load_plan
     from ..planning.check import require_valid
     from ..realization.fabrics import load_fabric
-    from ..simlette.sweep import payload_range, write_csv, write_plot
+    from ..simlette.sweep import payload_range, plot_png, sweep_csv
     from ..simlette.sweep import sweep as run_sweep
     from .console import Bar
     from .render import add_rows
@@ -237,9 +238,10 @@ def sweep(
                          schedules, only=_select(plan, demand), placement=placement,
                          executor=executor if executor.parallel > 1 or scheduler is not None else None,
                          on_row=lambda row: bar.advance(description=f"{row.demand} {row.schedule}"))
-    write_csv(rows, csv_out)
+    outputs: list[tuple[Path, str | bytes]] = [(csv_out, sweep_csv(rows))]
     if plot is not None:
-        write_plot(rows, plot, f"{plan.instance} on {spec.name}, {mode} mode")
+        outputs.append((plot, plot_png(rows, f"{plan.instance} on {spec.name}, {mode} mode")))
+    write_atomic_all(outputs)  # all or none
     title = f"{plan.instance} on {spec.name}: {len(rows)} runs -> {csv_out}"
     if spray is not None:
         title += f" (spray {spray})"

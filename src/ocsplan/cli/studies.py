@@ -30,7 +30,8 @@ def generate(
     max_bits: Annotated[int, typer.Option(help="largest n")] = 9,
 ) -> None:
     """Write generated instances of a family (valid instance files, deterministic)."""
-    from ..studies.families import FAMILIES, write_family
+    from ..instance import write_instances
+    from ..studies.families import FAMILIES
     from ..studies.families import generate as make
 
     if family not in FAMILIES:
@@ -45,7 +46,7 @@ def generate(
         raise InstanceError(
             "--min-bits", "", f"need 2 <= min bits <= max bits <= 16, got {min_bits}..{max_bits}"
         )
-    paths = write_family(make(family, count, seed, min_bits, max_bits), out_dir)
+    paths = write_instances(make(family, count, seed, min_bits, max_bits), out_dir)
     out.print(f"wrote {len(paths)} {family} instances to {out_dir}", markup=False)
 
 
@@ -74,10 +75,11 @@ def study(
 ) -> None:
     """Batch study: every method on every instance, a CSV row each, a summary, a figure."""
     from ..executor import Executor
+    from ..files import write_atomic
     from ..planning.registry import EXACT_METHODS
     from ..studies.results import dumps_study_json, read_study
     from ..studies.runner import collect_paths, default_workers, run_study
-    from ..studies.summary import plot_gaps, summarize
+    from ..studies.summary import gap_image, summarize
     from .console import Bar
     from .render import summary_table
 
@@ -122,7 +124,7 @@ def study(
     (err if json_out == "-" else out).print(summary_table(summarize(results), len(files)))
     emit_json(dumps_study_json(results, len(files)), json_out)
     if plot is not None and results:
-        plot_gaps(results, plot)
+        write_atomic(plot, gap_image(results, plot.suffix[1:].lower()))
     if interrupted:
         err.print(f"interrupted: {len(results)} rows kept in {out_csv}", markup=False)
         raise typer.Exit(130)

@@ -11,7 +11,7 @@ the plans (in memory, and on disk through the files layer).
 from __future__ import annotations
 
 from .cache import PlanCache
-from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, png_bytes, write_png
+from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, png_bytes
 from .pricing import NATIVE, NETWORKS, Priced, price_native, price_planned
 from .ranking import SplitChoice, best_step, time_splits
 from .step import decode_step, plan_for
@@ -37,5 +37,4 @@ __all__ = [
     "price_native",
     "price_planned",
     "time_splits",
-    "write_png",
 ]

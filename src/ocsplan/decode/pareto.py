@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ..errors import OcsplanError
 from ..executor import Executor, Failure
-from ..files import write_atomic
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
 from ..workload.accelerator import Accelerator
@@ -29,7 +28,7 @@ from ..workload.step import Step
 from .cache import PlanCache
 from .ranking import Outcome, best_of, resimulated, time_splits
 
-__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes", "write_png"]
+__all__ = ["CSV_COLUMNS", "Cell", "cells_csv", "pareto_sweep", "png_bytes"]
 
 
 @dataclass(frozen=True)
@@ -153,11 +152,6 @@ def cells_csv(cells: Sequence[Cell]) -> str:
                          repr(s.tokens_per_s_user), repr(s.tokens_per_s), repr(s.power_w),
                          repr(s.tokens_per_s_mw)])
     return buffer.getvalue()
-
-
-def write_png(cells: Sequence[Cell], path: Path) -> None:
-    """:func:`png_bytes` written atomically to ``path``."""
-    write_atomic(path, png_bytes(cells))
 
 
 def png_bytes(cells: Sequence[Cell]) -> bytes:

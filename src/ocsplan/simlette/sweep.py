@@ -12,11 +12,9 @@ import csv
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InstanceError
-from ..files import write_atomic
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
@@ -29,7 +27,7 @@ from .stacked import sweep_stacked
 if TYPE_CHECKING:
     from ..executor import Executor
 
-__all__ = ["SWEEPERS", "PlanSweeper", "SweepRow", "payload_range", "sweep", "sweep_csv", "write_csv", "write_plot"]
+__all__ = ["SWEEPERS", "PlanSweeper", "SweepRow", "payload_range", "plot_png", "sweep", "sweep_csv"]
 
 
 def payload_range(low: int, high: int) -> list[int]:
@@ -85,8 +83,8 @@ def sweep_csv(rows: Sequence[SweepRow]) -> str:
     return out.getvalue()
 
 
-def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> None:
-    """Completion time against payload: simulated (solid) and Eq. 1 on the fabric (dashed)."""
+def plot_png(rows: Sequence[SweepRow], title: str = "") -> bytes:
+    """Completion time against payload: simulated (solid) and Eq. 1 on the fabric (dashed), as PNG."""
     plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -110,8 +108,4 @@ def write_plot(rows: Sequence[SweepRow], path: str | Path, title: str = "") -> N
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
     plt.close(fig)
-    write_atomic(path, buffer.getvalue())
-
-
-def write_csv(rows: Sequence[SweepRow], path: str | Path) -> None:
-    write_atomic(path, sweep_csv(rows))
+    return buffer.getvalue()

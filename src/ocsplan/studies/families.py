@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from pathlib import Path
 
-from ..files import write_atomic
-from ..instance import Axis, Budget, Demand, Instance, Mesh, dumps_instance, loads_instance
+from ..instance import Axis, Budget, Demand, Instance, Mesh
 from ..units import format_bytes
 
-__all__ = ["FAMILIES", "generate", "generate_instance", "write_family"]
+__all__ = ["FAMILIES", "generate", "generate_instance"]
 
 LATENCY = 0.52e-6  # seconds per phase (paper App. A.5.1)
 LINK = 5e10  # bytes per second of one circuit (400 Gb/s)
@@ -231,17 +229,3 @@ def generate(
 ) -> list[Instance]:
     """``count`` instances of ``family``."""
     return [generate_instance(family, seed, k, min_bits, max_bits) for k in range(count)]
-
-
-def write_family(instances: list[Instance], out: str | Path) -> list[Path]:
-    """Write each instance to ``out/<name>.toml`` (atomically, re-read to validate)."""
-    directory = Path(out)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for inst in instances:
-        text = dumps_instance(inst)
-        path = directory / f"{inst.name}.toml"
-        loads_instance(text, str(path))
-        write_atomic(path, text)
-        paths.append(path)
-    return paths

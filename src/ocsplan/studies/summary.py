@@ -7,14 +7,12 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic_with
 from ..plotting import pyplot
 from .results import TOLERANCE, Result, table_rows
 
-__all__ = ["Summary", "gap_figure", "plot_gaps", "summarize"]
+__all__ = ["Summary", "gap_figure", "gap_image", "summarize"]
 
 
 
@@ -131,12 +129,19 @@ def gap_figure(results: Sequence[Result]) -> Any:
     return fig
 
 
-def plot_gaps(results: Sequence[Result], path: str | Path) -> None:
-    """Write :func:`gap_figure` to ``path`` (PNG, PDF or SVG by its suffix), atomically."""
+def gap_image(results: Sequence[Result], fmt: str) -> bytes:
+    """:func:`gap_figure` as ``fmt`` (png, pdf or svg) bytes; an SVG or PDF carries no date, so the
+    same results give the same bytes."""
+    import io
+
     import matplotlib.pyplot as plt
 
     fig = gap_figure(results)
     try:
-        write_atomic_with(path, fig.savefig)
+        buffer = io.BytesIO()
+        dated = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+        with plt.rc_context({"svg.hashsalt": "ocsplan"}):
+            fig.savefig(buffer, format=fmt, metadata=dated.get(fmt))
+        return buffer.getvalue()
     finally:
         plt.close(fig)
