@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import PlanError
 from ..plotting import pyplot
+from ..workload.step import STEP_SCHEMA
 from .svg import cell, figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
@@ -69,8 +70,8 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     labels: list[str] = []
     splits: list[dict[str, float]] = []
     for name, step in steps:
-        if step.get("schema") != "ocsplan.decode/1":
-            raise PlanError(f"{name}: schema {step.get('schema')!r}, expected 'ocsplan.decode/1'")
+        if step.get("schema") != STEP_SCHEMA:
+            raise PlanError(f"{name}: schema {step.get('schema')!r}, expected {STEP_SCHEMA!r}")
         split = step_split(step, name)
         try:
             values = {**{k: step[k] for k in DECODE_FIELDS if k not in split}, **split}
@@ -154,10 +155,10 @@ def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
     analysis's own ranking (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by
     objective). Faults with the same outcome (cost, stopped demands, fallback, generator) form one
     class, shown once with its count and its first fault named by link, generator and path."""
-    from ..deploy.faults import rank_key
+    from ..deploy.faults import SCHEMA, rank_key
 
-    if faults.get("schema") != "ocsplan.faults/1":
-        raise PlanError(f"{name}: schema {faults.get('schema')!r}, expected 'ocsplan.faults/1'")
+    if faults.get("schema") != SCHEMA:
+        raise PlanError(f"{name}: schema {faults.get('schema')!r}, expected {SCHEMA!r}")
     try:
         summary = faults["summary"]
         worst = summary.get("worst") or {}
