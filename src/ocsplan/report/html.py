@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import PlanError
 from ..plotting import pyplot
+from ..realization.circuits import Circuits
 from .provenance import Provenance, provenance_section
 from .svg import cell, figure_svg
 
@@ -125,12 +126,13 @@ def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> s
 
 
 def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None, *,
-                 circuits: Mapping[str, Any] | None = None,
+                 circuits: Circuits | None = None,
                  decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
                  faults: Mapping[str, Any] | None = None, provenance: Provenance | None = None) -> str:
     """The whole page as text (deterministic: same inputs and provenance, same bytes).
 
-    ``decode`` is (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    ``circuits`` realize the plan (``plan_mismatch``, checked by the caller); ``decode`` is
+    (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
     from .fabric import fabric_section
     from .graphs import host_graph_section
     from .sections import decode_section, faults_section

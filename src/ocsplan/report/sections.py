@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import PlanError
 from ..plotting import pyplot
+from ..realization.circuits import Circuit, Circuits
 from ..workload.step import STEP_SCHEMA
 from .svg import cell, figure_svg
 
@@ -107,23 +108,22 @@ def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, fl
         raise PlanError(f"{name}: faults[{index}]: missing or malformed field {exc}") from None
 
 
-def _circuit_of(fault: str, circuits: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """The circuit a ``circuit:N`` fault names, from the circuits file, or None."""
+def _circuit_of(fault: str, circuits: Circuits | None) -> Circuit | None:
+    """The circuit a ``circuit:N`` fault names, from the circuits, or None."""
     kind, _, index = fault.partition(":")
-    rows = circuits.get("circuits", []) if circuits is not None else []
+    rows = circuits.circuits if circuits is not None else ()
     if kind != "circuit" or not index.isdigit() or int(index) >= len(rows):
         return None
-    row = rows[int(index)]
-    return row if isinstance(row, Mapping) else None
+    return rows[int(index)]
 
 
-def _link(circuit: Mapping[str, Any] | None) -> str:
+def _link(circuit: Circuit | None) -> str:
     """"rank 0 port 3 - rank 256 port 3 via L1.k03.r00 > L2.k03.d00 > L1.k03.r08"."""
     if circuit is None:
         return "-"
-    (a, pa), (b, pb) = circuit["a"], circuit["b"]
-    via = " > ".join(str(hop[0]) for hop in circuit.get("path", []))
-    return f"rank {a} port {pa} - rank {b} port {pb}" + (f" via {via}" if via else "")
+    via = " > ".join(hop.device for hop in circuit.path)
+    return f"rank {circuit.a} port {circuit.a_port} - rank {circuit.b} port {circuit.b_port}" \
+        + (f" via {via}" if via else "")
 
 
 def _fallback(fault: Mapping[str, Any]) -> str:
@@ -150,7 +150,7 @@ def _fault_chart(slowdowns: Sequence[float], stopped: int) -> str:
 
 
 def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
-                   circuits: Mapping[str, Any] | None = None) -> str:
+                   circuits: Circuits | None = None) -> str:
     """The fault summary, a chart of what each fault costs, and the worst fault classes in the faults
     analysis's own ranking (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by
     objective). Faults with the same outcome (cost, stopped demands, fallback, generator) form one
@@ -180,17 +180,17 @@ def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
     classes: dict[tuple[Any, ...], list[Any]] = {}
     for fid, obj, stop, _n, fault in rows:
         circuit = _circuit_of(fid, circuits)
-        key = (obj, tuple(stop), _fallback(fault), None if circuit is None else str(circuit.get("generator")))
+        key = (obj, tuple(stop), _fallback(fault), None if circuit is None else circuit.generator)
         classes.setdefault(key, []).append((fid, obj, stop, fault, circuit))
-    generators = {str(g.get("generator")): g for g in (circuits or {}).get("generators", [])}
+    kinds = {g.label: g.kind for g in circuits.generators} if circuits is not None else {}
     body = ['<tr><th data-key="rank">rank</th><th data-key="faults">faults alike</th><th data-key="id">fault</th>'
             '<th data-key="link">link</th><th data-key="generator">generator</th>'
             '<th data-key="objective_s">sum w*T</th><th data-key="slowdown">vs healthy</th>'
             '<th data-key="stopped">stopped demands</th><th data-key="fallback">fallback</th></tr>']
     for rank, members in enumerate(list(classes.values())[:10], start=1):
         fid, obj, stop, fault, circuit = members[0]
-        label = "-" if circuit is None else str(circuit.get("generator"))
-        kind = generators.get(label, {}).get("kind")
+        label = "-" if circuit is None else circuit.generator
+        kind = kinds.get(label)
         body.append(f"<tr>{cell(rank)}{cell(len(members))}{cell(fid, text=True)}{cell(_link(circuit), wrap=True)}"
                     f"{cell(label + (f' ({kind})' if kind else ''), text=True)}{cell(obj, 's')}"
                     f"{cell(obj / healthy if healthy else None, 'x')}{cell(','.join(stop) or '-', text=True)}"
