@@ -68,10 +68,10 @@ def report(
     the_plan = load_plan(plan)
     require_valid(the_plan, str(plan))
     texts: dict[Path, str] = {}
-    plan_data = _read(plan, "", texts)
+    _text(plan, "", texts)
     sim_data = None if simulation is None else _read(simulation, "--simulation", texts)
     if sim_data is not None:
-        check_simulation(sim_data, plan_data, "--simulation", str(simulation))
+        check_simulation(sim_data, the_plan, "--simulation", str(simulation))
     realized = None
     if circuits is not None:
         try:
@@ -83,10 +83,10 @@ def report(
             raise InstanceError("--circuits", "", f"{circuits}: {differs}")
         _text(circuits, "--circuits", texts)
     steps = [(str(p), _read(p, "--decode", texts)) for p in decode or ()]
-    check_decode(steps, plan_data, "--decode")
+    check_decode(steps, the_plan, "--decode")
     faults_data = None if faults is None else _read(faults, "--faults", texts)
     if faults_data is not None:
-        check_faults(faults_data, plan_data, "--faults", str(faults))
+        check_faults(faults_data, the_plan, "--faults", str(faults))
     inputs = [("PLAN", plan), ("--simulation", simulation), ("--circuits", circuits),
               *(("--decode", p) for p in decode or ()), ("--faults", faults)]
     from .. import __version__
@@ -95,7 +95,7 @@ def report(
     sources = tuple(source(option, path.name, texts[path].encode("utf-8"))
                     for option, path in inputs if path is not None)
     provenance = Provenance(__version__, page_date(os.environ.get("SOURCE_DATE_EPOCH")), sources)
-    page = build_report(plan_data, sim_data, circuits=realized,
+    page = build_report(the_plan, sim_data, circuits=realized,
                         decode=[(Path(p).name, d) for p, d in steps], faults=faults_data, provenance=provenance)
     write_atomic(out, page)
 

@@ -1,6 +1,7 @@
 """One self-contained HTML page for a deployment (layer L11): summary, port budget, demands.
 
-Pure: takes the already-read JSON objects (plan, optional simulation) and returns HTML text;
+Pure: takes the plan and the circuits as their readers return them (``Plan``, ``Circuits``), the
+other inputs as already-read JSON objects (simulation, decode, faults), and returns HTML text;
 reading and the atomic write are the CLI's. Images are inline SVG drawn by matplotlib, no
 network and no JavaScript.
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
+from ..cayley import mask_to_str
+from ..plan import Plan
 from ..plotting import pyplot
 from ..realization.circuits import Circuits
 from .svg import figure_svg
@@ -34,23 +35,23 @@ class AxisGraph:
     edges: tuple[tuple[int, int, str], ...]  # (a, b, generator label), one per circuit
 
 
-def axis_graphs(plan: Mapping[str, Any], circuits: Circuits) -> list[AxisGraph]:
+def axis_graphs(plan: Plan, circuits: Circuits) -> list[AxisGraph]:
     """Every axis's component of rank 0 in the realized circuits (deterministic). The circuits
     realize the plan (``plan_mismatch``, checked by the caller)."""
     import networkx as nx
 
     ends = [(c.a, c.b, c.generator) for c in circuits.circuits]
     out: list[AxisGraph] = []
-    for mesh in plan["meshes"]:
-        for index, axis in enumerate(mesh["axes"]):
-            uses = {m for d in axis["demands"] for m in d.get("uses", [])}
+    for mesh in plan.meshes:
+        for index, axis in enumerate(mesh.axes):
+            uses = {mask_to_str(m, plan.n) for d in axis.demands for m in d.uses}
             graph = nx.MultiGraph()
             graph.add_node(0)
             graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
             component = nx.node_connected_component(graph, 0)
             edges = tuple(sorted((min(a, b), max(a, b), g) for a, b, g in ends
                                  if g in uses and a in component))
-            out.append(AxisGraph(str(mesh["name"]), index, tuple(sorted(component)), edges))
+            out.append(AxisGraph(mesh.name, index, tuple(sorted(component)), edges))
     return out
 
 
@@ -159,15 +160,14 @@ def _table(graph: AxisGraph, circuits: Circuits) -> str:
         + "</table>"
 
 
-def host_graph_section(plan: Mapping[str, Any], circuits: Circuits) -> str:
+def host_graph_section(plan: Plan, circuits: Circuits) -> str:
     """The page's host-graph section: per axis, the drawing and its circuits per generator."""
     colours = _colours(circuits)
     parts: list[str] = ["<h2>Host graph per axis</h2>",
                         "<p>Per mesh axis, the ranks reachable from rank 0 over the circuits of the "
                         "generators its demands use; one color per generator (the realizer's port order).</p>"]
     graphs: Sequence[AxisGraph] = axis_graphs(plan, circuits)
-    sizes = {(str(mesh["name"]), i): int(extent) for mesh in plan["meshes"]
-             for i, extent in enumerate(mesh.get("shape", []))}
+    sizes = {(mesh.name, i): extent for mesh in plan.meshes for i, extent in enumerate(mesh.shape)}
     for graph in graphs:
         n, m = len(graph.nodes), len(graph.edges)
         extent = sizes.get((graph.mesh, graph.axis), n)
