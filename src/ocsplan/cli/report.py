@@ -56,6 +56,7 @@ def report(
 
     Every input is read by its reader or held to its schema, and must belong to the plan:
     a file of another plan or deployment is refused naming its option."""
+    from ..deploy.faults import report_from_dict
     from ..plan import load_plan
     from ..planning.check import require_valid
     from ..realization.circuits import load_circuits, plan_mismatch
@@ -84,9 +85,11 @@ def report(
         _text(circuits, "--circuits", texts)
     steps = [(str(p), _read(p, "--decode", texts)) for p in decode or ()]
     check_decode(steps, the_plan, "--decode")
-    faults_data = None if faults is None else _read(faults, "--faults", texts)
-    if faults_data is not None:
+    analysis = None
+    if faults is not None:
+        faults_data = _read(faults, "--faults", texts)
         check_faults(faults_data, the_plan, "--faults", str(faults))
+        analysis = report_from_dict(faults_data)
     inputs = [("PLAN", plan), ("--simulation", simulation), ("--circuits", circuits),
               *(("--decode", p) for p in decode or ()), ("--faults", faults)]
     from .. import __version__
@@ -96,7 +99,7 @@ def report(
                     for option, path in inputs if path is not None)
     provenance = Provenance(__version__, page_date(os.environ.get("SOURCE_DATE_EPOCH")), sources)
     page = build_report(the_plan, sim_data, circuits=realized,
-                        decode=[(Path(p).name, d) for p, d in steps], faults=faults_data, provenance=provenance)
+                        decode=[(Path(p).name, d) for p, d in steps], faults=analysis, provenance=provenance)
     write_atomic(out, page)
 
 

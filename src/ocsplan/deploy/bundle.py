@@ -176,7 +176,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
               ("--faults", "faults.json")]
     provenance = Provenance(__version__, date, tuple(source(option, name, texts[name].encode("utf-8"))
                                                      for option, name in inputs))
-    page = build_report(plan_read, None, circuits=circuits, decode=decodes, faults=faults_data,
+    page = build_report(plan_read, None, circuits=circuits, decode=decodes, faults=report,
                         provenance=provenance)
     files = {**texts,
              **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()},

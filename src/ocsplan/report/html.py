@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..deploy.faults import FaultReport
 from ..errors import PlanError
 from ..plan import AxisPlan, GeneratorPlan, Plan
 from ..plotting import pyplot
@@ -131,11 +132,12 @@ def _demands(plan: Plan, simulation: Mapping[str, Any] | None) -> str:
 def build_report(plan: Plan, simulation: Mapping[str, Any] | None = None, *,
                  circuits: Circuits | None = None,
                  decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 faults: Mapping[str, Any] | None = None, provenance: Provenance | None = None) -> str:
+                 faults: FaultReport | None = None, provenance: Provenance | None = None) -> str:
     """The whole page as text (deterministic: same inputs and provenance, same bytes).
 
     ``circuits`` realize the plan (``plan_mismatch``, checked by the caller); ``decode`` is
-    (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    (file name, step JSON) per ``ocsplan decode --json`` file, in the order given; ``faults`` the
+    faults analysis (``deploy.faults.report_from_dict`` of a checked faults file)."""
     from .fabric import fabric_section
     from .graphs import host_graph_section
     from .sections import decode_section, faults_section

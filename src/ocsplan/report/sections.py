@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..deploy.faults import FaultOutcome, FaultReport
 from ..errors import PlanError
 from ..plotting import pyplot
 from ..realization.circuits import Circuit, Circuits
@@ -99,15 +100,6 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             + _split_svg(labels, splits) + '<table class="decode">' + "".join(rows) + "</table>")
 
 
-def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, float, list[str], int]:
-    try:
-        objective = float(fault["objective"])
-        stopped = [str(s) for s in fault.get("stopped", [])]
-        return str(fault["id"]), objective, stopped, len(fault.get("demands", []))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PlanError(f"{name}: faults[{index}]: missing or malformed field {exc}") from None
-
-
 def _circuit_of(fault: str, circuits: Circuits | None) -> Circuit | None:
     """The circuit a ``circuit:N`` fault names, from the circuits, or None."""
     kind, _, index = fault.partition(":")
@@ -126,11 +118,11 @@ def _link(circuit: Circuit | None) -> str:
         + (f" via {via}" if via else "")
 
 
-def _fallback(fault: Mapping[str, Any]) -> str:
+def _fallback(fault: FaultOutcome) -> str:
     """What the affected demands do instead: "world[0].1 all-gather: parallel, p=2" per changed demand."""
-    changed = [f"{d['mesh']}[{d['axis']}].{d['demand']}: {d['how']}"
-               + (f" {d['schedule']}" if d.get("schedule") else "") + (f", p={d['p']}" if d.get("p") else "")
-               for d in fault.get("demands", []) if d.get("how") != "intact"]
+    changed = [f"{d.mesh}[{d.axis}].{d.demand}: {d.how}"
+               + (f" {d.schedule}" if d.schedule else "") + (f", p={d.p}" if d.p else "")
+               for d in fault.demands if d.how != "intact"]
     return "; ".join(changed) or "-"
 
 
@@ -149,36 +141,27 @@ def _fault_chart(slowdowns: Sequence[float], stopped: int) -> str:
         return figure_svg(fig)
 
 
-def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
-                   circuits: Circuits | None = None) -> str:
+def faults_section(faults: FaultReport, *, circuits: Circuits | None = None) -> str:
     """The fault summary, a chart of what each fault costs, and the worst fault classes in the faults
-    analysis's own ranking (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by
+    analysis's own ranking (:func:`~ocsplan.deploy.faults.ranked`: stopping faults first, then by
     objective). Faults with the same outcome (cost, stopped demands, fallback, generator) form one
     class, shown once with its count and its first fault named by link, generator and path."""
-    from ..deploy.faults import SCHEMA, rank_key
+    from ..deploy.faults import ranked
 
-    if faults.get("schema") != SCHEMA:
-        raise PlanError(f"{name}: schema {faults.get('schema')!r}, expected {SCHEMA!r}")
-    try:
-        summary = faults["summary"]
-        worst = summary.get("worst") or {}
-        healthy = float(faults["healthy"]["objective"])
-        items = [("kind", "fault kind", faults["kind"], None), ("healthy-objective_s", "healthy, sum w*T",
-                                                                 faults["healthy"]["objective"], "s"),
-                 ("count", "faults analysed" + (" (a sample)" if faults.get("sampled") else ""),
-                  summary["count"], None),
-                 ("worst", "worst fault", worst.get("id"), None),
-                 ("worst-objective_s", "worst fault, sum w*T", worst.get("objective"), "s"),
-                 ("median-objective_s", "median fault, sum w*T", summary["median"], "s"),
-                 ("stopped", "faults that stop a demand", summary["stopped"], None)]
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise PlanError(f"{name}: missing or malformed field {exc}") from None
+    summary, worst = faults.summary, faults.summary.worst
+    healthy = float(faults.healthy)
+    items: list[tuple[str, str, str | float | None, str | None]] = [
+        ("kind", "fault kind", faults.kind, None), ("healthy-objective_s", "healthy, sum w*T", faults.healthy, "s"),
+        ("count", "faults analysed" + (" (a sample)" if faults.sampled else ""), summary.count, None),
+        ("worst", "worst fault", None if worst is None else worst.id, None),
+        ("worst-objective_s", "worst fault, sum w*T", None if worst is None else worst.objective, "s"),
+        ("median-objective_s", "median fault, sum w*T", summary.median, "s"),
+        ("stopped", "faults that stop a demand", summary.stopped, None)]
     head = "".join(f'<tr><th data-key="{k}">{escape(label)}</th>{cell(v, unit, ident=f"faults-{k}", text=True)}</tr>'
                    for k, label, v, unit in items)
-    rows = [(*_fault_row(f, i, name), f) for i, f in enumerate(faults.get("faults", []))]
-    rows.sort(key=lambda r: rank_key(len(r[2]), r[1], r[0]))
+    rows = [(f.id, float(f.objective), list(f.stopped), f) for f in ranked(faults)]
     classes: dict[tuple[Any, ...], list[Any]] = {}
-    for fid, obj, stop, _n, fault in rows:
+    for fid, obj, stop, fault in rows:
         circuit = _circuit_of(fid, circuits)
         key = (obj, tuple(stop), _fallback(fault), None if circuit is None else circuit.generator)
         classes.setdefault(key, []).append((fid, obj, stop, fault, circuit))
@@ -195,7 +178,7 @@ def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
                     f"{cell(label + (f' ({kind})' if kind else ''), text=True)}{cell(obj, 's')}"
                     f"{cell(obj / healthy if healthy else None, 'x')}{cell(','.join(stop) or '-', text=True)}"
                     f"{cell(_fallback(fault), wrap=True)}</tr>")
-    slowdowns = [obj / healthy for _, obj, stop, _, _ in rows if not stop and healthy]
+    slowdowns = [obj / healthy for _, obj, stop, _ in rows if not stop and healthy]
     return ("<h2>Faults</h2><table>" + head + "</table>"
             + _fault_chart(slowdowns, sum(1 for r in rows if r[2]))
             + f"<h3>The worst fault classes ({min(10, len(classes))} of {len(classes)}): stopping faults first, "
