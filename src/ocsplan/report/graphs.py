@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ..cayley import mask_to_str
 from ..plan import Plan
 from ..plotting import pyplot
-from ..realization.circuits import Circuits
+from ..realization.circuits import Circuits, generator_label
 from .svg import figure_svg
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
@@ -42,9 +41,10 @@ def axis_graphs(plan: Plan, circuits: Circuits) -> list[AxisGraph]:
 
     ends = [(c.a, c.b, c.generator) for c in circuits.circuits]
     out: list[AxisGraph] = []
+    kinds = {g.mask: g.kind for g in plan.generators}
     for mesh in plan.meshes:
         for index, axis in enumerate(mesh.axes):
-            uses = {mask_to_str(m, plan.n) for d in axis.demands for m in d.uses}
+            uses = {generator_label(m, kinds[m], plan.n) for d in axis.demands for m in d.uses}
             graph = nx.MultiGraph()
             graph.add_node(0)
             graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
