@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ocsplan.cli import app
+from ocsplan.deploy.faults import report_from_dict, report_to_dict
 from ocsplan.report.sections import faults_section
 from ocsplan.schemas import schema, schema_names
 
@@ -64,8 +65,13 @@ def test_written_file_validates_and_counts_every_fault(files: dict[str, Path], k
 
 
 def test_the_report_reads_it(files: dict[str, Path]) -> None:
-    html = faults_section(load(files["faults"]), str(files["faults"]))
+    html = faults_section(report_from_dict(load(files["faults"])))
     assert "The worst fault classes" in html and 'id="faults-stopped"' in html
+
+
+def test_the_reader_reads_what_the_writer_wrote(files: dict[str, Path]) -> None:
+    data = load(files["faults"])
+    assert report_to_dict(report_from_dict(data)) == data
 
 
 def test_a_stopping_fault_is_the_worst(files: dict[str, Path]) -> None:

@@ -308,6 +308,28 @@ def test_report_host_graphs(files: tuple[Path, Path], extra: dict[str, Path], tm
             assert int(cells["circuits_total"]) == use["circuits"]
 
 
+def test_report_host_graph_of_a_ring_axis(tmp_path: Path) -> None:
+    """A ring axis is drawn over its ring's circuits (the circuits name a ring ``ring:<mask>``):
+    rank 0's ring has one circuit per rank and parallel ring."""
+    plan_path, circuits_path, out = tmp_path / "plan.json", tmp_path / "c.json", tmp_path / "r.html"
+    for argv in (["solve", str(instance_path("paper-table7-ring-single")), "--json", str(plan_path)],
+                 ["realize", str(plan_path), "--fabric", str(FABRICS / "ocs-single.toml"), "--out", str(circuits_path)],
+                 ["report", str(plan_path), "--circuits", str(circuits_path), "--out", str(out)]):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 0, result.output
+    plan: dict[str, Any] = json.loads(plan_path.read_text())
+    rings = [(m["name"], i, a) for m in plan["meshes"] for i, a in enumerate(m["axes"]) if a.get("ring")]
+    assert rings
+    kinds = {g["mask"]: g for g in plan["generators"]}
+    tables = {(a["data-mesh"], int(str(a["data-axis"]))): rows for a, rows in _tables(_page(out), "host")}
+    for mesh, index, axis in rings:
+        [mask] = {u for d in axis["demands"] for u in d["uses"]}
+        header, *body = tables[(mesh, index)]
+        [row] = [dict(zip(header, r, strict=True)) for r in body]
+        assert (row["generator"], row["kind"]) == (f"ring:{mask}", "ring")
+        assert int(row["circuits_drawn"]) == kinds[mask]["multiplicity"] * axis["size"]
+
+
 def test_report_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
     page = _full(files, extra, tmp_path / "r.html")
     [(_, rows)] = _tables(page, "decode")

@@ -18,13 +18,22 @@ from .streams import write_stdout
 __all__ = ["report", "schema"]
 
 
-def _load(path: Path, option: str = "", texts: dict[Path, str] | None = None) -> dict[str, Any]:
-    """The file's JSON object; with ``option``, an error names it too; ``texts`` keeps the text read
-    (for the page's provenance: each file is read once more, never twice more)."""
+def _text(path: Path, option: str, texts: dict[Path, str]) -> str:
+    """The file's text, kept in ``texts`` (for the page's provenance: each file is read once more,
+    never twice more); with ``option``, an error names it too."""
     try:
-        text = read_text(path, lambda m: PlanError(f"{path}: {m}"), MAX_JSON_BYTES)
-        if texts is not None:
-            texts[path] = text
+        texts[path] = read_text(path, lambda m: PlanError(f"{path}: {m}"), MAX_JSON_BYTES)
+        return texts[path]
+    except OcsplanError as exc:
+        if not option:
+            raise
+        raise InstanceError(option, "", str(exc)) from None
+
+
+def _read(path: Path, option: str, texts: dict[Path, str]) -> dict[str, Any]:
+    """The file's JSON object (see :func:`_text`)."""
+    text = _text(path, option, texts)
+    try:
         return read_json(text, str(path))
     except OcsplanError as exc:
         if not option:
@@ -47,6 +56,7 @@ def report(
 
     Every input is read by its reader or held to its schema, and must belong to the plan:
     a file of another plan or deployment is refused naming its option."""
+    from ..deploy.faults import report_from_dict
     from ..plan import load_plan
     from ..planning.check import require_valid
     from ..realization.circuits import load_circuits, plan_mismatch
@@ -59,11 +69,11 @@ def report(
     the_plan = load_plan(plan)
     require_valid(the_plan, str(plan))
     texts: dict[Path, str] = {}
-    plan_data = _load(plan, "", texts)
-    sim_data = None if simulation is None else _load(simulation, "--simulation", texts)
+    _text(plan, "", texts)
+    sim_data = None if simulation is None else _read(simulation, "--simulation", texts)
     if sim_data is not None:
-        check_simulation(sim_data, plan_data, "--simulation", str(simulation))
-    circuits_data = None
+        check_simulation(sim_data, the_plan, "--simulation", str(simulation))
+    realized = None
     if circuits is not None:
         try:
             realized = load_circuits(circuits)
@@ -72,12 +82,14 @@ def report(
         differs = plan_mismatch(realized.plan, the_plan)
         if differs:
             raise InstanceError("--circuits", "", f"{circuits}: {differs}")
-        circuits_data = _load(circuits, "--circuits", texts)
-    steps = [(str(p), _load(p, "--decode", texts)) for p in decode or ()]
-    check_decode(steps, plan_data, "--decode")
-    faults_data = None if faults is None else _load(faults, "--faults", texts)
-    if faults_data is not None:
-        check_faults(faults_data, plan_data, "--faults", str(faults))
+        _text(circuits, "--circuits", texts)
+    steps = [(str(p), _read(p, "--decode", texts)) for p in decode or ()]
+    check_decode(steps, the_plan, "--decode")
+    analysis = None
+    if faults is not None:
+        faults_data = _read(faults, "--faults", texts)
+        check_faults(faults_data, the_plan, "--faults", str(faults))
+        analysis = report_from_dict(faults_data)
     inputs = [("PLAN", plan), ("--simulation", simulation), ("--circuits", circuits),
               *(("--decode", p) for p in decode or ()), ("--faults", faults)]
     from .. import __version__
@@ -86,8 +98,8 @@ def report(
     sources = tuple(source(option, path.name, texts[path].encode("utf-8"))
                     for option, path in inputs if path is not None)
     provenance = Provenance(__version__, page_date(os.environ.get("SOURCE_DATE_EPOCH")), sources)
-    page = build_report(plan_data, sim_data, circuits=circuits_data,
-                        decode=[(Path(p).name, d) for p, d in steps], faults=faults_data, provenance=provenance)
+    page = build_report(the_plan, sim_data, circuits=realized,
+                        decode=[(Path(p).name, d) for p, d in steps], faults=analysis, provenance=provenance)
     write_atomic(out, page)
 
 

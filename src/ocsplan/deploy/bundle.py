@@ -20,7 +20,7 @@ from ..decode.ranking import best_step
 from ..decode.step import decode_step, plan_for
 from ..decode.technology import StepDemand
 from ..errors import InstanceError, OcsplanError
-from ..plan import Plan, dumps_plan
+from ..plan import Plan, dumps_plan, loads_plan
 from ..realization.circuits import Circuits, dumps_circuits
 from ..realization.fabric_check import fabric_faults
 from ..realization.fabrics import FabricSpec
@@ -163,12 +163,12 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     report = analyse_faults(circuits, plan, "circuit", None if sample == count else sample, 0)
 
     plan_text = dumps_plan(plan)
-    plan_data = json.loads(plan_text)
+    plan_read = loads_plan(plan_text)  # the plan as report reads plan.json: the page is the one it makes
     circuits_text = dumps_circuits(circuits)
     decodes = [("decode-fabric.json", step_to_dict(step)), ("decode-baseline.json", step_to_dict(other))]
     faults_data = report_to_dict(report)
-    check_decode(decodes, plan_data, "deploy")
-    check_faults(faults_data, plan_data, "deploy", "faults.json")
+    check_decode(decodes, plan_read, "deploy")
+    check_faults(faults_data, plan_read, "deploy", "faults.json")
     texts = {"instance.toml": instance, "plan.json": plan_text, "circuits.json": circuits_text,
              **{name: _json(data) for name, data in decodes}, "faults.json": _json(faults_data)}
     # the inputs as `ocsplan report` names them, so the page is the one report makes of these files
@@ -176,7 +176,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
               ("--faults", "faults.json")]
     provenance = Provenance(__version__, date, tuple(source(option, name, texts[name].encode("utf-8"))
                                                      for option, name in inputs))
-    page = build_report(plan_data, None, circuits=json.loads(circuits_text), decode=decodes, faults=faults_data,
+    page = build_report(plan_read, None, circuits=circuits, decode=decodes, faults=report,
                         provenance=provenance)
     files = {**texts,
              **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()},

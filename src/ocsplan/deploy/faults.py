@@ -64,6 +64,7 @@ __all__ = [
     "rank_key",
     "ranked",
     "relay_cost",
+    "report_from_dict",
     "report_to_dict",
     "summarize",
 ]
@@ -503,3 +504,21 @@ def report_to_dict(r: FaultReport) -> dict[str, Any]:
 
 def _brief(f: FaultOutcome | None) -> dict[str, Any] | None:
     return None if f is None else {"id": f.id, "objective": f.objective, "stopped": list(f.stopped)}
+
+
+def _outcome_from(data: Mapping[str, Any]) -> FaultOutcome:
+    demands = tuple(DemandOutcome(d["mesh"], d["axis"], d["demand"], d["how"], d["schedule"], d["h"], d["v"],
+                                  d["p"], d["T"]) for d in data.get("demands", ()))
+    return FaultOutcome(data["id"], data["objective"], tuple(data.get("stopped", ())), demands)
+
+
+def report_from_dict(data: Mapping[str, Any]) -> FaultReport:
+    """The :class:`FaultReport` of an ``ocsplan.faults/1`` object already held to its JSON Schema
+    (``report.inputs.check_faults``); numbers as the file has them. The summary's worst faults are
+    the file's briefs (id, objective, stopped; no demands)."""
+    summary = data["summary"]
+    worst, running = summary.get("worst"), summary.get("worst_running")
+    return FaultReport(
+        data["kind"], data["healthy"]["objective"], data["sampled"], tuple(_outcome_from(f) for f in data["faults"]),
+        FaultSummary(summary["count"], None if worst is None else _outcome_from(worst),
+                     None if running is None else _outcome_from(running), summary["median"], summary["stopped"]))

@@ -1,11 +1,12 @@
 """One self-contained HTML page for a deployment (layer L11): summary, port budget, demands.
 
-Pure: takes the already-read JSON objects (plan, optional simulation) and returns HTML text;
+Pure: takes the plan, the circuits and the faults analysis as their readers return them
+(``Plan``, ``Circuits``, ``FaultReport``), the simulation and decode steps as already-read JSON
+objects (they have no reader of their own), and returns HTML text;
 reading and the atomic write are the CLI's. Images are inline SVG drawn by matplotlib, no
 network and no JavaScript.
 
-Hook for later sections (decode comparison, faults): add a ``section_*`` function returning
-an HTML fragment and append it in :func:`build_report`.
+A new section: a function returning an HTML fragment, appended in :func:`build_report`.
 """
 
 from __future__ import annotations

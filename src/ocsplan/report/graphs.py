@@ -3,7 +3,9 @@
 An axis's host graph on the whole world is many copies of one group (its cosets); the page
 draws the copy that holds rank 0: the ranks reachable from 0 over the circuits of the
 generators that axis's demands use. Each generator keeps one color on every axis, in the
-order of the circuits file's generator list (the realizer's port order: color = port).
+order of the circuits' generator list (the realizer's port order: color = port). Pure: takes
+the plan and the realized :class:`~ocsplan.realization.circuits.Circuits`; the component is
+found over the circuits themselves, so the page shows what was realized.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
-from ..errors import PlanError
+from ..plan import Plan
 from ..plotting import pyplot
+from ..realization.circuits import Circuits, generator_label
 from .svg import figure_svg
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
@@ -32,35 +34,24 @@ class AxisGraph:
     edges: tuple[tuple[int, int, str], ...]  # (a, b, generator label), one per circuit
 
 
-def _circuit_ends(circuit: Mapping[str, Any], index: int) -> tuple[int, int, str]:
-    try:
-        return int(circuit["a"][0]), int(circuit["b"][0]), str(circuit["generator"])
-    except (KeyError, TypeError, IndexError, ValueError):
-        raise PlanError(f"circuits: circuits[{index}]: malformed (needs a, b, generator)") from None
-
-
-def axis_graphs(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> list[AxisGraph]:
-    """Every axis's component of rank 0 in the realized circuits (breadth first, deterministic)."""
+def axis_graphs(plan: Plan, circuits: Circuits) -> list[AxisGraph]:
+    """Every axis's component of rank 0 in the realized circuits (deterministic). The circuits
+    realize the plan (``plan_mismatch``, checked by the caller)."""
     import networkx as nx
 
-    if circuits.get("schema") != "ocsplan.circuits/1":
-        raise PlanError(f"circuits: schema {circuits.get('schema')!r}, expected 'ocsplan.circuits/1'")
-    ref = circuits.get("plan", {})
-    if ref.get("instance") != plan["instance"] or ref.get("world") != plan["world"]:
-        raise PlanError(f"circuits: plan.instance {ref.get('instance')!r} does not match the plan's "
-                        f"{plan['instance']!r}")
-    ends = [_circuit_ends(c, i) for i, c in enumerate(circuits.get("circuits", []))]
+    ends = [(c.a, c.b, c.generator) for c in circuits.circuits]
     out: list[AxisGraph] = []
-    for mesh in plan["meshes"]:
-        for index, axis in enumerate(mesh["axes"]):
-            uses = {m for d in axis["demands"] for m in d.get("uses", [])}
+    kinds = {g.mask: g.kind for g in plan.generators}
+    for mesh in plan.meshes:
+        for index, axis in enumerate(mesh.axes):
+            uses = {generator_label(m, kinds[m], plan.n) for d in axis.demands for m in d.uses}
             graph = nx.MultiGraph()
             graph.add_node(0)
             graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
             component = nx.node_connected_component(graph, 0)
             edges = tuple(sorted((min(a, b), max(a, b), g) for a, b, g in ends
                                  if g in uses and a in component))
-            out.append(AxisGraph(str(mesh["name"]), index, tuple(sorted(component)), edges))
+            out.append(AxisGraph(mesh.name, index, tuple(sorted(component)), edges))
     return out
 
 
@@ -73,8 +64,8 @@ def _palette() -> list[str]:
             for c in matplotlib.colormaps[name].colors]  # type: ignore[attr-defined]
 
 
-def _colours(circuits: Mapping[str, Any]) -> dict[str, str]:
-    labels = [str(g["generator"]) for g in circuits.get("generators", [])]
+def _colours(circuits: Circuits) -> dict[str, str]:
+    labels = [g.label for g in circuits.generators]
     palette = _palette()
     return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
 
@@ -106,16 +97,13 @@ def _draw(graph: AxisGraph, colours: Mapping[str, str]) -> str:
         return figure_svg(fig)
 
 
-def _rack_of(circuits: Mapping[str, Any]) -> tuple[list[int], int] | None:
+def _rack_of(circuits: Circuits) -> tuple[Sequence[int], int] | None:
     """Each rank's accelerator and the rack size, or None for a fabric without racks."""
-    size = circuits.get("fabric", {}).get("rack_size")
-    accelerator = circuits.get("placement", {}).get("accelerator")
-    if not isinstance(size, int) or size < 1 or not isinstance(accelerator, list):
-        return None
-    return [int(a) for a in accelerator], size
+    size = circuits.fabric.rack_size
+    return None if size < 1 else (circuits.placement.accelerator, size)
 
 
-def _draw_racks(graph: AxisGraph, circuits: Mapping[str, Any]) -> str | None:
+def _draw_racks(graph: AxisGraph, circuits: Circuits) -> str | None:
     """A component too large to draw rank by rank, drawn rack by rack: one node per rack it
     touches (with its ranks and the circuits inside it), one edge per pair of racks (width: circuits)."""
     found = _rack_of(circuits)
@@ -156,30 +144,30 @@ def _draw_racks(graph: AxisGraph, circuits: Mapping[str, Any]) -> str | None:
         return figure_svg(fig)
 
 
-def _table(graph: AxisGraph, circuits: Mapping[str, Any]) -> str:
-    uses = {g["generator"]: g for g in circuits.get("generators", [])}
+def _table(graph: AxisGraph, circuits: Circuits) -> str:
+    uses = {g.label: g for g in circuits.generators}
     rows = ["<tr><th>generator</th><th>kind</th><th>ports</th><th>circuits_drawn</th>"
             "<th>circuits_total</th></tr>"]
     for label in sorted({lab for _, _, lab in graph.edges}):
-        use = uses.get(label, {})
-        ports = ",".join(str(p) for p in use.get("ports", []))
+        use = uses.get(label)
+        ports = "" if use is None else ",".join(str(p) for p in use.ports)
+        kind, total = ("-", "-") if use is None else (use.kind, str(use.circuits))
         drawn = sum(1 for _, _, lab in graph.edges if lab == label)
-        rows.append(f'<tr><td class="t">{escape(label)}</td><td class="t">{escape(str(use.get("kind", "-")))}'
+        rows.append(f'<tr><td class="t">{escape(label)}</td><td class="t">{escape(kind)}'
                     f'</td><td class="t">{escape(ports)}</td><td>{drawn}</td>'
-                    f'<td>{escape(str(use.get("circuits", "-")))}</td></tr>')
+                    f'<td>{escape(total)}</td></tr>')
     return f'<table class="host" data-mesh="{escape(graph.mesh)}" data-axis="{graph.axis}">' + "".join(rows) \
         + "</table>"
 
 
-def host_graph_section(plan: Mapping[str, Any], circuits: Mapping[str, Any]) -> str:
+def host_graph_section(plan: Plan, circuits: Circuits) -> str:
     """The page's host-graph section: per axis, the drawing and its circuits per generator."""
     colours = _colours(circuits)
     parts: list[str] = ["<h2>Host graph per axis</h2>",
                         "<p>Per mesh axis, the ranks reachable from rank 0 over the circuits of the "
                         "generators its demands use; one color per generator (the realizer's port order).</p>"]
     graphs: Sequence[AxisGraph] = axis_graphs(plan, circuits)
-    sizes = {(str(mesh["name"]), i): int(extent) for mesh in plan["meshes"]
-             for i, extent in enumerate(mesh.get("shape", []))}
+    sizes = {(mesh.name, i): extent for mesh in plan.meshes for i, extent in enumerate(mesh.shape)}
     for graph in graphs:
         n, m = len(graph.nodes), len(graph.edges)
         extent = sizes.get((graph.mesh, graph.axis), n)

@@ -6,8 +6,11 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..deploy.faults import FaultReport
 from ..errors import PlanError
+from ..plan import AxisPlan, GeneratorPlan, Plan
 from ..plotting import pyplot
+from ..realization.circuits import Circuits
 from .provenance import Provenance, provenance_section
 from .svg import cell, figure_svg
 
@@ -28,10 +31,11 @@ def _row(cells: Sequence[str]) -> str:
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def _axis_generators(axis: Mapping[str, Any], generators: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    used: list[str] = []
-    for demand in axis.get("demands", []):
-        for mask in demand.get("uses", []):
+def _axis_generators(axis: AxisPlan, generators: Mapping[int, GeneratorPlan]) -> list[int]:
+    """The generators the axis's demands use, in first-use order."""
+    used: list[int] = []
+    for demand in axis.demands:
+        for mask in demand.uses:
             if mask not in used:
                 if mask not in generators:
                     raise PlanError(f"plan: demand uses generator {mask!r} not in generators")
@@ -39,37 +43,36 @@ def _axis_generators(axis: Mapping[str, Any], generators: Mapping[str, Mapping[s
     return used
 
 
-def port_budget_svg(plan: Mapping[str, Any]) -> str:
+def port_budget_svg(plan: Plan) -> str:
     """Stacked bar per mesh axis: ports per accelerator, one segment per generator (by kind)."""
     plt = pyplot()
 
-    generators = {g["mask"]: g for g in plan["generators"]}
+    generators = {g.mask: g for g in plan.generators}
     labels: list[str] = []
-    stacks: list[list[tuple[str, int, str]]] = []
-    for mesh in plan["meshes"]:
-        for index, axis in enumerate(mesh["axes"]):
-            labels.append(f"{mesh['name']}[{index}]")
-            stacks.append([(m, int(generators[m]["multiplicity"]), str(generators[m]["kind"]))
+    stacks: list[list[tuple[int, str]]] = []
+    for mesh in plan.meshes:
+        for index, axis in enumerate(mesh.axes):
+            labels.append(f"{mesh.name}[{index}]")
+            stacks.append([(generators[m].multiplicity, generators[m].kind)
                            for m in _axis_generators(axis, generators)])
     with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         return _draw_budget(plt, plan, labels, stacks)
 
 
-def _draw_budget(plt: Any, plan: Mapping[str, Any], labels: list[str],
-                 stacks: list[list[tuple[str, int, str]]]) -> str:
+def _draw_budget(plt: Any, plan: Plan, labels: list[str], stacks: list[list[tuple[int, str]]]) -> str:
     fig, ax = plt.subplots(figsize=(7, 0.6 + 0.5 * max(1, len(labels))))
     for row, stack in enumerate(stacks):
         left = 0
-        for _mask, mult, kind in stack:
+        for mult, kind in stack:
             ax.barh(row, mult, left=left, color=_KIND_COLOURS.get(kind, "#7f7f7f"), edgecolor="white")
             left += mult
-    ax.axvline(int(plan["ports"]), color="black", linestyle="--", label=f"L = {plan['ports']}")
+    ax.axvline(plan.ports, color="black", linestyle="--", label=f"L = {plan.ports}")
     for kind, colour in _KIND_COLOURS.items():
         ax.barh(0, 0, color=colour, label=kind)
     ax.set_yticks(range(len(labels)), labels)
     ax.set_xlabel("ports per accelerator")
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlim(0, int(plan["ports"]) + 1)
+    ax.set_xlim(0, plan.ports + 1)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return figure_svg(fig)
 
@@ -79,14 +82,14 @@ def _th(key: str, label: str) -> str:
     return f'<th data-key="{escape(key)}">{escape(label)}</th>'
 
 
-def _summary(plan: Mapping[str, Any]) -> str:
-    rows = [("instance", "instance", plan["instance"], None), ("method", "planner", plan["method"], None),
-            ("status", "status", plan["status"], None),
-            ("objective_s", "communication per step, sum w*T (Eq. 1)", plan.get("objective_s"), "s"),
-            ("bound_s", "lower bound (exact planner)", plan.get("bound_s"), "s"),
-            ("ports_used", "ports used per accelerator", plan["ports_used"], None),
-            ("ports", "ports per accelerator (L)", plan["ports"], None),
-            ("world", "accelerators", plan["world"], None)]
+def _summary(plan: Plan) -> str:
+    rows: list[tuple[str, str, str | float | None, str | None]] = [
+        ("instance", "instance", plan.instance, None), ("method", "planner", plan.method, None),
+        ("status", "status", plan.status, None),
+        ("objective_s", "communication per step, sum w*T (Eq. 1)", plan.objective_s, "s"),
+        ("bound_s", "lower bound (exact planner)", plan.bound_s, "s"),
+        ("ports_used", "ports used per accelerator", plan.ports_used, None),
+        ("ports", "ports per accelerator (L)", plan.ports, None), ("world", "accelerators", plan.world, None)]
     body = "".join(f"<tr>{_th(k, label)}{cell(v, unit, ident=f'summary-{k}', text=True)}</tr>"
                    for k, label, v, unit in rows)
     return f"<h2>Deployment</h2><table>{body}</table>"
@@ -98,23 +101,25 @@ _DEMAND_COLUMNS = (("mesh", "mesh", None), ("axis", "axis", None), ("collective"
                    ("time_s", "T (Eq. 1)", "s"))
 
 
-def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> str:
+def _demands(plan: Plan, simulation: Mapping[str, Any] | None) -> str:
     sims: list[Mapping[str, Any]] = list(simulation["demands"]) if simulation is not None else []
     head = [_th(k, label) for k, label, _ in _DEMAND_COLUMNS]
     if simulation is not None:
         head += [_th("simulated_s", "simulated"), _th("ratio", "simulated / Eq. 1")]
     rows = [_row(head)]
     flat = 0
-    for mesh in plan["meshes"]:
-        for index, axis in enumerate(mesh["axes"]):
-            for demand in axis["demands"]:
-                values = {"mesh": str(mesh["name"]), "axis": index, **demand}
-                cells = [cell(values[k], unit, text=isinstance(values[k], str)) for k, _, unit in _DEMAND_COLUMNS]
+    for mesh in plan.meshes:
+        for index, axis in enumerate(mesh.axes):
+            for demand in axis.demands:
+                values = (mesh.name, index, demand.collective, demand.schedule, demand.payload_bytes, demand.phases,
+                          demand.volume_bytes, demand.multiplicity, demand.time_s)
+                cells = [cell(v, unit, text=isinstance(v, str))
+                         for v, (_, _, unit) in zip(values, _DEMAND_COLUMNS, strict=True)]
                 if simulation is not None:
-                    if flat >= len(sims) or sims[flat].get("collective") != demand["collective"]:
+                    if flat >= len(sims) or sims[flat].get("collective") != demand.collective:
                         raise PlanError(f"simulation: demand {flat} does not match the plan's")
                     sim_s = sims[flat]["simulated_s"]
-                    cells += [cell(sim_s, "s"), cell(sim_s / demand["time_s"] if demand["time_s"] else None, "x")]
+                    cells += [cell(sim_s, "s"), cell(sim_s / demand.time_s if demand.time_s else None, "x")]
                 rows.append(_row(cells))
                 flat += 1
     if simulation is not None and flat != len(sims):
@@ -124,13 +129,15 @@ def _demands(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None) -> s
             '<table class="demands">' + "".join(rows) + "</table>")
 
 
-def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None = None, *,
-                 circuits: Mapping[str, Any] | None = None,
+def build_report(plan: Plan, simulation: Mapping[str, Any] | None = None, *,
+                 circuits: Circuits | None = None,
                  decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 faults: Mapping[str, Any] | None = None, provenance: Provenance | None = None) -> str:
+                 faults: FaultReport | None = None, provenance: Provenance | None = None) -> str:
     """The whole page as text (deterministic: same inputs and provenance, same bytes).
 
-    ``decode`` is (file name, step JSON) per ``ocsplan decode --json`` file, in the order given."""
+    ``circuits`` realize the plan (``plan_mismatch``, checked by the caller); ``decode`` is
+    (file name, step JSON) per ``ocsplan decode --json`` file, in the order given; ``faults`` the
+    faults analysis (``deploy.faults.report_from_dict`` of a checked faults file)."""
     from .fabric import fabric_section
     from .graphs import host_graph_section
     from .sections import decode_section, faults_section
@@ -149,7 +156,7 @@ def build_report(plan: Mapping[str, Any], simulation: Mapping[str, Any] | None =
             parts.append(provenance_section(provenance))
     except (KeyError, TypeError, IndexError) as exc:
         raise PlanError(f"plan: missing or malformed field {exc}") from None
-    title = escape(str(plan.get("instance", "plan")))
+    title = escape(plan.instance)
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ocsplan report: {title}</title>"
             f"<style>{_STYLE}</style></head><body><h1>ocsplan report: {title}</h1>"
             + "".join(parts) + "</body></html>\n")

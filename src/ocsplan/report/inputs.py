@@ -1,11 +1,12 @@
 """The report's inputs checked before a page is drawn: each file holds to its schema, within
 bounds, and belongs to the plan the page is about.
 
-Pure: takes the already-read JSON objects and the option and path each came from; a file that
-breaks a rule is one :class:`~ocsplan.errors.InstanceError` naming the option, the file and the
-field (exit 2). The plan and the circuits are read by their own readers (``load_plan``,
-``load_circuits``) in the CLI; simulation, decode and faults files have no reader of their own
-and are held to their JSON Schemas here (``ocsplan schema NAME`` prints them).
+Pure: takes the plan (a :class:`~ocsplan.plan.Plan`), the already-read JSON objects and the
+option and path each came from; a file that breaks a rule is one
+:class:`~ocsplan.errors.InstanceError` naming the option, the file and the field (exit 2). The
+plan and the circuits are read by their own readers (``load_plan``, ``load_circuits``) in the
+CLI; simulation, decode and faults files have no reader of their own and are held to their JSON
+Schemas here (``ocsplan schema NAME`` prints them).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..limits import MAX_TOTAL_DEMANDS
+from ..plan import Plan
 
 __all__ = [
     "MAX_REPORT_DECODES",
@@ -40,23 +42,22 @@ def check_schema(data: Mapping[str, Any], name: str, option: str, path: str) -> 
         raise InstanceError(option, "", f"{path}: {error[0]}: {error[1]}")
 
 
-def _demand_keys(plan: Mapping[str, Any]) -> list[tuple[str, int, int, str, int]]:
+def _demand_keys(plan: Plan) -> list[tuple[str, int, int, str, int]]:
     """(mesh, axis, demand, collective, payload bytes) of every demand of the plan, in file order."""
-    return [(str(mesh["name"]), a, d, str(demand["collective"]), int(demand["payload_bytes"]))
-            for mesh in plan["meshes"] for a, axis in enumerate(mesh["axes"])
-            for d, demand in enumerate(axis["demands"])]
+    return [(mesh.name, a, d, demand.collective, demand.payload_bytes)
+            for mesh in plan.meshes for a, axis in enumerate(mesh.axes) for d, demand in enumerate(axis.demands)]
 
 
-def check_simulation(sim: Mapping[str, Any], plan: Mapping[str, Any], option: str, path: str) -> None:
+def check_simulation(sim: Mapping[str, Any], plan: Plan, option: str, path: str) -> None:
     """A simulation of this plan: same instance, one row per demand, each row a demand of the plan
     (mesh, axis, index) with its collective and payload."""
     check_schema(sim, "simulation-1", option, path)
     if sim.get("faults"):
         raise InstanceError(option, "", f"{path}: faults: a simulation of the fabric with "
                                         f"{str(sim['faults'][0])[:40]} failed, not of the healthy plan")
-    if sim["plan"] != plan["instance"]:
+    if sim["plan"] != plan.instance:
         raise InstanceError(option, "", f"{path}: plan: simulates {str(sim['plan'])[:80]!r}, "
-                                        f"not {str(plan['instance'])[:80]!r}")
+                                        f"not {plan.instance[:80]!r}")
     rows, want = len(sim["demands"]), len(_demand_keys(plan))
     if rows > _MAX_ROWS or rows != want:
         raise InstanceError(option, "", f"{path}: demands: {rows} rows, the plan has {want} demands")
@@ -74,14 +75,14 @@ def check_simulation(sim: Mapping[str, Any], plan: Mapping[str, Any], option: st
                                             f"{demands[key][1]} B (a simulation of another plan)")
 
 
-def check_faults(faults: Mapping[str, Any], plan: Mapping[str, Any], option: str, path: str) -> None:
+def check_faults(faults: Mapping[str, Any], plan: Plan, option: str, path: str) -> None:
     """A faults analysis of this plan: at most :data:`MAX_REPORT_FAULTS` rows, the plan's healthy
     objective, and demands the plan has."""
     check_schema(faults, "faults-1", option, path)
     rows = faults["faults"]
     if len(rows) > MAX_REPORT_FAULTS:
         raise InstanceError(option, "", f"{path}: faults: {len(rows)} rows exceed the limit of {MAX_REPORT_FAULTS}")
-    healthy, objective = faults["healthy"]["objective"], plan["objective_s"]
+    healthy, objective = faults["healthy"]["objective"], plan.objective_s
     if not (isinstance(healthy, int | float) and math.isfinite(healthy)
             and math.isclose(healthy, objective, rel_tol=1e-9, abs_tol=1e-18)):
         raise InstanceError(option, "", f"{path}: healthy.objective: {healthy!r} is not the plan's objective "
@@ -94,16 +95,16 @@ def check_faults(faults: Mapping[str, Any], plan: Mapping[str, Any], option: str
                                                 f"{str(demand['mesh'])[:40]}[{demand['axis']}].{demand['demand']}")
 
 
-def check_decode(steps: Sequence[tuple[str, Mapping[str, Any]]], plan: Mapping[str, Any], option: str) -> None:
+def check_decode(steps: Sequence[tuple[str, Mapping[str, Any]]], plan: Plan, option: str) -> None:
     """Decode steps of this plan's deployment: the plan's world, and a split whose attention
     (KVP x TPA) and FFN (TPE x EP) meshes are the plan's (as ``workload --emit`` writes them)."""
     if len(steps) > MAX_REPORT_DECODES:
         raise InstanceError(option, "", f"{len(steps)} files exceed the limit of {MAX_REPORT_DECODES}")
-    shapes = {str(m["name"]): list(m["shape"]) for m in plan["meshes"]}
+    shapes = {m.name: list(m.shape) for m in plan.meshes}
     for path, step in steps:
         check_schema(step, "decode-1", option, path)
-        if step["world"] != plan["world"]:
-            raise InstanceError(option, "", f"{path}: world: {step['world']} ranks, the plan has {plan['world']}")
+        if step["world"] != plan.world:
+            raise InstanceError(option, "", f"{path}: world: {step['world']} ranks, the plan has {plan.world}")
         split = step["split"]
         want = {"attention": [split["kvp"], split["tpa"]], "ffn": [split["tpe"], split["ep"]]}
         for mesh, shape in want.items():

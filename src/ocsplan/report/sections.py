@@ -6,8 +6,11 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..deploy.faults import FaultOutcome, FaultReport
 from ..errors import PlanError
 from ..plotting import pyplot
+from ..realization.circuits import Circuit, Circuits
+from ..workload.step import STEP_SCHEMA
 from .svg import cell, figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
@@ -69,8 +72,8 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     labels: list[str] = []
     splits: list[dict[str, float]] = []
     for name, step in steps:
-        if step.get("schema") != "ocsplan.decode/1":
-            raise PlanError(f"{name}: schema {step.get('schema')!r}, expected 'ocsplan.decode/1'")
+        if step.get("schema") != STEP_SCHEMA:
+            raise PlanError(f"{name}: schema {step.get('schema')!r}, expected {STEP_SCHEMA!r}")
         split = step_split(step, name)
         try:
             values = {**{k: step[k] for k in DECODE_FIELDS if k not in split}, **split}
@@ -97,39 +100,29 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             + _split_svg(labels, splits) + '<table class="decode">' + "".join(rows) + "</table>")
 
 
-def _fault_row(fault: Mapping[str, Any], index: int, name: str) -> tuple[str, float, list[str], int]:
-    try:
-        objective = float(fault["objective"])
-        stopped = [str(s) for s in fault.get("stopped", [])]
-        return str(fault["id"]), objective, stopped, len(fault.get("demands", []))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PlanError(f"{name}: faults[{index}]: missing or malformed field {exc}") from None
-
-
-def _circuit_of(fault: str, circuits: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """The circuit a ``circuit:N`` fault names, from the circuits file, or None."""
+def _circuit_of(fault: str, circuits: Circuits | None) -> Circuit | None:
+    """The circuit a ``circuit:N`` fault names, from the circuits, or None."""
     kind, _, index = fault.partition(":")
-    rows = circuits.get("circuits", []) if circuits is not None else []
+    rows = circuits.circuits if circuits is not None else ()
     if kind != "circuit" or not index.isdigit() or int(index) >= len(rows):
         return None
-    row = rows[int(index)]
-    return row if isinstance(row, Mapping) else None
+    return rows[int(index)]
 
 
-def _link(circuit: Mapping[str, Any] | None) -> str:
+def _link(circuit: Circuit | None) -> str:
     """"rank 0 port 3 - rank 256 port 3 via L1.k03.r00 > L2.k03.d00 > L1.k03.r08"."""
     if circuit is None:
         return "-"
-    (a, pa), (b, pb) = circuit["a"], circuit["b"]
-    via = " > ".join(str(hop[0]) for hop in circuit.get("path", []))
-    return f"rank {a} port {pa} - rank {b} port {pb}" + (f" via {via}" if via else "")
+    via = " > ".join(hop.device for hop in circuit.path)
+    return f"rank {circuit.a} port {circuit.a_port} - rank {circuit.b} port {circuit.b_port}" \
+        + (f" via {via}" if via else "")
 
 
-def _fallback(fault: Mapping[str, Any]) -> str:
+def _fallback(fault: FaultOutcome) -> str:
     """What the affected demands do instead: "world[0].1 all-gather: parallel, p=2" per changed demand."""
-    changed = [f"{d['mesh']}[{d['axis']}].{d['demand']}: {d['how']}"
-               + (f" {d['schedule']}" if d.get("schedule") else "") + (f", p={d['p']}" if d.get("p") else "")
-               for d in fault.get("demands", []) if d.get("how") != "intact"]
+    changed = [f"{d.mesh}[{d.axis}].{d.demand}: {d.how}"
+               + (f" {d.schedule}" if d.schedule else "") + (f", p={d.p}" if d.p else "")
+               for d in fault.demands if d.how != "intact"]
     return "; ".join(changed) or "-"
 
 
@@ -148,53 +141,44 @@ def _fault_chart(slowdowns: Sequence[float], stopped: int) -> str:
         return figure_svg(fig)
 
 
-def faults_section(faults: Mapping[str, Any], name: str = "faults", *,
-                   circuits: Mapping[str, Any] | None = None) -> str:
+def faults_section(faults: FaultReport, *, circuits: Circuits | None = None) -> str:
     """The fault summary, a chart of what each fault costs, and the worst fault classes in the faults
-    analysis's own ranking (:func:`~ocsplan.deploy.faults.rank_key`: stopping faults first, then by
+    analysis's own ranking (:func:`~ocsplan.deploy.faults.ranked`: stopping faults first, then by
     objective). Faults with the same outcome (cost, stopped demands, fallback, generator) form one
     class, shown once with its count and its first fault named by link, generator and path."""
-    from ..deploy.faults import rank_key
+    from ..deploy.faults import ranked
 
-    if faults.get("schema") != "ocsplan.faults/1":
-        raise PlanError(f"{name}: schema {faults.get('schema')!r}, expected 'ocsplan.faults/1'")
-    try:
-        summary = faults["summary"]
-        worst = summary.get("worst") or {}
-        healthy = float(faults["healthy"]["objective"])
-        items = [("kind", "fault kind", faults["kind"], None), ("healthy-objective_s", "healthy, sum w*T",
-                                                                 faults["healthy"]["objective"], "s"),
-                 ("count", "faults analysed" + (" (a sample)" if faults.get("sampled") else ""),
-                  summary["count"], None),
-                 ("worst", "worst fault", worst.get("id"), None),
-                 ("worst-objective_s", "worst fault, sum w*T", worst.get("objective"), "s"),
-                 ("median-objective_s", "median fault, sum w*T", summary["median"], "s"),
-                 ("stopped", "faults that stop a demand", summary["stopped"], None)]
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise PlanError(f"{name}: missing or malformed field {exc}") from None
+    summary, worst = faults.summary, faults.summary.worst
+    healthy = float(faults.healthy)
+    items: list[tuple[str, str, str | float | None, str | None]] = [
+        ("kind", "fault kind", faults.kind, None), ("healthy-objective_s", "healthy, sum w*T", faults.healthy, "s"),
+        ("count", "faults analysed" + (" (a sample)" if faults.sampled else ""), summary.count, None),
+        ("worst", "worst fault", None if worst is None else worst.id, None),
+        ("worst-objective_s", "worst fault, sum w*T", None if worst is None else worst.objective, "s"),
+        ("median-objective_s", "median fault, sum w*T", summary.median, "s"),
+        ("stopped", "faults that stop a demand", summary.stopped, None)]
     head = "".join(f'<tr><th data-key="{k}">{escape(label)}</th>{cell(v, unit, ident=f"faults-{k}", text=True)}</tr>'
                    for k, label, v, unit in items)
-    rows = [(*_fault_row(f, i, name), f) for i, f in enumerate(faults.get("faults", []))]
-    rows.sort(key=lambda r: rank_key(len(r[2]), r[1], r[0]))
+    rows = [(f.id, float(f.objective), list(f.stopped), f) for f in ranked(faults)]
     classes: dict[tuple[Any, ...], list[Any]] = {}
-    for fid, obj, stop, _n, fault in rows:
+    for fid, obj, stop, fault in rows:
         circuit = _circuit_of(fid, circuits)
-        key = (obj, tuple(stop), _fallback(fault), None if circuit is None else str(circuit.get("generator")))
+        key = (obj, tuple(stop), _fallback(fault), None if circuit is None else circuit.generator)
         classes.setdefault(key, []).append((fid, obj, stop, fault, circuit))
-    generators = {str(g.get("generator")): g for g in (circuits or {}).get("generators", [])}
+    kinds = {g.label: g.kind for g in circuits.generators} if circuits is not None else {}
     body = ['<tr><th data-key="rank">rank</th><th data-key="faults">faults alike</th><th data-key="id">fault</th>'
             '<th data-key="link">link</th><th data-key="generator">generator</th>'
             '<th data-key="objective_s">sum w*T</th><th data-key="slowdown">vs healthy</th>'
             '<th data-key="stopped">stopped demands</th><th data-key="fallback">fallback</th></tr>']
     for rank, members in enumerate(list(classes.values())[:10], start=1):
         fid, obj, stop, fault, circuit = members[0]
-        label = "-" if circuit is None else str(circuit.get("generator"))
-        kind = generators.get(label, {}).get("kind")
+        label = "-" if circuit is None else circuit.generator
+        kind = kinds.get(label)
         body.append(f"<tr>{cell(rank)}{cell(len(members))}{cell(fid, text=True)}{cell(_link(circuit), wrap=True)}"
                     f"{cell(label + (f' ({kind})' if kind else ''), text=True)}{cell(obj, 's')}"
                     f"{cell(obj / healthy if healthy else None, 'x')}{cell(','.join(stop) or '-', text=True)}"
                     f"{cell(_fallback(fault), wrap=True)}</tr>")
-    slowdowns = [obj / healthy for _, obj, stop, _, _ in rows if not stop and healthy]
+    slowdowns = [obj / healthy for _, obj, stop, _ in rows if not stop and healthy]
     return ("<h2>Faults</h2><table>" + head + "</table>"
             + _fault_chart(slowdowns, sum(1 for r in rows if r[2]))
             + f"<h3>The worst fault classes ({min(10, len(classes))} of {len(classes)}): stopping faults first, "
