@@ -330,3 +330,30 @@ def test_one_program_cache_serves_every_consumer() -> None:
         built = program(name, topo, 4096)
         assert built == SCHEDULES[name].build(topo, 4096) and program(name, topo, 4096) is built
     assert all(vars(module)["build"] is program for module in (traffic, pricing, faults, export))
+
+
+def test_the_program_cache_is_bounded_by_count_and_transfers() -> None:
+    """The one program cache: a hit is the same object; least recent out first; the transfers
+    held stay within the budget unless the newest program alone is over it."""
+    from ocsplan.schedules import ProgramCache, program
+
+    topo = Topology.from_profile([3])
+    assert program("one-shot", topo, 64) is program("one-shot", topo, 64)
+    assert program("one-shot", topo, 64) == SCHEDULES["one-shot"].build(topo, 64)
+    size = sum(len(p) for p in SCHEDULES["one-shot"].build(topo, 1).phases)  # 56 transfers
+    cache = ProgramCache(maxsize=3, max_transfers=2 * size)
+    first = cache("one-shot", topo, 1)
+    cache("one-shot", topo, 2)
+    assert cache.held == (2, 2 * size) and cache("one-shot", topo, 1) is first
+    cache("one-shot", topo, 3)  # over the budget: payload 2, the least recent, goes
+    assert cache.held == (2, 2 * size) and cache("one-shot", topo, 1) is first
+    cache = ProgramCache(maxsize=2, max_transfers=size // 2)
+    cache("one-shot", topo, 1)
+    cache("one-shot", topo, 2)
+    assert cache.held == (1, size)  # the newest stays alone
+    cache = ProgramCache(maxsize=2, max_transfers=10 * size)
+    for payload in (1, 2, 3):
+        cache("one-shot", topo, payload)
+    assert cache.held == (2, 2 * size)
+    cache.cache_clear()
+    assert cache.held == (0, 0)

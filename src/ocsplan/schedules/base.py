@@ -7,10 +7,12 @@ axis topology, and a closed form (h, v, u) from the topology alone.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from threading import Lock
 from typing import Protocol
 
 from ..cayley import Topology
@@ -23,6 +25,7 @@ __all__ = [
     "GroupGraph",
     "Item",
     "Program",
+    "ProgramCache",
     "Schedule",
     "Transfer",
     "closed_form",
@@ -209,12 +212,53 @@ def schedules_for(collective: str) -> list[Schedule]:
     return [s for s in SCHEDULES.values() if s.collective == collective]
 
 
-@lru_cache(maxsize=256)
-def program(name: str, topology: Topology, payload: int) -> Program:
-    """The executable program of catalogue schedule ``name`` on ``topology`` for ``payload``: the one
-    cache of builds that Simlette's traffic, the decode pricing, the faults analysis and the MSCCL
-    export share (a Program is immutable)."""
-    return SCHEDULES[name].build(topology, payload)
+class ProgramCache:
+    """Built programs by (schedule, topology, payload), least recently used out first, bounded
+    by count and by the transfers held (a program of a 512-rank axis holds 260,000 of about
+    300 bytes each): the newest program stays even when it alone is over the budget."""
+
+    def __init__(self, maxsize: int, max_transfers: int) -> None:
+        self.maxsize = maxsize
+        self.max_transfers = max_transfers
+        self._found: OrderedDict[tuple[str, Topology, int], tuple[Program, int]] = OrderedDict()
+        self._held = 0
+        self._lock = Lock()
+
+    def __call__(self, name: str, topology: Topology, payload: int) -> Program:
+        """The program of ``name`` on ``topology`` for ``payload``, built on a miss."""
+        key = (name, topology, payload)
+        with self._lock:
+            found = self._found.get(key)
+            if found is not None:
+                self._found.move_to_end(key)
+                return found[0]
+        built = SCHEDULES[name].build(topology, payload)
+        count = sum(len(phase) for phase in built.phases)
+        with self._lock:
+            if key not in self._found:
+                self._found[key] = (built, count)
+                self._held += count
+            while len(self._found) > 1 and (len(self._found) > self.maxsize or self._held > self.max_transfers):
+                _, (_, dropped) = self._found.popitem(last=False)
+                self._held -= dropped
+        return built
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """(programs, transfers) held."""
+        return len(self._found), self._held
+
+    def cache_clear(self) -> None:
+        """Forget every program."""
+        with self._lock:
+            self._found.clear()
+            self._held = 0
+
+
+program = ProgramCache(maxsize=256, max_transfers=1 << 20)
+"""The executable program of catalogue schedule ``name`` on ``topology`` for ``payload``: the one
+cache of builds that Simlette's traffic, the decode pricing, the faults analysis and the MSCCL
+export share (a Program is immutable)."""
 
 
 @lru_cache(maxsize=65536)
