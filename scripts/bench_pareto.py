@@ -46,6 +46,7 @@ from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.planning import search  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
 from ocsplan.schedules import SCHEDULES  # noqa: E402
+from ocsplan.schedules.compiled import Compiled  # noqa: E402
 from ocsplan.simlette import circuitmap, contention  # noqa: E402
 from ocsplan.simlette.network import Network  # noqa: E402
 from ocsplan.workload import load_accelerator, load_model, parse_tokens  # noqa: E402
@@ -77,12 +78,12 @@ def _old_circuits(gens: Sequence[tuple[int, int, int]], world: int, spec: Fabric
 
 
 @lru_cache(maxsize=128)
-def _old_local_program(schedule: str, topology: Topology, payload: int) -> pricing.Compiled:
-    """The program built afresh for every payload (before one build served every payload)."""
-    return pricing.compile_program(SCHEDULES[schedule].build(topology, payload))
+def _old_local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
+    """The program built afresh for every payload as tuples (before one build served every payload)."""
+    return reference_compile(SCHEDULES[schedule].build(topology, payload))  # type: ignore[return-value]
 
 
-def _old_group_analytical(program: pricing.Compiled, bits: Sequence[int], net: Network, rack_size: int = 0,
+def _old_group_analytical(program: Compiled, bits: Sequence[int], net: Network, rack_size: int = 0,
                           shared: pricing.EdgeMemo | None = None) -> float:
     """The loop, which asks the network for every edge of every call (no memo shared)."""
     return reference_group_analytical(program, bits, net, rack_size)  # type: ignore[arg-type]
@@ -108,23 +109,21 @@ def _baseline() -> Iterator[None]:
     saved = contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators
     queues = contention._hybrid_queues
     contention._hybrid_queues = _every_rack_queues
-    names = vars(pricing)  # the name pricing calls the circuits by
-    priced = (pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network,
-              names["circuits_for_generators"])
+    names = vars(pricing)  # the names pricing calls the circuits and the compiled programs by
+    priced = (pricing.group_analytical, names["compiled"], pricing.plan_network, names["circuits_for_generators"])
     contention.phase_loads = reference_phase_loads
     contention._switched_time = saved[1].__wrapped__  # type: ignore[assignment]
     circuitmap.circuits_for_generators = _old_circuits
     names["circuits_for_generators"] = _old_circuits
-    pricing.compile_program = reference_compile  # type: ignore[assignment]
     pricing.group_analytical = _old_group_analytical
-    pricing._local_program = _old_local_program
-    pricing.plan_network = priced[3].__wrapped__  # type: ignore[assignment]
+    names["compiled"] = _old_local_program
+    pricing.plan_network = priced[2].__wrapped__  # type: ignore[assignment]
     try:
         yield
     finally:
         contention.phase_loads, contention._switched_time, circuitmap.circuits_for_generators = saved
-        pricing.compile_program, pricing.group_analytical, pricing._local_program, pricing.plan_network = priced[:4]
-        names["circuits_for_generators"] = priced[4]
+        pricing.group_analytical, names["compiled"], pricing.plan_network = priced[:3]
+        names["circuits_for_generators"] = priced[3]
         ranking.BOUND_MARGIN = margin
         contention._hybrid_queues = queues
 

@@ -9,24 +9,21 @@ import pytest
 
 from ocsplan.cayley import Topology
 from ocsplan.decode.pricing import (
-    Compiled,
     EdgeMemo,
     PlanNetwork,
     _plan_key,
-    compile_program,
     group_analytical,
     native_routes,
     native_sends,
     plan_network,
     price_planned,
-    program_shape,
-    scale_program,
     symmetric_analytical,
 )
 from ocsplan.plan import Plan, demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES, Program
+from ocsplan.schedules.compiled import Compiled, compile_program, program_shape, scale_program
 from ocsplan.simlette import SimOptions, analytical, network_factory
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks, plan_generators
 from ocsplan.simlette.engine import Engine

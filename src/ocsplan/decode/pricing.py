@@ -19,17 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import attrgetter
 
 import numpy as np
-import numpy.typing as npt
 
 from ..cayley import Topology, expand
 from ..instance import Instance
 from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
-from ..schedules import Program
 from ..schedules import program as build
+from ..schedules.compiled import Compiled, compiled
 from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
 from ..simlette.circuitmap import (
     RackRoutes,
@@ -47,13 +45,11 @@ from ..simlette.switched import SwitchedNetwork
 from ..simlette.timing import DL_FLIT
 from ..simlette.traffic import Workload, demand_workload, program_workload
 from ..workload.demand import DemandRow
-from .shapes import ProgramShape, build_shape, program_shape
 
 __all__ = [
-    "EPS_MODELS", "NATIVE", "NETWORKS", "Compiled", "CompiledPhase", "EdgeMemo", "EpsModel", "PlanNetwork", "Priced",
-    "ProgramShape", "analytical_model", "compile_program", "group_analytical", "native_routes", "native_sends",
-    "plan_network", "price_native", "price_planned", "price_realized", "program_shape", "scale_program",
-    "symmetric_analytical",
+    "EPS_MODELS", "NATIVE", "NETWORKS", "EdgeMemo", "EpsModel", "PlanNetwork", "Priced", "analytical_model",
+    "group_analytical", "native_routes", "native_sends", "plan_network", "price_native", "price_planned",
+    "price_realized", "symmetric_analytical",
 ]
 
 Sends = tuple[tuple[tuple[int, float], ...], ...]  # per phase: (local generator, bytes) one node sends
@@ -144,7 +140,7 @@ class PlanNetwork:
         key = (schedule, topology, payload, bits)
         found = self.times.get(key)
         if found is None:
-            found = self.times[key] = group_analytical(_local_program(schedule, topology, payload), bits,
+            found = self.times[key] = group_analytical(compiled(schedule, topology, payload), bits,
                                                        self.net, self.rack_size, self.edges)
         return found
 
@@ -201,69 +197,6 @@ def _simulated_too(plan: Plan, spec: FabricSpec, network: str, times: dict[tuple
             times[_plan_key(r.mesh, r.axis, r.demand, r.collective)] = (r.schedule, r.simulated_s)
         notes = report.notes
     return Priced(times, plan, notes)
-
-
-# per phase: (src, dst, gen) local labels as an (n x 3) int64 array and the bytes as floats
-CompiledPhase = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
-Compiled = tuple[int, tuple[CompiledPhase, ...]]  # size, phases
-
-
-def compile_program(program: Program) -> Compiled:
-    """A program's transfers as read-only arrays (bytes as floats), empty transfers dropped.
-
-    A program shares its byte counts (one Fraction per chunk and phase): each distinct
-    object is compared with 0 and converted once (the program keeps them alive, so
-    their ids are distinct)."""
-    phases: list[CompiledPhase] = []
-    for phase in program.phases:
-        sizes = list(map(_NBYTES, phase))
-        ids = np.fromiter(map(id, sizes), dtype=np.uint64, count=len(sizes))
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        distinct = np.array([float(sizes[i]) if sizes[i] > 0 else -1.0 for i in first.tolist()], dtype=np.float64)
-        values = distinct[inverse.reshape(-1)]
-        keep = values >= 0
-        edges = np.array(list(map(_EDGE, phase)), dtype=np.int64).reshape(-1, 3)[keep]
-        nbytes = values[keep]
-        edges.setflags(write=False)
-        nbytes.setflags(write=False)
-        phases.append((edges, nbytes))
-    return program.size, tuple(phases)
-
-
-_NBYTES = attrgetter("nbytes")
-_EDGE = attrgetter("src", "dst", "gen")
-
-
-def scale_program(shape: ProgramShape, payload: int) -> Compiled:
-    """:func:`compile_program` of the program for ``payload`` from its :func:`program_shape`:
-    each share times the payload converted once (``float`` of a Fraction rounds correctly,
-    so every byte count is the one the built program gives)."""
-    size, phases = shape
-    out: list[CompiledPhase] = []
-    for edges, index, shares in phases:
-        values = np.array([float(v) if (v := payload * c) > 0 else -1.0 for c in shares], dtype=np.float64)
-        nbytes = values[index]
-        if bool((values < 0).any()):
-            keep = nbytes >= 0
-            kept_edges, nbytes = edges[keep], nbytes[keep]
-            kept_edges.setflags(write=False)
-        else:
-            kept_edges = edges
-        nbytes.setflags(write=False)
-        out.append((kept_edges, nbytes))
-    return size, tuple(out)
-
-
-@lru_cache(maxsize=256)
-def _shape(schedule: str, topology: Topology) -> ProgramShape:
-    return build_shape(schedule, topology)
-
-
-@lru_cache(maxsize=128)
-def _local_program(schedule: str, topology: Topology, payload: int) -> Compiled:
-    """The compiled program of ``schedule`` on ``topology`` for ``payload``: one build per
-    (schedule, topology) serves every payload (the batches of a sweep)."""
-    return scale_program(_shape(schedule, topology), payload)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The layered schedules' shapes written from their layers against the shapes read off their builds."""
+"""The array forms of schedules.compiled against the general program: the layered schedules' shapes
+written from their layers against the shapes read off their builds, and the cached compiled form."""
 
 from __future__ import annotations
 
@@ -9,11 +10,19 @@ import numpy as np
 import pytest
 
 from ocsplan.cayley import Topology
-from ocsplan.decode.pricing import compile_program, scale_program
-from ocsplan.decode.shapes import LAYERED, ProgramShape, build_shape, layered_shape, program_shape
 from ocsplan.plan import demand_topology
 from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
+from ocsplan.schedules.compiled import (
+    LAYERED,
+    ProgramShape,
+    compile_program,
+    compiled,
+    layered_shape,
+    program_shape,
+    scale_program,
+    shape,
+)
 from ocsplan.workload import Split, load_model
 
 from .conftest import ROOT
@@ -74,8 +83,8 @@ def test_layered_shape_equals_the_build(name: str) -> None:
 @pytest.mark.parametrize(("model", "split"), [("gpt-oss-5.3-like", Split(32, 16, 16, 32)),
                                               ("megatron-5t", Split(4, 128, 16, 32)),
                                               ("megatron-5t", Split(4, 128, 8, 64))])
-def test_build_shape_equals_the_build_on_paper_demands(model: str, split: Split) -> None:
-    """Every demand of a paper deployment's all-OCS plan: build_shape is the build's shape."""
+def test_shape_equals_the_build_on_paper_demands(model: str, split: Split) -> None:
+    """Every demand of a paper deployment's all-OCS plan: shape is the build's shape."""
     from ocsplan.decode.step import plan_for
 
     spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-ocs.toml")
@@ -86,24 +95,44 @@ def test_build_shape_equals_the_build_on_paper_demands(model: str, split: Split)
             for d in axis.demands:
                 topo = demand_topology(d.groups, axis.bits, d.fold)
                 built = program_shape(SCHEDULES[d.schedule].build(topo, 1))
-                assert _transfers(build_shape(d.schedule, topo)) == _transfers(built), d.schedule
+                assert _transfers(shape(d.schedule, topo)) == _transfers(built), d.schedule
                 layered += d.schedule in LAYERED
     assert layered >= 1
 
 
 @pytest.mark.parametrize("name", sorted(LAYERED))
-def test_build_shape_on_a_zero_bit_axis_is_the_build(name: str) -> None:
-    """No layers: build_shape builds (two parallel builds divide by their zero chunks; so does it)."""
+def test_shape_on_a_zero_bit_axis_is_the_build(name: str) -> None:
+    """No layers: shape builds (two parallel builds divide by their zero chunks; so does it)."""
     topo = Topology.cube(0)
     try:
         built = program_shape(SCHEDULES[name].build(topo, 1))
     except ZeroDivisionError:
         with pytest.raises(ZeroDivisionError):
-            build_shape(name, topo)
+            shape(name, topo)
         return
-    assert _transfers(build_shape(name, topo)) == _transfers(built) and build_shape(name, topo)[0] == built[0]
+    assert _transfers(shape(name, topo)) == _transfers(built) and shape(name, topo)[0] == built[0]
 
 
 def test_layered_shape_needs_layers() -> None:
     with pytest.raises(KeyError):
         layered_shape("one-shot-dvo", Topology.cube(2))
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SCHEDULES if n != "ring"))
+def test_compiled_is_the_cached_program_compiled(name: str) -> None:
+    """The fast path is a specialisation of the one cached program: compiled(name, topology, payload)
+    is compile_program(program(name, topology, payload)) to the bit, for every catalogue schedule."""
+    from ocsplan.schedules import program
+
+    checked = 0
+    for topo in TOPOLOGIES[::3]:
+        if not SCHEDULES[name].valid(topo):
+            continue
+        for payload in (0, 5, 4096, (1 << 33) + 3):
+            a, b = compiled(name, topo, payload), compile_program(program(name, topo, payload))
+            assert a[0] == b[0] and len(a[1]) == len(b[1])
+            for (ea, ba), (eb, bb) in zip(a[1], b[1], strict=True):
+                assert np.array_equal(ea, eb) and ea.shape == eb.shape and ba.tobytes() == bb.tobytes()
+                assert not ea.flags.writeable and not ba.flags.writeable
+        checked += 1
+    assert checked >= 1
