@@ -168,7 +168,7 @@ def schedules(
     from rich.table import Table
 
     from ..cost import phase_time
-    from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, verify
+    from ..schedules import COLLECTIVES, SCHEDULES, ideal_cost, program, verify
     from .render import add_rows
 
     check_outputs((json_out, "--json"))
@@ -203,9 +203,9 @@ def schedules(
         v = form.volume(sigma)
         verdict = ""
         if check and bits <= 8:
-            program = sched.build(topo, sigma)
-            verify(program, topo)
-            ideal = ideal_cost(program)
+            built = program(sched.name, topo, sigma)
+            verify(built, topo)
+            ideal = ideal_cost(built)
             same = (ideal.h, ideal.v, ideal.u) == (form.h, form.v_factor * sigma, form.u)
             verdict = "ok" if same else f"MISMATCH h={ideal.h} v={float(ideal.v):g}"
         t = phase_time(form.h, v, 1, lam, rate)

@@ -43,7 +43,7 @@ from ..simlette.network import Network
 from ..simlette.report import analytical
 from ..simlette.switched import SwitchedNetwork
 from ..simlette.timing import DL_FLIT
-from ..simlette.traffic import Workload, demand_workload, program_workload
+from ..simlette.traffic import demand_workload, program_workload
 from ..workload.demand import DemandRow
 
 __all__ = [
@@ -272,11 +272,9 @@ def _bits_of_axes(shape: Sequence[int], low_first: int) -> list[tuple[int, ...]]
     return bits
 
 
-@lru_cache(maxsize=16)
-def _program_workload(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int) -> Workload:
-    a = len(bits)
-    topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
-    return program_workload(build(schedule, topo, payload), bits, world)
+def _native_topology(layout: str, bits: int) -> Topology:
+    """The axis graph a native schedule runs on: K_M (``flat``) or the cube's unit masks (``cube``)."""
+    return Topology.from_profile([bits]) if layout == "flat" else Topology.cube(bits)
 
 
 @lru_cache(maxsize=4096)
@@ -294,7 +292,7 @@ def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
             return (tuple((g, float(payload)) for g in peers),)
         phases = 2 if schedule == "rs-ag" else 1
         return tuple(tuple((g, payload / size) for g in peers) for _ in range(phases))
-    program = build(schedule, Topology.cube(size.bit_length() - 1), payload)
+    program = build(schedule, _native_topology(layout, size.bit_length() - 1), payload)
     return tuple(tuple((t.gen, float(t.nbytes)) for t in phase if t.src == 0 and t.nbytes > 0)
                  for phase in program.phases)
 
@@ -424,7 +422,7 @@ def _simulated(schedule: str, layout: str, bits: tuple[int, ...], payload: int, 
     key = (schedule, layout, bits, payload, world, spec, _routes_key(routes), spray)
     found = _SIMULATED.get(key)
     if found is None:
-        workload = _program_workload(schedule, layout, bits, payload, world)
+        workload = program_workload(build(schedule, _native_topology(layout, len(bits)), payload), bits, world)
         found = simulate_workload(workload, factory, mode="message", rate=spec.link).simulated_s
         if len(_SIMULATED) >= _SIMULATED_MAX:
             _SIMULATED.clear()

@@ -193,11 +193,11 @@ def register_unlayered(collective: str, name: str, description: str, cost: Calla
 
 def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict[int, tuple[int, ...]], ...]:
     """Per phase, each sending rank's peers in the order its program sends to them (the routing tables'
-    order): from the schedule's ``masks`` when it declares them (no program built), else from the program."""
+    order): from the schedule's ``masks`` when it declares them (no program built), else from the cached program."""
     if schedule.masks is not None:
         return tuple({x: tuple(x ^ g for g in phase) for x in range(topo.size)} for phase in schedule.masks(topo))
     out = []
-    for phase in schedule.build(topo, payload).phases:
+    for phase in program(schedule.name, topo, payload).phases:
         by_src: dict[int, list[int]] = {}
         for t in phase:
             dsts = by_src.setdefault(t.src, [])
