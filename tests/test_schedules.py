@@ -357,3 +357,35 @@ def test_the_program_cache_is_bounded_by_count_and_transfers() -> None:
     assert cache.held == (2, 2 * size)
     cache.cache_clear()
     assert cache.held == (0, 0)
+
+
+def test_ideal_cost_is_the_cost_of_the_link_loads() -> None:
+    """link_loads holds every driven (src, gen) edge's bytes per phase; loads_cost of them is the
+    pre-refactor ideal_cost loop (per-phase maxima summed, generators one node drives)."""
+    from collections import defaultdict
+
+    from ocsplan.schedules import link_loads, loads_cost, program
+
+    checked = 0
+    for topo in (Topology.from_profile([3]), Topology.from_profile([2, 2]), Topology.cube(4),
+                 Topology(3, frozenset({1, 2, 4, 7}))):
+        for name, sched in SCHEDULES.items():
+            if name == "ring" or not sched.valid(topo):
+                continue
+            built = program(name, topo, PAYLOAD)
+            loads = link_loads(built)
+            volume, ports = Fraction(0), 0
+            for phase, load in zip(built.phases, loads, strict=True):
+                ref: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
+                driven: dict[int, set[int]] = defaultdict(set)
+                for t in phase:
+                    ref[(t.src, t.gen)] += t.nbytes
+                    driven[t.src].add(t.gen)
+                assert load == ref and list(load) == list(ref)
+                volume += max(ref.values())
+                ports = max(ports, max(len(g) for g in driven.values()))
+            expected = (len(built.phases), volume, ports)
+            assert (loads_cost(loads).h, loads_cost(loads).v, loads_cost(loads).u) == expected
+            assert ideal_cost(built) == loads_cost(loads)
+            checked += 1
+    assert checked >= 20

@@ -44,7 +44,7 @@ from ..errors import InstanceError, PlanError
 from ..plan import Plan, demand_topology
 from ..realization.circuits import Circuits, parse_label, plan_mismatch
 from ..realization.plan_check import restated
-from ..schedules import AUTO_EXCLUDED, closed_form, ideal_cost, schedules_for
+from ..schedules import AUTO_EXCLUDED, LinkLoads, closed_form, link_loads, loads_cost, schedules_for
 from ..schedules import program as build
 
 __all__ = [
@@ -238,12 +238,14 @@ def _fallbacks(
 
 @dataclass(frozen=True, eq=False)
 class _Loads:
-    """A demand's program as per-phase link loads: what relaying a pair changes, priced incrementally.
+    """A demand's program as its :func:`~ocsplan.schedules.link_loads`: what relaying a pair changes,
+    priced incrementally.
 
     ``load[k][(src, gen)]`` = bytes src sends on its generator ``gen`` link in phase k (local
-    labels); ``top[k]`` the heaviest entries, so a phase's new maximum needs no full scan."""
+    labels); ``top[k]`` the heaviest entries, so a phase's new maximum needs no full scan;
+    (h, v) their :func:`~ocsplan.schedules.loads_cost`."""
 
-    load: tuple[dict[tuple[int, int], Fraction], ...]
+    load: LinkLoads
     top: tuple[tuple[tuple[Fraction, tuple[int, int]], ...], ...]
     h: int
     v: Fraction
@@ -254,17 +256,11 @@ _TOP = 16
 
 @lru_cache(maxsize=256)
 def _loads(schedule: str, topology: Topology, payload: int) -> _Loads:
-    program = build(schedule, topology, payload)
-    loads: list[dict[tuple[int, int], Fraction]] = []
-    tops = []
-    for phase in program.phases:
-        load: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
-        for t in phase:
-            load[(t.src, t.gen)] += t.nbytes
-        loads.append(dict(load))
-        tops.append(tuple(sorted(((b, k) for k, b in load.items()), key=lambda e: (-e[0], e[1]))[:_TOP]))
-    cost = ideal_cost(program)
-    return _Loads(tuple(loads), tuple(tops), cost.h, cost.v)
+    loads = link_loads(build(schedule, topology, payload))
+    tops = tuple(tuple(sorted(((b, k) for k, b in load.items()), key=lambda e: (-e[0], e[1]))[:_TOP])
+                 for load in loads)
+    cost = loads_cost(loads)
+    return _Loads(loads, tops, cost.h, cost.v)
 
 
 def _phase_max(prep: _Loads, k: int, changed: Mapping[tuple[int, int], Fraction]) -> Fraction:

@@ -18,7 +18,7 @@ from .base import (
     program,
     schedules_for,
 )
-from .verify import IdealCost, ScheduleError, ideal_cost, ideal_time, verify
+from .verify import IdealCost, LinkLoads, ScheduleError, ideal_cost, ideal_time, link_loads, loads_cost, verify
 
 __all__ = [
     "AUTO_EXCLUDED",
@@ -27,6 +27,7 @@ __all__ = [
     "ClosedForm",
     "IdealCost",
     "Item",
+    "LinkLoads",
     "Program",
     "ProgramCache",
     "Schedule",
@@ -35,7 +36,9 @@ __all__ = [
     "closed_form",
     "ideal_cost",
     "ideal_time",
+    "link_loads",
     "link_pattern",
+    "loads_cost",
     "program",
     "schedules_for",
     "verify",

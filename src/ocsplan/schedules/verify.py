@@ -3,12 +3,13 @@
 :func:`verify` executes a program on symbolic data and proves the collective's
 result; :func:`ideal_cost` measures (h, v, u) of the program under the
 assumptions of the closed form (phases do not overlap, per-link accounting,
-no competing traffic). Tests and the CLI reuse both.
+no competing traffic) from its per-phase :func:`link_loads`, which the faults
+analysis re-prices when it relays a pair. Tests and the CLI reuse them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -16,7 +17,7 @@ from ..cayley import Topology, members
 from ..errors import OcsplanError
 from .base import GroupGraph, Program
 
-__all__ = ["IdealCost", "ScheduleError", "ideal_cost", "ideal_time", "verify"]
+__all__ = ["IdealCost", "LinkLoads", "ScheduleError", "ideal_cost", "ideal_time", "link_loads", "loads_cost", "verify"]
 
 
 class ScheduleError(OcsplanError):
@@ -30,20 +31,38 @@ class IdealCost:
     u: int
 
 
+# per phase: bytes each directed logical edge (src, generator) carries, local labels
+LinkLoads = tuple[dict[tuple[int, int], Fraction], ...]
+
+
+def link_loads(program: Program) -> LinkLoads:
+    """Per phase, the bytes each directed logical edge (src, gen) carries, in the program's order
+    (an edge a zero-byte transfer drives is there with 0): the loads Eq. 1 prices."""
+    out = []
+    for phase in program.phases:
+        load: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
+        for t in phase:
+            load[(t.src, t.gen)] += t.nbytes
+        out.append(dict(load))
+    return tuple(out)
+
+
+def loads_cost(loads: LinkLoads) -> IdealCost:
+    """(h, v, u) of per-phase link loads: phases, the sum of per-phase maxima, the most
+    generators one node drives in a phase."""
+    volume = Fraction(0)
+    ports = 0
+    for load in loads:
+        volume += max(load.values())
+        driven = Counter(src for src, _ in load)
+        ports = max(ports, max(driven.values()))
+    return IdealCost(len(loads), volume, ports)
+
+
 def ideal_cost(program: Program) -> IdealCost:
     """Phases, bottleneck volume (sum of per-phase maxima over directed logical
     edges) and the most ports one node drives in a phase."""
-    volume = Fraction(0)
-    ports = 0
-    for phase in program.phases:
-        load: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
-        driven: dict[int, set[int]] = defaultdict(set)
-        for t in phase:
-            load[(t.src, t.gen)] += t.nbytes
-            driven[t.src].add(t.gen)
-        volume += max(load.values())
-        ports = max(ports, max(len(g) for g in driven.values()))
-    return IdealCost(len(program.phases), volume, ports)
+    return loads_cost(link_loads(program))
 
 
 def ideal_time(program: Program, latency: float, rate: float, multiplicity: int = 1) -> float:
