@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 from ocsplan.cayley import Topology
@@ -23,7 +22,7 @@ from ocsplan.plan import Plan, demand_topology
 from ocsplan.planning.registry import solve
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES, Program
-from ocsplan.schedules.compiled import Compiled, compile_program, program_shape, scale_program
+from ocsplan.schedules.compiled import compile_program
 from ocsplan.simlette import SimOptions, analytical, network_factory
 from ocsplan.simlette.circuitmap import circuits_from_plan, hybrid_uplinks, plan_generators
 from ocsplan.simlette.engine import Engine
@@ -187,53 +186,6 @@ def test_group_analytical_equals_the_loop_on_every_paper_demand(model: str, spli
 
 
 # -- one build per (schedule, topology) for every payload (issue 37, h-pareto3) -------------------------------
-
-
-def _same_compiled(a: Compiled, b: Compiled) -> bool:
-    if a[0] != b[0] or len(a[1]) != len(b[1]):
-        return False
-    for (ea, ba), (eb, bb) in zip(a[1], b[1], strict=True):
-        if ea.dtype != eb.dtype or ba.dtype != bb.dtype or not np.array_equal(ea, eb):
-            return False
-        if ea.shape != eb.shape or ba.shape != bb.shape or ba.tobytes() != bb.tobytes():
-            return False
-    return True
-
-
-PAYLOADS = (0, 1, 3, 66, 4096, 12289, 589824, (1 << 40) + 7)
-
-
-@pytest.mark.parametrize(("model", "split"), PAPER_DEPLOYMENTS)
-def test_scaled_shape_equals_the_built_program_on_every_paper_demand(model: str, split: Split) -> None:
-    """The payload-free shape of every demand's program, scaled, is exactly the compiled program
-    built for that payload: the demand's own and others (0, odd, beyond 2**40)."""
-    from ocsplan.decode.step import plan_for
-
-    spec = load_fabric(FABRICS / "nvl576-all-ocs.toml")
-    plan = plan_for(load_model(model), spec, 512, split, 1)
-    checked = 0
-    for mesh in plan.meshes:
-        for axis in mesh.axes:
-            for d in axis.demands:
-                topo = demand_topology(d.groups, axis.bits, d.fold)
-                shape = program_shape(SCHEDULES[d.schedule].build(topo, 1))
-                for payload in (d.payload_bytes, *PAYLOADS):
-                    built = compile_program(SCHEDULES[d.schedule].build(topo, payload))
-                    assert _same_compiled(scale_program(shape, payload), built), (d.schedule, payload)
-                checked += 1
-    assert checked >= 4
-
-
-@pytest.mark.parametrize("name", sorted(SCHEDULES))
-@pytest.mark.parametrize("profile", [(1, 1, 1), (2, 1), (3,), (2, 2), (3, 1, 1), (4, 2)])
-def test_scaled_shape_equals_the_built_program_on_every_schedule(name: str, profile: tuple[int, ...]) -> None:
-    """Every catalogue schedule valid on a few profiles: its byte counts are linear in the payload."""
-    topo = Topology.from_profile(list(profile))
-    if not SCHEDULES[name].valid(topo):
-        pytest.skip("not valid on this profile")
-    shape = program_shape(SCHEDULES[name].build(topo, 1))
-    for payload in PAYLOADS:
-        assert _same_compiled(scale_program(shape, payload), compile_program(SCHEDULES[name].build(topo, payload)))
 
 
 # -- plans that share generators share one circuits network (issue 37, h-pareto) ----------------------------

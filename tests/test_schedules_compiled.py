@@ -15,6 +15,7 @@ from ocsplan.realization.fabrics import load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.schedules.compiled import (
     LAYERED,
+    Compiled,
     ProgramShape,
     compile_program,
     compiled,
@@ -80,24 +81,56 @@ def test_layered_shape_equals_the_build(name: str) -> None:
     assert checked >= 20
 
 
-@pytest.mark.parametrize(("model", "split"), [("gpt-oss-5.3-like", Split(32, 16, 16, 32)),
-                                              ("megatron-5t", Split(4, 128, 16, 32)),
-                                              ("megatron-5t", Split(4, 128, 8, 64))])
-def test_shape_equals_the_build_on_paper_demands(model: str, split: Split) -> None:
-    """Every demand of a paper deployment's all-OCS plan: shape is the build's shape."""
+def _same_compiled(a: Compiled, b: Compiled) -> bool:
+    if a[0] != b[0] or len(a[1]) != len(b[1]):
+        return False
+    for (ea, ba), (eb, bb) in zip(a[1], b[1], strict=True):
+        if ea.dtype != eb.dtype or ba.dtype != bb.dtype or not np.array_equal(ea, eb):
+            return False
+        if ea.shape != eb.shape or ba.shape != bb.shape or ba.tobytes() != bb.tobytes():
+            return False
+    return True
+
+
+PAYLOADS = (0, 1, 3, 66, 4096, 12289, 589824, (1 << 40) + 7)
+PAPER_DEPLOYMENTS = [("gpt-oss-5.3-like", Split(32, 16, 16, 32)), ("gpt-oss-5.3-like", Split(32, 16, 4, 128)),
+                     ("megatron-5t", Split(4, 128, 16, 32)), ("megatron-5t", Split(4, 128, 8, 64))]
+
+
+@pytest.mark.parametrize(("model", "split"), PAPER_DEPLOYMENTS)
+def test_shape_and_scaling_equal_the_build_on_paper_demands(model: str, split: Split) -> None:
+    """Every demand of a paper deployment's all-OCS plan (world 512): shape is the build's shape, and
+    scaled it is exactly the compiled program built for the payload: the demand's own and others
+    (0, odd, beyond 2**40)."""
     from ocsplan.decode.step import plan_for
 
     spec = load_fabric(ROOT / "simulate" / "fabrics" / "nvl576-all-ocs.toml")
     plan = plan_for(load_model(model), spec, 512, split, 1)
-    layered = 0
+    layered = checked = 0
     for mesh in plan.meshes:
         for axis in mesh.axes:
             for d in axis.demands:
                 topo = demand_topology(d.groups, axis.bits, d.fold)
                 built = program_shape(SCHEDULES[d.schedule].build(topo, 1))
                 assert _transfers(shape(d.schedule, topo)) == _transfers(built), d.schedule
+                for payload in (d.payload_bytes, *PAYLOADS):
+                    full = compile_program(SCHEDULES[d.schedule].build(topo, payload))
+                    assert _same_compiled(scale_program(built, payload), full), (d.schedule, payload)
                 layered += d.schedule in LAYERED
-    assert layered >= 1
+                checked += 1
+    assert layered >= 1 and checked >= 4
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+@pytest.mark.parametrize("profile", [(1, 1, 1), (2, 1), (3,), (2, 2), (3, 1, 1), (4, 2)])
+def test_scaled_shape_equals_the_built_program_on_every_schedule(name: str, profile: tuple[int, ...]) -> None:
+    """Every catalogue schedule valid on a few profiles: its byte counts are linear in the payload."""
+    topo = Topology.from_profile(list(profile))
+    if not SCHEDULES[name].valid(topo):
+        pytest.skip("not valid on this profile")
+    built = program_shape(SCHEDULES[name].build(topo, 1))
+    for payload in PAYLOADS:
+        assert _same_compiled(scale_program(built, payload), compile_program(SCHEDULES[name].build(topo, payload)))
 
 
 @pytest.mark.parametrize("name", sorted(LAYERED))
@@ -129,10 +162,8 @@ def test_compiled_is_the_cached_program_compiled(name: str) -> None:
         if not SCHEDULES[name].valid(topo):
             continue
         for payload in (0, 5, 4096, (1 << 33) + 3):
-            a, b = compiled(name, topo, payload), compile_program(program(name, topo, payload))
-            assert a[0] == b[0] and len(a[1]) == len(b[1])
-            for (ea, ba), (eb, bb) in zip(a[1], b[1], strict=True):
-                assert np.array_equal(ea, eb) and ea.shape == eb.shape and ba.tobytes() == bb.tobytes()
-                assert not ea.flags.writeable and not ba.flags.writeable
+            fast, general = compiled(name, topo, payload), compile_program(program(name, topo, payload))
+            assert _same_compiled(fast, general), (name, topo.name, payload)
+            assert all(not e.flags.writeable and not b.flags.writeable for e, b in fast[1])
         checked += 1
     assert checked >= 1
