@@ -310,3 +310,25 @@ def test_decode_refuses_spray_where_it_cannot_apply(args: list[str], needle: str
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(needle), lines
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--fabrics", "all-eps,all-ocs", "--spray", "packet"],
+     "--spray: has no effect with --network analytical (Simlette's spraying: --network simlette)"),
+    (["--fabrics", "all-ocs", "--network", "simlette", "--spray", "packet"],
+     "--spray: has no effect when every fabric is optical (no packet switch to spray)"),
+    (["--fabrics", "all-eps", "--network", "simlette", "--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
+])
+def test_pareto_refuses_spray_where_it_cannot_apply(args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1",
+                                 *args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(needle), lines
+
+
+def test_pareto_spray_titles_the_table() -> None:
+    result = runner.invoke(app, ["pareto", "gpt-oss-120b", "--world", "8", "--contexts", "32Ki", "--batches", "1",
+                                 "--fabrics", "all-eps", "--network", "simlette", "--spray", "packet", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "best split per cell (simlette, spray packet)" in result.output

@@ -149,3 +149,34 @@ def test_the_bound_is_below_every_priced_step(world: int, batch: int) -> None:
         step = decode_step(model, RX00, spec, world, s, batch, 32768, check_memory=False, cache=cache)
         plan = plan_for(model, spec, world, s, batch, COMM["fp4"], cache)
         assert 0.5 * step.comm_s < bound <= min(step.comm_s, plan.objective_s) * (1 + 1e-12), s
+
+
+def test_spray_reaches_the_re_timing_on_the_switched_fabric_only() -> None:
+    """``--spray`` in the sweep: the all-EPS cell is what App. B.6 gives by hand (every fitting split
+    timed analytically, those within 7 % of the best re-timed by Simlette with that spray, the best of
+    them); the all-OCS cell is the one without spray (no packet switch)."""
+    model = load_model("gpt-oss-120b")
+    eps, ocs = load_fabric(FABRICS / "nvl576-all-eps.toml"), load_fabric(FABRICS / "nvl576-all-ocs.toml")
+    cells = {c.fabric: c for c in pareto_sweep(model, RX00, [eps, ocs], [32768], [16], 64, network="simlette",
+                                               spray="packet")}
+    plain = {c.fabric: c for c in pareto_sweep(model, RX00, [eps, ocs], [32768], [16], 64, network="simlette")}
+    steps = [decode_step(model, RX00, eps, 64, s, 16, 32768) for s in valid_splits(model, 64)
+             if memory_per_rank(model, RX00, 64, s, 16, 32768).fits]
+    bar = 0.93 * max(st.tokens_per_s_user for st in steps)
+    best = max((decode_step(model, RX00, eps, 64, st.split, 16, 32768, network="simlette", spray="packet")
+                for st in steps if st.tokens_per_s_user >= bar), key=lambda st: st.tokens_per_s_user)
+    got = cells["nvl576-all-eps"].best
+    assert got is not None and (got.split, got.step_s) == (best.split, best.step_s)
+    assert plain["nvl576-all-eps"].best is not None and plain["nvl576-all-eps"].best.step_s != got.step_s
+    assert cells["nvl576-all-ocs"].best == plain["nvl576-all-ocs"].best
+
+
+@pytest.mark.parametrize(("network", "fabrics"), [("analytical", ["nvl576-all-eps"]),
+                                                  ("simlette", ["nvl576-all-ocs"])])
+def test_spray_that_cannot_apply_is_refused(network: str, fabrics: list[str]) -> None:
+    from ocsplan.errors import InstanceError
+
+    specs = [load_fabric(FABRICS / f"{f}.toml") for f in fabrics]
+    with pytest.raises(InstanceError, match="spray") as info:
+        pareto_sweep(load_model("gpt-oss-120b"), RX00, specs, [32768], [1], 8, network=network, spray="packet")
+    assert "\n" not in str(info.value)

@@ -473,6 +473,8 @@ def pareto(
     accelerator_latency: AccLatencyOpt = None,
     tokens_per_step: TokensOpt = 1,
     accept_rate: AcceptOpt = 1.0,
+    spray: Annotated[str | None, typer.Option(
+        help=f"with --network simlette, on the fabrics with packet switches: {SPRAY_HELP}")] = None,
     json_out: RowsJsonOpt = None,
     ports: OldPortsOpt = None,
     png: Annotated[Path | None, typer.Option("--png", hidden=True, help="old name of --plot")] = None,
@@ -484,6 +486,7 @@ def pareto(
     from ..executor import Executor
     from ..files import write_atomic_all
     from ..realization.fabrics import load_fabric
+    from ..simlette import SimOptions
     from ..workload import check_world, load_accelerator, precision_for
     from .console import Bar
 
@@ -502,6 +505,11 @@ def pareto(
                         link_rate, radix, switch_latency, accelerator_latency, radix_option)
     if network not in NETWORKS:
         raise InstanceError("--network", "", f"unknown network {network!r} (use {', '.join(NETWORKS)})")
+    refuse_unused("--spray", spray is not None and network != "simlette",
+                  f"with --network {network} (Simlette's spraying: --network simlette)")
+    refuse_unused("--spray", spray is not None and all(level.technology == "ocs" for s in specs for level in s.levels),
+                  "when every fabric is optical (no packet switch to spray)")
+    sprayed = SimOptions(spray="message" if spray is None else spray).check().spray
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     check_suffix(plot, plot_option, (".png",))
     check_outputs((csv_out, "--csv"), (plot, plot_option), (json_out, "--json"),
@@ -511,8 +519,9 @@ def pareto(
     with Bar(err.console, f"pareto ({network})", quiet=quiet) as bar:
         cells = pareto_sweep(m, acc, specs, ctx, sizes, world, precision=precision, network=network,
                              executor=executor, cache=cache, progress=bar.update, tokens_per_step=k,
-                             accept_rate=accept)
-    title = f"{m.name} on {world} x {acc.name}: best split per cell ({network})"
+                             accept_rate=accept, spray=sprayed)
+    title = f"{m.name} on {world} x {acc.name}: best split per cell ({network}"
+    title += ")" if spray is None else f", spray {spray})"
     table = Table(title=title, title_justify="left")
     for col in ("context", "batch", "fabric", "split", "step", "comm", "tokens/s/user", "tokens/s", "tokens/s/MW"):
         table.add_column(col, justify="left" if col in ("fabric", "split") else "right")

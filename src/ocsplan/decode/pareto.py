@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OcsplanError
+from ..errors import InstanceError, OcsplanError
 from ..executor import Executor, Failure
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
+from ..simlette.circuitmap import technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
 from ..workload.model import Model
@@ -62,10 +63,13 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                  batches: Sequence[int], world: int, *, precision: Precision = COMM["fp4"],
                  network: str = "analytical", within: float = 0.07, executor: Executor | None = None,
                  cache: Path | None = None, progress: Callable[[int, int], None] | None = None,
-                 tokens_per_step: int = 1, accept_rate: float = 1.0) -> list[Cell]:
+                 tokens_per_step: int = 1, accept_rate: float = 1.0, spray: str = "message") -> list[Cell]:
     """Best split per (context, batch, fabric), cells in the order contexts x batches x fabrics.
 
     ``tokens_per_step`` and ``accept_rate``: speculative decoding as ``decode_step`` prices it.
+    ``spray``: Simlette's granularity when it re-times the finalists (``network="simlette"``) on the
+    fabrics with packet switches; all-OCS fabrics have none to spray (InstanceError naming ``spray``
+    when no fabric has one, or the network is analytical).
 
     Each (fabric, batch) is one task on ``executor`` (local processes or a Dask cluster;
     default: in this process); its splits are timed best bound first and those whose lower
@@ -74,6 +78,9 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     ``progress(done, total)`` after each split (on workers: each task) and, with simlette,
     each cell, in points."""
     check_world(world)
+    if spray != "message" and (network != "simlette" or all(technology(s) == "ocs" for s in fabrics)):
+        raise InstanceError("spray", "", f"{spray!r} needs network simlette and a fabric with packet switches "
+                            f"(network {network}, fabrics {', '.join(s.name for s in fabrics)})")
     splits = valid_splits(model, world)
     ctx = tuple(contexts)
     plans = PlanCache(cache)
@@ -121,7 +128,8 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                 if best is not None and network == "simlette":
                     best = resimulated(feasible, model, acc, spec, world, b, context, within=within,
                                        precision=precision, cache=plans, tokens_per_step=tokens_per_step,
-                                       accept_rate=accept_rate)
+                                       accept_rate=accept_rate,
+                                       spray=spray if technology(spec) != "ocs" else "message")
                 if network == "simlette" and progress is not None:
                     progress(points + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(fitting),
