@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hop:
     """One OCS device on a circuit's path: entered at port ``enter``, left at ``leave``."""
 
@@ -40,7 +40,7 @@ class Hop:
     leave: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Circuit:
     """A duplex circuit from node ``a`` port ``a_port`` to node ``b`` port ``b_port``."""
 
@@ -66,7 +66,7 @@ class Circuit:
         return budget.hop(ocs=self.stages, cables=self.cables)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodePort:
     """What one port of a node connects to."""
 
