@@ -17,8 +17,13 @@ circuit (:mod:`.plan_check`). Each fault names node and port where one is known
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
 from ..plan import Plan
@@ -26,6 +31,7 @@ from .circuits import (
     CIRCULANT,
     Circuits,
     Device,
+    Route,
     parse_circulant,
     parse_label,
     shift,
@@ -309,12 +315,12 @@ class _Checker(FaultLog):
                 continue
             walked, end = hops
             for dev, p, q in walked:
-                used[(dev, min(p, q), max(p, q))] += 1
+                used[(dev, p, q) if p < q else (dev, q, p)] += 1
             if end != (circ.b, circ.b_port):
                 got = "nowhere" if end is None else f"node {end[0]} port {end[1]}"
                 self.fault(f"circuit to node {circ.b} port {circ.b_port} arrives at {got} through the "
                            "cross-connects", circ.a, circ.a_port)
-            elif tuple(walked) != tuple((h.device, h.enter, h.leave) for h in circ.path):
+            elif walked != [(h.device, h.enter, h.leave) for h in circ.path]:
                 self.fault(f"recorded path to node {circ.b} differs from the cross-connects "
                            f"({len(circ.path)} hops recorded, {len(walked)} walked)", circ.a, circ.a_port)
         for d in c.devices:
@@ -382,13 +388,19 @@ class _Checker(FaultLog):
     # -- routing tables, counts --------------------------------------------------------
 
     def routes(self) -> None:
+        if not self.c.routes:
+            return
         peer_of: list[dict[int, int]] = [{} for _ in range(self.world)]  # node -> port -> peer
+        grid = np.full((self.world, max(self.c.fabric.ports, 1)), -1, dtype=np.int64)  # node, port -> peer
         for (x, p), (y, _, _) in self.peer_at.items():
             peer_of[x][p] = y
+            grid[x, p] = y
         for r in self.c.routes:
             name = f"{r.schedule} (mesh {r.mesh} axis {r.axis} demand {r.demand})"
             if len(r.table) != self.world:
                 self.fault(f"routing table of {name} has {len(r.table)} nodes")
+                continue
+            if _routes_ride(r, grid):
                 continue
             distinct: dict[tuple[int, ...], bool] = {}  # ports -> distinct and as many as the multiplicity
             for x, phases in enumerate(r.table):
@@ -445,6 +457,28 @@ class _Checker(FaultLog):
         if (used.accelerators, used.accelerator_ports, got_levels) != (self.world, 2 * total, want_levels):
             self.fault("counts.used differ from the circuits and devices (accelerators, accelerator ports "
                        "or per-level devices, ports, logical switches, links)")
+
+
+def _routes_ride(r: Route, grid: npt.NDArray[np.int64]) -> bool:
+    """Whether every entry of ``r``'s table has distinct ports, as many as its multiplicity,
+    each on a circuit to its peer (``grid[node, port]``), checked on arrays: then
+    :meth:`_Checker.routes` has no fault to report for it."""
+    rows = list(itertools.chain.from_iterable(r.table))  # (node, phase) -> ((peer, ports), ...)
+    flat = list(itertools.chain.from_iterable(rows))
+    if not flat:
+        return True
+    m = r.multiplicity
+    if any(len(set(ports)) != len(ports) or len(ports) != m for ports in set(map(operator.itemgetter(1), flat))):
+        return False
+    node = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
+    node = np.repeat(node, np.fromiter(map(len, rows), np.int64, len(rows)))
+    peer = np.fromiter(map(operator.itemgetter(0), flat), np.int64, len(flat))
+    port = np.fromiter(itertools.chain.from_iterable(map(operator.itemgetter(1), flat)), np.int64, len(flat) * m)
+    if m == 0:
+        return True
+    if peer.min() < 0 or port.min() < 0 or port.max() >= grid.shape[1]:
+        return False
+    return bool(np.all(grid[np.repeat(node, m), port] == np.repeat(peer, m)))
 
 
 def _peers(label: str, x: int) -> tuple[int, int]:
