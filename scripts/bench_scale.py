@@ -1,6 +1,7 @@
 """Scale figures: plan, realize, validate and simulate a Megatron-like instance at growing N.
 
 Usage: python scripts/bench_scale.py [--sizes 512,1024,2048,4096] [--mode message] [--no-simulate] [--rss]
+       [--clock wall|cpu]
 
 The instance is megatron-5t-n512-b1 (paper Table 1: Helix KVP 4, TPA N/4, EP
 N/8, TPE 8, batch 1) scaled to N = 2**n accelerators with L = n + 27 ports
@@ -13,6 +14,7 @@ allocations during that stage (tracemalloc slows Python code down, so the
 times are measured in a separate untraced pass first). ``--rss`` skips the
 traced pass and reports the process's peak resident set after each stage
 instead (a high-water mark over the stages so far; one pass, half the time).
+``--clock cpu`` times the stages in process CPU seconds (steadier on a shared machine).
 Prints per size and stage the seconds and MiB, then each stage's growth
 factor per doubling.
 """
@@ -71,14 +73,18 @@ def fabric(world: int, ports: int) -> FabricSpec:
     }, f"ocs-single-{world}")
 
 
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCKS["wall"]
+
+
 def measure(stage: Callable[[], Any], memory: bool) -> tuple[Any, float, float]:
     """(result, seconds, peak MiB); the peak only when ``memory`` (then the time is not used)."""
     gc.collect()
     if memory:
         tracemalloc.start()
-    start = time.perf_counter()
+    start = clock()
     result = stage()
-    seconds = time.perf_counter() - start
+    seconds = clock() - start
     if memory:
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
@@ -111,11 +117,15 @@ def main() -> None:
     parser.add_argument("--mode", default="message", help="simulation mode")
     parser.add_argument("--no-simulate", action="store_true")
     parser.add_argument("--rss", action="store_true", help="one pass; memory = peak RSS so far")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="seconds of the wall or of CPU")
     args = parser.parse_args()
+    global clock
+    clock = CLOCKS[args.clock]
     sizes = [int(x) for x in args.sizes.split(",")]
     stages = [s for s in STAGES if s != "simulate" or not args.no_simulate]
     what = "peak RSS so far" if args.rss else "tracemalloc peak of the stage"
-    print(f"megatron-like, L = n + 27, single-level OCS, simulate in {args.mode} mode; MiB = {what}")
+    print(f"megatron-like, L = n + 27, single-level OCS, simulate in {args.mode} mode; {args.clock} seconds; "
+          f"MiB = {what}")
     print(f"{'N':>5} {'L':>3} " + " ".join(f"{s + ' s':>11} {s[:4] + ' MiB':>9}" for s in stages))
     rows = {}
     for world in sizes:

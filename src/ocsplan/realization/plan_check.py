@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 import operator
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
 from ..circulant import Circulant
@@ -63,6 +66,9 @@ def restated(c: Circuits, plan: Plan) -> list[str]:
                      "differs from the plan")
     return found
 
+Ints = npt.NDArray[np.int64]
+Pattern = Sequence[Mapping[int, Collection[int]]]  # per phase, each local source's local destinations
+
 
 def against_plan(log: FaultLog, plan: Plan) -> None:
     """The faults of ``log``'s circuits against ``plan``: what the file restates of it,
@@ -81,9 +87,7 @@ def against_plan(log: FaultLog, plan: Plan) -> None:
               for k in range(len(axis.demands))]
     if sorted(listed) != sorted(wanted):
         log.fault(f"routing tables for {len(listed)} demands, the plan has {len(wanted)} (or others)")
-    pairs: Counter[tuple[int, int]] = Counter()
-    for circ in c.circuits:
-        pairs[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+    pairs = _Pairs(log)
     port_of = {g.label: g.ports[0] for g in c.generators if g.ports}
     routes = {(r.mesh, r.axis, r.demand): r for r in c.routes}
     for mesh in plan.meshes:
@@ -95,9 +99,8 @@ def against_plan(log: FaultLog, plan: Plan) -> None:
                 name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
                 pattern = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
                                        d.payload_bytes)
-                expect = [{(src, dst) for src, dsts in phase.items() for dst in dsts} for phase in pattern]
-                sent = set().union(*expect)
-                _coverage(log, name, axis.ring, axis.bits, glob, bases, sent, pairs, d.multiplicity, port_of)
+                expect: Pattern = list(pattern)
+                _coverage(log, name, axis.ring, axis.bits, glob, bases, expect, pairs, d.multiplicity, port_of)
                 route = routes.get((mesh.name, a, k))
                 if route is None:
                     log.fault(f"no routing table for {name}")
@@ -127,8 +130,8 @@ def _against_stacked(log: FaultLog, plan: Plan) -> None:
         for k, d in enumerate(axis.demands):
             name = f"{d.schedule} (mesh {mesh.name} axis {a} demand {k})"
             program = circulant_program(d.schedule, graph, d.payload_bytes, d.collective)
-            expect = [{(t.src, t.dst) for t in phase} for phase in program.phases]
-            for src, dst in sorted(set().union(*expect)):
+            expect = _by_src([{(t.src, t.dst) for t in phase} for phase in program.phases])
+            for src, dst in sorted({(s, t) for by_src in expect for s, dsts in by_src.items() for t in dsts}):
                 for base in bases:
                     x, y = base + glob[src], base + glob[dst]
                     if pairs[(min(x, y), max(x, y))] < d.multiplicity:
@@ -141,42 +144,83 @@ def _against_stacked(log: FaultLog, plan: Plan) -> None:
             _route_matches(log, name, route.table, expect, glob, bases, operator.add)
 
 
+class _Pairs:
+    """Circuits per unordered node pair, counted once from the file's circuits."""
+
+    def __init__(self, log: FaultLog) -> None:
+        self.world = log.world
+        self.count: Counter[tuple[int, int]] = Counter()
+        for circ in log.c.circuits:
+            self.count[(min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        self._by_xor: dict[int, Ints] = {}
+        self._arrays: tuple[Ints, Ints, Ints] | None = None
+
+    def __getitem__(self, pair: tuple[int, int]) -> int:
+        return self.count[pair]
+
+    def along(self, g: int) -> Ints:
+        """Circuits joining x and x ^ g, for every node x (an array over the nodes)."""
+        if g not in self._by_xor:
+            if self._arrays is None:  # the pairs within the nodes: lower end, XOR, circuits
+                inside = [(lo, hi ^ lo, k) for (lo, hi), k in self.count.items() if lo >= 0 and hi < self.world]
+                table = np.array(inside, dtype=np.int64).reshape(-1, 3)
+                self._arrays = (table[:, 0], table[:, 1], table[:, 2])
+            lows, xors, times = self._arrays
+            mine = xors == g
+            per_low = np.bincount(lows[mine], times[mine], minlength=self.world)
+            x = np.arange(self.world, dtype=np.int64)
+            self._by_xor[g] = per_low[np.minimum(x, x ^ g)]
+        return self._by_xor[g]
+
+
+def _by_src(expect: list[set[tuple[int, int]]]) -> Pattern:
+    """Per phase, each source's destinations."""
+    out: list[dict[int, set[int]]] = []
+    for wanted in expect:
+        by_src: dict[int, set[int]] = defaultdict(set)
+        for src, dst in wanted:
+            by_src[src].add(dst)
+        out.append(by_src)
+    return out
+
+
 def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob: list[int], bases: list[int],
-              sent: set[tuple[int, int]], pairs: Counter[tuple[int, int]], mult: int,
-              port_of: dict[str, int]) -> None:
+              expect: Pattern, pairs: _Pairs, mult: int, port_of: dict[str, int]) -> None:
     """Every (src, dst) the schedule sends on, in every coset, has ``mult`` circuits."""
     if ring:
+        sent = sorted({(s, t) for by_src in expect for s, dsts in by_src.items() for t in dsts})
         for base in bases:
-            for s, t in sorted(sent):
+            for s, t in sent:
                 x, y = base | glob[s], base | glob[t]
                 if pairs[(min(x, y), max(x, y))] < mult:
                     log.fault(f"missing circuit: {name} sends to node {y} but fewer than {mult} "
                                "circuit(s) join them", x)
         return
     by_gen: dict[int, set[int]] = defaultdict(set)
-    for s, t in sent:
-        by_gen[s ^ t].add(s)
+    for by_src in expect:
+        for s, dsts in by_src.items():
+            for t in dsts:
+                by_gen[s ^ t].add(s)
+    block = mask_of(bits)
     for g, srcs in sorted(by_gen.items()):
         big = expand(g, bits)
-        short = [x for x in range(log.world) if pairs[(min(x, x ^ big), max(x, x ^ big))] < mult]
+        short = np.flatnonzero(pairs.along(big) < mult).tolist()
         label = generator_label(big, "cube" if big.bit_count() == 1 else "fold", log.n)
         for x in short:
-            if compress(x & mask_of(bits), bits) in srcs:
+            if compress(x & block, bits) in srcs:
                 log.fault(f"missing circuit: {name} sends to node {x ^ big} over generator {label} "
                            f"but fewer than {mult} circuit(s) join them", x, port_of.get(label))
 
 
 def _route_matches(log: FaultLog, name: str, table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
-                   expect: list[set[tuple[int, int]]], glob: list[int], bases: list[int],
+                   expect: Pattern, glob: list[int], bases: list[int],
                    join: Callable[[int, int], int] = operator.or_) -> None:
     if len(table) != log.world:
         return
-    dst_of: list[dict[int, set[int]]] = []
-    for wanted in expect:
-        by_src: dict[int, set[int]] = defaultdict(set)
-        for src, dst in wanted:
-            by_src[src].add(dst)
-        dst_of.append(by_src)
+    xor = join is operator.or_  # the coset's nodes are base | offset (disjoint bits), else base + offset
+    # per phase, each local rank's destinations as offsets from its coset's base
+    empty: frozenset[int] = frozenset()
+    want_of = [{local: frozenset(map(glob.__getitem__, dsts)) for local, dsts in by_src.items()} for by_src in expect]
     for base in bases:
         for local, offset in enumerate(glob):
             x = join(base, offset)
@@ -184,9 +228,10 @@ def _route_matches(log: FaultLog, name: str, table: tuple[tuple[tuple[tuple[int,
             if len(phases) != len(expect):
                 log.fault(f"routing table of {name} has {len(phases)} phases, the schedule {len(expect)}", x)
                 continue
-            for ph, by_src in enumerate(dst_of):
-                want = {join(base, glob[t]) for t in by_src.get(local, ())}
-                got = {peer for peer, _ in phases[ph]}
+            for ph, sends in enumerate(phases):
+                want = want_of[ph].get(local, empty)
+                got = {peer ^ base for peer, _ in sends} if xor else {peer - base for peer, _ in sends}
                 if want != got:
-                    log.fault(f"routing table of {name} phase {ph} lists peers {sorted(got)}, "
-                               f"the schedule sends to {sorted(want)}", x)
+                    log.fault(f"routing table of {name} phase {ph} lists peers "
+                               f"{sorted({peer for peer, _ in sends})}, the schedule sends to "
+                               f"{sorted(join(base, t) for t in want)}", x)

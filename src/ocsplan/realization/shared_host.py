@@ -16,7 +16,7 @@ from itertools import combinations
 
 from ..cayley import bits_of, compress, coset_bases, expand, mask_of
 from ..errors import InstanceError, RealizationError
-from ..plan import Plan, demand_topology
+from ..plan import DemandPlan, Plan, demand_topology
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.allreduce import gray_cycle
 from .circuits import Circuits, Placement, PlanRef, Route, generator_label
@@ -133,10 +133,23 @@ def _assign_ports(plan: Plan) -> tuple[list[Logical], dict[str, tuple[int, ...]]
 # -- the realizer ---------------------------------------------------------------------
 
 
+def _missing(mesh: str, axis: int, d: DemandPlan, ph: int, x: int, y: int) -> RealizationError:
+    return RealizationError(f"mesh {mesh} axis {axis} {d.schedule}: node {x} sends to {y} in phase {ph} "
+                            f"but the plan has no {d.multiplicity} circuit(s) between them")
+
+
+Entry = tuple[int, tuple[int, ...]]  # (peer, ports) in a routing table
+
+
 def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPorts) -> tuple[Route, ...]:
-    """Routing table of every demand: its schedule's transfers on every coset, with ports."""
+    """Routing table of every demand: its schedule's transfers on every coset, with ports.
+
+    The tables of a Cayley axis share one (peer, ports) entry per peer and ports (most of
+    their memory): a generator's ports depend on x ^ y alone, so each transfer of the
+    schedule is checked once, on the first coset."""
     n, world = plan.n, plan.world
     cayley = {g.mask: ports_of[generator_label(g.mask, g.kind, n)] for g in plan.generators if g.kind != "ring"}
+    entries: dict[tuple[int, ...], list[Entry]] = {}  # ports -> the entry of every peer
     routes = []
     for mesh in plan.meshes:
         for a, axis in enumerate(mesh.axes):
@@ -145,23 +158,42 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
             for k, d in enumerate(axis.demands):
                 sends = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
                                      d.payload_bytes)
-                table: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [[() for _ in sends] for _ in range(world)]
-                for base in bases:
-                    for ph, by_src in enumerate(sends):
+                table: list[list[tuple[Entry, ...]]] = [[() for _ in sends] for _ in range(world)]
+                if axis.ring:
+                    for base in bases:
+                        for ph, by_src in enumerate(sends):
+                            for src, dsts in by_src.items():
+                                x = base | glob[src]
+                                cells = []
+                                for dst in dsts:
+                                    y = base | glob[dst]
+                                    ports = ring_ports.get((x, y))
+                                    if not ports or len(ports) < d.multiplicity:
+                                        raise _missing(mesh.name, a, d, ph, x, y)
+                                    cells.append((y, tuple(ports[: d.multiplicity])))
+                                table[x][ph] = tuple(cells)
+                else:
+                    by_xor: dict[int, list[Entry]] = {}  # x ^ y -> the entry of each peer y
+                    for ph, by_src in enumerate(sends):  # on the first coset: x ^ y names the ports
                         for src, dsts in by_src.items():
-                            x = base | glob[src]
-                            entries = []
                             for dst in dsts:
-                                y = base | glob[dst]
-                                ports = ring_ports.get((x, y)) if axis.ring else cayley.get(x ^ y)
-                                if not ports or len(ports) < d.multiplicity:
-                                    raise RealizationError(
-                                        f"mesh {mesh.name} axis {a} {d.schedule}: node {x} sends to {y} "
-                                        f"in phase {ph} but the plan has no {d.multiplicity} circuit(s) between them")
-                                entries.append((y, tuple(ports[: d.multiplicity])))
-                            table[x][ph] = tuple(entries)
+                                step = glob[src] ^ glob[dst]
+                                if step not in by_xor:
+                                    have = cayley.get(step)
+                                    if not have or len(have) < d.multiplicity:
+                                        raise _missing(mesh.name, a, d, ph, bases[0] | glob[src],
+                                                       bases[0] | glob[dst])
+                                    mine = have[: d.multiplicity]
+                                    if mine not in entries:
+                                        entries[mine] = [(y, mine) for y in range(world)]
+                                    by_xor[step] = entries[mine]
+                    for base in bases:
+                        for ph, by_src in enumerate(sends):
+                            for src, dsts in by_src.items():
+                                x = base | glob[src]
+                                table[x][ph] = tuple([by_xor[x ^ y][y] for y in [base | glob[dst] for dst in dsts]])
                 routes.append(Route(mesh.name, a, k, d.collective, d.schedule, d.multiplicity, axis.bits,
-                                    tuple(tuple(row) for row in table)))
+                                    tuple([tuple(phases) for phases in table])))
     return tuple(routes)
 
 

@@ -17,12 +17,17 @@ circuit (:mod:`.plan_check`). Each fault names node and port where one is known
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from ..cayley import compress, expand, mask_of
 from ..plan import Plan
-from .circuits import CIRCULANT, Circuits, Device, parse_circulant, parse_label, shift
+from .circuits import CIRCULANT, Circuits, Device, Route, parse_circulant, parse_label, shift
 from .fault import Fault, FaultLog
 from .plan_check import against_plan
 
@@ -56,6 +61,7 @@ class _Checker(FaultLog):
         self.port_owner: dict[int, str] = {}
         self.peer_at: dict[tuple[int, int], tuple[int, int, str]] = {}  # from the circuits list
         self.cross: dict[str, dict[int, int]] = {}  # device -> port -> partner
+        self._ids: dict[tuple[int, int, int], str] = {}  # (level, rail, index) -> device id
         # a stacked plan's circuit file: circulant sets on row-major ranks, any world
         self.stacked = any(label.startswith(CIRCULANT) for label, _ in c.plan.generators)
 
@@ -139,54 +145,49 @@ class _Checker(FaultLog):
         return y == x ^ mask
 
     def circuits(self) -> None:
-        ports = self.c.fabric.ports
+        ports, world, peer_at, owner_of = self.c.fabric.ports, self.world, self.peer_at, self.port_owner
+        xor_of = {label: mask for label, (mask, kind, _) in self.kinds.items() if kind not in ("ring", "circulant")}
         for circ in self.c.circuits:
-            ends = ((circ.a, circ.a_port, circ.b, circ.b_port), (circ.b, circ.b_port, circ.a, circ.a_port))
-            bad = False
-            for x, p, y, _ in ends:
-                if not 0 <= x < self.world:
-                    self.fault(f"circuit end outside 0..{self.world - 1}", x, p)
-                    bad = True
-                elif not 0 <= p < ports:
-                    self.fault(f"port outside 0..{ports - 1} (circuit to node {y})", x, p)
-                    bad = True
-            if bad:
+            a, ap, b, bp, gen = circ.a, circ.a_port, circ.b, circ.b_port, circ.generator
+            if not (0 <= a < world and 0 <= b < world and 0 <= ap < ports and 0 <= bp < ports):
+                for x, p, y in ((a, ap, b), (b, bp, a)):
+                    if not 0 <= x < world:
+                        self.fault(f"circuit end outside 0..{world - 1}", x, p)
+                    elif not 0 <= p < ports:
+                        self.fault(f"port outside 0..{ports - 1} (circuit to node {y})", x, p)
                 continue
-            if circ.a == circ.b:
-                self.fault("circuit joins the node to itself", circ.a, circ.a_port)
+            if a == b:
+                self.fault("circuit joins the node to itself", a, ap)
                 continue
-            if circ.generator not in self.kinds:
-                self.fault(f"circuit to node {circ.b} has unknown generator {circ.generator}", circ.a, circ.a_port)
-            elif not self._peer_ok(circ.generator, circ.a, circ.b):
-                mask, kind, _ = self.kinds[circ.generator]
+            if gen not in self.kinds:
+                self.fault(f"circuit to node {b} has unknown generator {gen}", a, ap)
+            elif not (b == a ^ xor_of[gen] if gen in xor_of else self._peer_ok(gen, a, b)):
+                mask, kind, _ = self.kinds[gen]
                 want = ("a ring neighbour" if kind == "ring" else "node x +- s on its axis" if kind == "circulant"
-                        else f"node {circ.a ^ mask}")
-                self.fault(f"wrong peer: generator {circ.generator} joins node {circ.b}, expected {want}",
-                           circ.a, circ.a_port)
-            for x, p, y, q in ends:
-                if (x, p) in self.peer_at:
-                    other = self.peer_at[(x, p)][0]
-                    self.fault(f"port used twice: circuits to node {other} and to node {y}", x, p)
+                        else f"node {a ^ mask}")
+                self.fault(f"wrong peer: generator {gen} joins node {b}, expected {want}", a, ap)
+            for x, p, y, q in ((a, ap, b, bp), (b, bp, a, ap)):
+                if (x, p) in peer_at:
+                    self.fault(f"port used twice: circuits to node {peer_at[(x, p)][0]} and to node {y}", x, p)
                 else:
-                    self.peer_at[(x, p)] = (y, q, circ.generator)
-                owner = self.port_owner.get(p)
-                if owner is not None and owner != circ.generator:
-                    self.fault(f"circuit of generator {circ.generator} on a port of {owner}", x, p)
-        for x, node in enumerate(self.c.nodes[: self.world]):
+                    peer_at[(x, p)] = (y, q, gen)
+                owner = owner_of.get(p)
+                if owner is not None and owner != gen:
+                    self.fault(f"circuit of generator {gen} on a port of {owner}", x, p)
+        for x, node in enumerate(self.c.nodes[:world]):
             listed = set()
             for e in node:
                 if e.port in listed:
                     self.fault("port used twice in the node table", x, e.port)
                 listed.add(e.port)
-                if self.peer_at.get((x, e.port)) != (e.peer, e.peer_port, e.generator):
-                    got = self.peer_at.get((x, e.port))
+                got = peer_at.get((x, e.port))
+                if got != (e.peer, e.peer_port, e.generator):
                     what = "no circuit" if got is None else f"the circuit to node {got[0]} port {got[1]}"
                     self.fault(f"node table says node {e.peer} port {e.peer_port} ({e.generator}), "
                                f"circuits list has {what}", x, e.port)
         table = {(x, e.port) for x, node in enumerate(self.c.nodes) for e in node}
-        for (x, p), (y, _, _) in sorted(self.peer_at.items()):
-            if (x, p) not in table:
-                self.fault(f"circuit to node {y} missing from the node table", x, p)
+        for x, p in sorted(key for key in peer_at if key not in table):
+            self.fault(f"circuit to node {peer_at[(x, p)][0]} missing from the node table", x, p)
 
     def scopes(self) -> None:
         """Each circuit's scope and each generator's circuit counts and scope, re-derived."""
@@ -275,6 +276,7 @@ class _Checker(FaultLog):
         c, f = self.c, self.c.fabric
         two = len(f.levels) == 2
         rank_at = {a: x for x, a in enumerate(c.placement.accelerator)}
+        twice = self._dup_devices()
         for d in c.devices:
             radix = f.levels[d.level - 1].radix if 1 <= d.level <= len(f.levels) else 0
             table = self.cross.setdefault(d.id, {})
@@ -283,7 +285,7 @@ class _Checker(FaultLog):
             for (p, q), times in sorted(listed.items()):
                 if times > 1:
                     self._device_fault(d.id, p, f"cross-connect [{p}, {q}] listed {times} times", rank_at)
-            if len({d.id for d in c.devices}) != len(c.devices) and d.id in self._dup_devices():
+            if d.id in twice:
                 self.fault("device listed twice", None, None, d.id)
             for p, q in d.cross_connects:
                 for port, other in ((p, q), (q, p)):
@@ -305,12 +307,12 @@ class _Checker(FaultLog):
                 continue
             walked, end = hops
             for dev, p, q in walked:
-                used[(dev, min(p, q), max(p, q))] += 1
+                used[(dev, p, q) if p < q else (dev, q, p)] += 1
             if end != (circ.b, circ.b_port):
                 got = "nowhere" if end is None else f"node {end[0]} port {end[1]}"
                 self.fault(f"circuit to node {circ.b} port {circ.b_port} arrives at {got} through the "
                            "cross-connects", circ.a, circ.a_port)
-            elif tuple(walked) != tuple((h.device, h.enter, h.leave) for h in circ.path):
+            elif walked != [(h.device, h.enter, h.leave) for h in circ.path]:
                 self.fault(f"recorded path to node {circ.b} differs from the cross-connects "
                            f"({len(circ.path)} hops recorded, {len(walked)} walked)", circ.a, circ.a_port)
         for d in c.devices:
@@ -334,13 +336,20 @@ class _Checker(FaultLog):
         else:
             self.fault(message, None, port, device)
 
+    def _id(self, level: int, rail: int, index: int, two: bool) -> str:
+        """A device's id (README "Fabric files"), remembered."""
+        key = (level, rail, index)
+        if key not in self._ids:
+            self._ids[key] = f"L{level}.k{rail:02d}.{'r' if two and level == 1 else 'd'}{index:02d}"
+        return self._ids[key]
+
     def _walk(self, x: int, k: int, rank_at: dict[int, int], two: bool
               ) -> tuple[list[tuple[str, int, int]], tuple[int, int] | None] | None:
         """Follow node x's port k through cables and cross-connects to the far node."""
         f = self.c.fabric
         acc = self.c.placement.accelerator[x]
         group, port = divmod(acc, f.domain)
-        dev = f"L1.k{k:02d}.{'r' if two else 'd'}{group:02d}"
+        dev = self._id(1, k, group, two)
         walked: list[tuple[str, int, int]] = []
         for _ in range(3):
             partner = self.cross.get(dev, {}).get(port)
@@ -357,37 +366,52 @@ class _Checker(FaultLog):
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
                 spine, j = divmod(up, f.fanout)
-                dev, port = f"L2.k{k:02d}.d{spine:02d}", group * f.fanout + j
+                dev, port = self._id(2, k, spine, two), group * f.fanout + j
             else:
                 group, j = divmod(partner, f.fanout)
                 spine = int(dev[8:])
                 if group >= f.groups:
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
-                dev, port = f"L1.k{k:02d}.r{group:02d}", f.down + spine * f.fanout + j
+                dev, port = self._id(1, k, group, two), f.down + spine * f.fanout + j
         self.fault("path does not return to an accelerator within three devices", x, k)
         return walked, None
 
     # -- routing tables, counts --------------------------------------------------------
 
     def routes(self) -> None:
+        if not self.c.routes:
+            return
+        peer_of: list[dict[int, int]] = [{} for _ in range(self.world)]  # node -> port -> peer
+        grid = np.full((self.world, max(self.c.fabric.ports, 1)), -1, dtype=np.int64)  # node, port -> peer
+        for (x, p), (y, _, _) in self.peer_at.items():
+            peer_of[x][p] = y
+            grid[x, p] = y
         for r in self.c.routes:
             name = f"{r.schedule} (mesh {r.mesh} axis {r.axis} demand {r.demand})"
             if len(r.table) != self.world:
                 self.fault(f"routing table of {name} has {len(r.table)} nodes")
                 continue
+            if _routes_ride(r, grid):
+                continue
+            distinct: dict[tuple[int, ...], bool] = {}  # ports -> distinct and as many as the multiplicity
             for x, phases in enumerate(r.table):
+                row = peer_of[x]
                 for ph, sends in enumerate(phases):
                     for peer, ports in sends:
-                        if len(set(ports)) != len(ports):
-                            self.fault(f"{name} phase {ph}: a port listed twice to node {peer}", x)
-                        if len(set(ports)) != r.multiplicity:
-                            self.fault(f"{name} phase {ph}: {len(set(ports))} distinct port(s) to node {peer}, "
-                                       f"multiplicity {r.multiplicity}", x)
+                        ok = distinct.get(ports)
+                        if ok is None:
+                            ok = distinct[ports] = len(set(ports)) == len(ports) == r.multiplicity
+                        if not ok:
+                            if len(set(ports)) != len(ports):
+                                self.fault(f"{name} phase {ph}: a port listed twice to node {peer}", x)
+                            if len(set(ports)) != r.multiplicity:
+                                self.fault(f"{name} phase {ph}: {len(set(ports))} distinct port(s) to node "
+                                           f"{peer}, multiplicity {r.multiplicity}", x)
                         for p in ports:
-                            got = self.peer_at.get((x, p))
-                            if got is None or got[0] != peer:
-                                what = "no circuit" if got is None else f"a circuit to node {got[0]}"
+                            if row.get(p) != peer:
+                                got = row.get(p)
+                                what = "no circuit" if got is None else f"a circuit to node {got}"
                                 self.fault(f"{name} phase {ph} sends to node {peer} on this port, which has {what}",
                                            x, p)
 
@@ -425,6 +449,28 @@ class _Checker(FaultLog):
         if (used.accelerators, used.accelerator_ports, got_levels) != (self.world, 2 * total, want_levels):
             self.fault("counts.used differ from the circuits and devices (accelerators, accelerator ports "
                        "or per-level devices, ports, logical switches, links)")
+
+
+def _routes_ride(r: Route, grid: npt.NDArray[np.int64]) -> bool:
+    """Whether every entry of ``r``'s table has distinct ports, as many as its multiplicity,
+    each on a circuit to its peer (``grid[node, port]``), checked on arrays: then
+    :meth:`_Checker.routes` has no fault to report for it."""
+    rows = list(itertools.chain.from_iterable(r.table))  # (node, phase) -> ((peer, ports), ...)
+    flat = list(itertools.chain.from_iterable(rows))
+    if not flat:
+        return True
+    m = r.multiplicity
+    if any(len(set(ports)) != len(ports) or len(ports) != m for ports in set(map(operator.itemgetter(1), flat))):
+        return False
+    node = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
+    node = np.repeat(node, np.fromiter(map(len, rows), np.int64, len(rows)))
+    peer = np.fromiter(map(operator.itemgetter(0), flat), np.int64, len(flat))
+    port = np.fromiter(itertools.chain.from_iterable(map(operator.itemgetter(1), flat)), np.int64, len(flat) * m)
+    if m == 0:
+        return True
+    if peer.min() < 0 or port.min() < 0 or port.max() >= grid.shape[1]:
+        return False
+    return bool(np.all(grid[np.repeat(node, m), port] == np.repeat(peer, m)))
 
 
 def _peers(label: str, x: int) -> tuple[int, int]:

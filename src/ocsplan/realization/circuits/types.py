@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hop:
     """One OCS device on a circuit's path: entered at port ``enter``, left at ``leave``."""
 
@@ -42,7 +42,7 @@ class Hop:
     leave: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Circuit:
     """A duplex circuit from node ``a`` port ``a_port`` to node ``b`` port ``b_port``."""
 
@@ -68,7 +68,7 @@ class Circuit:
         return budget.hop(ocs=self.stages, cables=self.cables)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodePort:
     """What one port of a node connects to."""
 
