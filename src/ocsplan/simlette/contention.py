@@ -30,7 +30,7 @@ sprayed over that offset's uplinks by the same block rule (:func:`hybrid_time`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -341,6 +341,29 @@ def hybrid_loads(sends: Sends, bits: Sequence[int], world: int, shape: HybridSha
             for ports, links, _ in _hybrid_vectors(sends, tuple(bits), world, shape)]
 
 
+def _phase_rows(sends: Sends, bits: tuple[int, ...], ports: int,
+                distinct: tuple[int, ...]) -> Iterator[tuple[tuple[Vector, ...] | None, int]]:
+    """Per phase, every segment a node sends in send order, as int64 columns (generator, rail, first
+    flit, message flits, segment flits, flits the node sent before the message), None when it sends
+    nothing; and the phase's flits. One rail pointer advances across the phases (the node's ports)."""
+    pointer = 0
+    for phase in sends:
+        rows: list[Vector] = []
+        sent = 0
+        for local, nbytes in phase:
+            f = dl_flits(nbytes)
+            if f <= 0:
+                continue
+            table = _hybrid_table(f, ports, distinct)
+            n = len(table)
+            rows.append(np.stack([np.full(n, expand(local, bits), dtype=np.int64), (pointer + table[:, 0]) % ports,
+                                  table[:, 1], np.full(n, f, dtype=np.int64), table[:, 2],
+                                  np.full(n, sent, dtype=np.int64)], axis=1))
+            sent += f
+            pointer = (pointer + f) % ports
+        yield (tuple(np.concatenate(rows).T) if rows else None), sent
+
+
 @lru_cache(maxsize=4096)
 def _hybrid_vectors(sends: Sends, bits: tuple[int, ...], world: int,
                     shape: HybridShape) -> tuple[tuple[Vector, Vector, Vector], ...]:
@@ -353,40 +376,18 @@ def _hybrid_vectors(sends: Sends, bits: tuple[int, ...], world: int,
     ways = {m: shape.masks.count(m) for m in set(shape.masks)}
     distinct = tuple(sorted(set(ways.values())))
     links = len(shape.paths) * L * max(1, len(shape.masks))
-    pointer = 0
     result: list[tuple[Vector, Vector, Vector]] = []
-    for phase in sends:
-        gens: list[int] = []
-        flits: list[int] = []
-        befores: list[int] = []
-        tables: list[Vector] = []
-        rails: list[Vector] = []
-        for local, nbytes in phase:
-            f = dl_flits(nbytes)
-            if f <= 0:
-                continue
-            table = _hybrid_table(f, L, distinct)
-            gens.append(expand(local, bits))
-            befores.append(sum(flits))
-            flits.append(f)
-            tables.append(table)
-            rails.append((pointer + table[:, 0]) % L)
-            pointer = (pointer + f) % L
+    for columns, flits in _phase_rows(sends, bits, L, distinct):
         load = np.zeros(links, dtype=np.int64)
-        start = np.full(links, sum(flits) // L, dtype=np.int64)
-        if not tables:
+        start = np.full(links, flits // L, dtype=np.int64)
+        if columns is None:
             ports = np.zeros(L, dtype=np.int64)
         else:
-            seg = np.concatenate(tables)
-            rail = np.concatenate(rails)
-            ports = np.bincount(rail, weights=seg[:, 2], minlength=L).astype(np.int64)
-            _check_peers(gens, world)
-            sizes = [len(t) for t in tables]
-            gen = np.repeat(np.array(gens, dtype=np.int64), sizes)
-            size = np.repeat(np.array(flits, dtype=np.int64), sizes)
-            before = np.repeat(np.array(befores, dtype=np.int64) // L, sizes)
+            gen, rail, first, size, count, sent = columns
+            ports = np.bincount(rail, weights=count, minlength=L).astype(np.int64)
+            _check_peers(np.unique(gen).tolist(), world)
             if world > R:
-                _uplink_loads(gen, rail, seg[:, 1], size, seg[:, 2], before, world, shape, ways, load, start)
+                _uplink_loads(gen, rail, first, size, count, sent // L, world, shape, ways, load, start)
         for vector in (ports, load, start):
             vector.setflags(write=False)
         result.append((ports, load, start))
@@ -504,23 +505,12 @@ def _hybrid_queues(sends: Sends, bits: tuple[int, ...], world: int, shape: Hybri
     fold = fold and all(R % w == 0 for w in ways.values())
     sources = R if fold else world
     distinct = tuple(sorted(set(ways.values())))
-    pointer = 0
     out: list[tuple[tuple[int, float], ...] | None] = []
-    for phase in sends:
-        rows: list[Vector] = []
-        for local, nbytes in phase:
-            f = dl_flits(nbytes)
-            if f <= 0:
-                continue
-            table = _hybrid_table(f, L, distinct)
-            rail = (pointer + table[:, 0]) % L
-            gen = np.full(len(table), expand(local, bits), dtype=np.int64)
-            rows.append(np.stack([gen, rail, table[:, 1], np.full(len(table), f), table[:, 2]], axis=1))
-            pointer = (pointer + f) % L
-        if not rows or world <= R:
+    for columns, _ in _phase_rows(sends, bits, L, distinct):
+        if columns is None or world <= R:
             out.append(())
             continue
-        gen, rail, first, size, count = np.concatenate(rows).T
+        gen, rail, first, size, count, _sent = columns
         order = np.argsort(rail, kind="stable")  # flits each source port sent before a segment
         sent = np.cumsum(count[order])
         head = np.searchsorted(rail[order], rail[order], side="left")
