@@ -24,3 +24,24 @@ def instances_dir() -> Path:
 
 def instance_path(name: str) -> Path:
     return INSTANCES / f"{name}.toml"
+
+
+# 16 accelerators in 4 racks of 4, 2 ports; leaves 4 down + 4 up; 2 spines per rail, each reaching a leaf
+# over 2 down-links: 4 equal uplinks at a leaf, 2 equal down-links at a spine, so the world axis crosses
+# racks and Simlette's spraying granularity decides its links (tests of --spray)
+EPS_TINY = """
+name = "eps-tiny"
+accelerators = 16
+ports = 2
+link = "400Gb/s"
+[racks]
+size = 4
+[[level]]
+technology = "eps"
+radix = 8
+down = 4
+up = 4
+[[level]]
+technology = "eps"
+radix = 8
+"""

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from ocsplan.cli import app
 from ocsplan.instance import load_instance
 
-from .conftest import ROOT
+from .conftest import EPS_TINY, ROOT
 
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
@@ -247,23 +247,6 @@ def test_power_rate_is_now_link_rate() -> None:
     assert "--link-rate" in help_text and "--rate " not in help_text
 
 
-# 16 accelerators in 4 racks of 4, 4 equal uplinks per leaf: the world axis crosses racks
-EPS_TINY = """
-name = "eps-tiny"
-accelerators = 16
-ports = 2
-link = "400Gb/s"
-[racks]
-size = 4
-[[level]]
-technology = "eps"
-radix = 8
-down = 4
-up = 4
-[[level]]
-technology = "eps"
-radix = 8
-"""
 
 
 @pytest.mark.parametrize("split", ["2,8,4,4", "auto"])

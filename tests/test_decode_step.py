@@ -14,7 +14,7 @@ from ocsplan.simlette.traffic import program_workload
 from ocsplan.workload import Split, load_accelerator, load_model
 from ocsplan.workload.step import step_to_dict
 
-from .conftest import ROOT
+from .conftest import EPS_TINY, ROOT
 
 FABRICS = ROOT / "simulate" / "fabrics"
 RX00 = load_accelerator("rx00")
@@ -109,24 +109,6 @@ def test_simlette_shared_demands_match_a_direct_simulation() -> None:
         assert world.time_s == direct
 
 
-# 16 accelerators in 4 racks of 4 (2 ports; 4 equal uplinks per leaf, 2 down-links per spine to a leaf):
-# the world axis crosses racks, so Simlette's spraying granularity decides its links
-EPS_TINY = """
-name = "eps-tiny"
-accelerators = 16
-ports = 2
-link = "400Gb/s"
-[racks]
-size = 4
-[[level]]
-technology = "eps"
-radix = 8
-down = 4
-up = 4
-[[level]]
-technology = "eps"
-radix = 8
-"""
 # the world axis's native schedules as programs on K16 (decode.pricing.NATIVE, layout "flat")
 WORLD_PROGRAMS = {("all-reduce", "one-shot"): "one-shot", ("all-reduce", "two-shot"): "rs-ag",
                   ("all-gather", "one-shot"): "layered"}

@@ -28,31 +28,13 @@ from ocsplan.simlette.runner import Runner
 from ocsplan.simlette.timing import DL_FLIT
 from ocsplan.simlette.traffic import Send, Workload, program_workload
 
-from .conftest import ROOT
+from .conftest import EPS_TINY, ROOT
 
-# 16 accelerators in 4 racks of 4, 2 ports; leaves 4 down + 4 up; 2 spines per rail, each reaching a
-# leaf over 2 down-links: 4 equal uplinks at a leaf, 2 equal down-links at a spine
-TINY = """
-name = "eps-tiny"
-accelerators = 16
-ports = 2
-link = "400Gb/s"
-[racks]
-size = 4
-[[level]]
-technology = "eps"
-radix = 8
-down = 4
-up = 4
-[[level]]
-technology = "eps"
-radix = 8
-"""
 WORLD, RACK, L, UP, SPINES = 16, 4, 2, 4, 2
 
 
 def _spec() -> FabricSpec:
-    return parse_fabric(tomllib.loads(TINY), "eps-tiny")
+    return parse_fabric(tomllib.loads(EPS_TINY), "eps-tiny")
 
 
 def _pick(spray: str, src: int, rail: int, flit: int, flits: int, ways: int) -> int:
