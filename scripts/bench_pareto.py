@@ -41,7 +41,7 @@ from tests.test_simlette_contention import reference_phase_loads  # noqa: E402
 from tests.test_simlette_fabric import _reference_links  # noqa: E402
 
 from ocsplan.cayley import Topology  # noqa: E402
-from ocsplan.decode import pareto_sweep, pricing, ranking  # noqa: E402
+from ocsplan.decode import pareto_sweep, pricing, ranking, simulated  # noqa: E402
 from ocsplan.decode.pareto import Cell, cells_csv  # noqa: E402
 from ocsplan.planning import search  # noqa: E402
 from ocsplan.realization.fabrics import FabricSpec, load_fabric  # noqa: E402
@@ -69,7 +69,7 @@ def _clear() -> None:
                 clear = getattr(value, "cache_clear", None)
                 if callable(clear):
                     clear()
-    pricing._SIMULATED.clear()
+    simulated._SIMULATED.clear()
     search.PLACEMENTS.clear()
 
 

@@ -1,3 +1,4 @@
 from ocsplan.cli import main
 
-main()
+if __name__ == "__main__":  # spawned worker processes import this module under another name
+    main()

@@ -317,6 +317,9 @@ def decode(
         help="all-OCS: the deployed (or repaired) circuits of this split's plan, priced on their real "
              "OCS paths; needs --split")] = None,
     spray: Annotated[str | None, typer.Option(help=f"with --network simlette: {SPRAY_HELP}")] = None,
+    jobs: Annotated[int | None, typer.Option(
+        help="with --network simlette on an EPS or hybrid fabric: worker processes for the distinct "
+             "simulations (default: one per core; the same step whatever the count)")] = None,
     ports: OldPortsOpt = None,
 ) -> None:
     """Time one decode step on a fabric: compute, launches, every collective; interactivity and power."""
@@ -341,6 +344,10 @@ def decode(
     spec = _overridden([load_fabric(fabric, "--fabric")], acc.power, link_rate, radix, switch_latency,
                        accelerator_latency, radix_option)[0]
     refuse_spray(spray, spec, fabric)
+    check_count(jobs, "--jobs", 1, MAX_JOBS)
+    refuse_unused("--jobs", jobs is not None and (network != "simlette" or circuits is not None
+                                                  or all(level.technology == "ocs" for level in spec.levels)),
+                  "outside --network simlette on an EPS or hybrid fabric (it runs the packet-switched simulations)")
     sprayed = SimOptions(spray="message" if spray is None else spray).check().spray
     console = err if json_out == "-" else out
     # --split auto times every feasible split (40-70 s for the paper's models): a bar whatever the network
@@ -356,7 +363,7 @@ def decode(
     if split == "auto":
         with bar:
             choice = best_step(m, acc, spec, world, batch, tokens, network=network, precision=precision,
-                               tokens_per_step=k, accept_rate=a, progress=bar.update, spray=sprayed)
+                               tokens_per_step=k, accept_rate=a, progress=bar.update, spray=sprayed, jobs=jobs)
         step = choice.best
         skipped = choice.fitting - len(choice.ranked)
         console.print(f"split auto: {choice.fitting} feasible splits, {len(choice.ranked)} timed analytically "
@@ -365,7 +372,8 @@ def decode(
         s: Split = check_split(m, world, parse_split(split))
         with bar:
             step = decode_step(m, acc, spec, world, s, batch, tokens, network=network, precision=precision,
-                               tokens_per_step=k, accept_rate=a, circuits=realized, spray=sprayed)
+                               tokens_per_step=k, accept_rate=a, circuits=realized, spray=sprayed,
+                               jobs=jobs if circuits is None else 1)
             if circuits is not None and realized is not None:
                 step = replace(step, circuits=f"{circuits.name} ({len(realized.circuits)} circuits)")
             bar.update(1)

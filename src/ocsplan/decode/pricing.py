@@ -28,7 +28,7 @@ from ..plan import GeneratorPlan, Plan, demand_topology
 from ..realization.fabrics import FabricSpec
 from ..schedules import program as build
 from ..schedules.compiled import Compiled, compiled
-from ..simlette import SimOptions, network_factory, simulate_plan, simulate_workload
+from ..simlette import SimOptions, network_factory, simulate_plan
 from ..simlette.circuitmap import (
     RackRoutes,
     Realization,
@@ -43,8 +43,9 @@ from ..simlette.network import Network
 from ..simlette.report import analytical
 from ..simlette.switched import SwitchedNetwork
 from ..simlette.timing import DL_FLIT
-from ..simlette.traffic import demand_workload, program_workload
+from ..simlette.traffic import demand_workload
 from ..workload.demand import DemandRow
+from .simulated import NativeRun, native_topology, simulated
 
 __all__ = [
     "EPS_MODELS", "NATIVE", "NETWORKS", "EdgeMemo", "EpsModel", "PlanNetwork", "Priced", "analytical_model",
@@ -272,11 +273,6 @@ def _bits_of_axes(shape: Sequence[int], low_first: int) -> list[tuple[int, ...]]
     return bits
 
 
-def _native_topology(layout: str, bits: int) -> Topology:
-    """The axis graph a native schedule runs on: K_M (``flat``) or the cube's unit masks (``cube``)."""
-    return Topology.from_profile([bits]) if layout == "flat" else Topology.cube(bits)
-
-
 @lru_cache(maxsize=4096)
 def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
     """What every node sends per phase in a native schedule on M = ``size`` ranks.
@@ -292,7 +288,7 @@ def native_sends(schedule: str, layout: str, size: int, payload: int) -> Sends:
             return (tuple((g, float(payload)) for g in peers),)
         phases = 2 if schedule == "rs-ag" else 1
         return tuple(tuple((g, payload / size) for g in peers) for _ in range(phases))
-    program = build(schedule, _native_topology(layout, size.bit_length() - 1), payload)
+    program = build(schedule, native_topology(layout, size.bit_length() - 1), payload)
     return tuple(tuple((t.gen, float(t.nbytes)) for t in phase if t.src == 0 and t.nbytes > 0)
                  for phase in program.phases)
 
@@ -397,34 +393,6 @@ def price_native(instance: Instance, rows: Sequence[DemandRow], spec: FabricSpec
         _, picked = min(choices, key=lambda c: c[0])
         for key, (label, sched, lay, bits, t) in picked.items():
             if network == "simlette":
-                t = _simulated(sched, lay, bits, by_key[key].payload, world, spec, routes, factory, spray)
+                t = simulated(NativeRun(sched, lay, bits, by_key[key].payload, world, spec, routes, spray))
             times[key] = (label, t)
     return Priced(times)
-
-
-# Simlette's time of a native schedule, by what determines it: the splits of a decode step
-# (and the cells of a sweep) share most demands (megatron-5t on all-EPS: 86 simulations,
-# 15 distinct), and a simulation is deterministic. Floats only; cleared when full.
-_SIMULATED: dict[tuple[object, ...], float] = {}
-_SIMULATED_MAX = 4096
-
-
-def _routes_key(routes: RackRoutes | None) -> object:
-    if routes is None:
-        return None
-    return routes.masks, tuple(sorted(routes.next_hop.items())), tuple(sorted(routes.hops.items()))
-
-
-def _simulated(schedule: str, layout: str, bits: tuple[int, ...], payload: int, world: int, spec: FabricSpec,
-               routes: RackRoutes | None, factory: Callable[..., Network], spray: str) -> float:
-    """The simulated time of the native schedule on ``spec`` (``factory`` built from
-    ``spec``, ``routes`` and ``spray``), from the memo when simulated before."""
-    key = (schedule, layout, bits, payload, world, spec, _routes_key(routes), spray)
-    found = _SIMULATED.get(key)
-    if found is None:
-        workload = program_workload(build(schedule, _native_topology(layout, len(bits)), payload), bits, world)
-        found = simulate_workload(workload, factory, mode="message", rate=spec.link).simulated_s
-        if len(_SIMULATED) >= _SIMULATED_MAX:
-            _SIMULATED.clear()
-        _SIMULATED[key] = found
-    return found

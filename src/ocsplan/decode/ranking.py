@@ -24,6 +24,7 @@ from ..workload.model import Model
 from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
+from .simulated import planned_runs, prefetch
 from .step import check_spray, decode_step
 from .technology import TECHNOLOGIES, StepDemand
 
@@ -57,11 +58,20 @@ def best_of(steps: Sequence[Step]) -> Step:
 
 def resimulated(steps: Sequence[Step], model: Model, acc: Accelerator, spec: FabricSpec, world: int, batch: int,
                 context: int, *, within: float, precision: Precision, cache: PlanCache, tokens_per_step: int,
-                accept_rate: float, done: Callable[[int, int], None] | None = None, spray: str = "message") -> Step:
+                accept_rate: float, done: Callable[[int, int], None] | None = None, spray: str = "message",
+                jobs: int | None = 1) -> Step:
     """App. B.6: every step within ``within`` of the best analytical one re-timed by Simlette (its
-    ``spray``), and the best of those. ``done(k, finalists)`` after each re-timing."""
+    ``spray``), and the best of those. ``done(k, finalists)`` after each re-timing. ``jobs``: worker
+    processes for the finalists' distinct runs on EPS or hybrid, made first (None: one per core)."""
     bar = (1 - within) * best_of(steps).tokens_per_s_user
     finalists = [st for st in sorted(steps, key=_key) if st.tokens_per_s_user >= bar]
+    if jobs != 1 and technology(spec) != "ocs":
+        with planned_runs() as runs:  # what the finalists will simulate, made at once
+            for st in finalists:
+                decode_step(model, acc, spec, world, st.split, batch, context, network="simlette",
+                            precision=precision, check_memory=False, cache=cache, tokens_per_step=tokens_per_step,
+                            accept_rate=accept_rate, spray=spray)
+        prefetch(runs, jobs)
     simulated: list[Step] = []
     for st in finalists:
         simulated.append(decode_step(model, acc, spec, world, st.split, batch, context, network="simlette",
@@ -123,13 +133,14 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
               network: str = "analytical", precision: Precision = COMM["fp4"], within: float = 0.07,
               progress: Callable[[int, int], None] | None = None,
               cache: PlanCache | None = None, tokens_per_step: int = 1,
-              accept_rate: float = 1.0, spray: str = "message") -> SplitChoice:
+              accept_rate: float = 1.0, spray: str = "message", jobs: int | None = 1) -> SplitChoice:
     """The split with the most tokens/s/user among those that fit (:func:`time_splits`).
 
     With ``network="simlette"`` every split whose analytical interactivity is within
     ``within`` of the best is re-simulated (with ``spray``) and the best simulated one wins (App. B.6).
     InfeasibleError when no split fits in HBM. ``progress(done, total)`` after each split
-    ranked (the total grows by the finalists once known)."""
+    ranked (the total grows by the finalists once known). ``jobs``: worker processes for the
+    finalists' Simlette runs on EPS or hybrid (:func:`resimulated`)."""
     check_world(world)
     check_spray(spray, network, spec)
     plans = cache if cache is not None else PlanCache()
@@ -163,5 +174,5 @@ def best_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, batc
 
         best = resimulated(ranked, model, acc, spec, world, batch, context, within=within, precision=precision,
                            cache=plans, tokens_per_step=tokens_per_step, accept_rate=accept_rate, done=retimed,
-                           spray=spray)
+                           spray=spray, jobs=jobs)
     return SplitChoice(best, tuple(ranked), len(fitting))

@@ -23,6 +23,7 @@ from ..workload.splits import Split, check_split, check_world
 from ..workload.step import CollectiveTime, Step
 from .cache import PlanCache
 from .pricing import NETWORKS, price_realized
+from .simulated import planned_runs, prefetch
 from .technology import TECHNOLOGIES, StepDemand
 
 __all__ = ["check_spray", "decode_step", "plan_for"]
@@ -60,12 +61,15 @@ def check_spray(spray: str, network: str, spec: FabricSpec) -> None:
 def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, split: Split, batch: int,
                 context: int, *, network: str = "analytical", precision: Precision = COMM["fp4"],
                 check_memory: bool = True, cache: PlanCache | None = None, tokens_per_step: int = 1,
-                accept_rate: float = 1.0, circuits: Circuits | None = None, spray: str = "message") -> Step:
+                accept_rate: float = 1.0, circuits: Circuits | None = None, spray: str = "message",
+                jobs: int | None = 1) -> Step:
     """Time one decode step; InfeasibleError when the batch does not fit in HBM.
 
     ``cache`` keeps the plans (default: a fresh one, memory only). ``circuits``: an all-OCS
     fabric's realization of the step's plan (deployed or repaired), priced on its real paths.
-    ``spray``: Simlette's granularity over equal EPS links (``network="simlette"``, EPS or hybrid)."""
+    ``spray``: Simlette's granularity over equal EPS links (``network="simlette"``, EPS or hybrid).
+    ``jobs``: worker processes for the step's distinct Simlette runs on EPS or hybrid (None: one
+    per core; :func:`~ocsplan.decode.simulated.prefetch`); the same step whatever it is."""
     check_world(world)
     check_split(model, world, split)
     if network not in NETWORKS:
@@ -79,8 +83,13 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     rows_batch = batch * tokens_per_step  # k tokens per user: every payload scales by k
     rows = demand_rows(model, world, split, rows_batch, precision)
     if circuits is None:
-        priced = TECHNOLOGIES[tech].price(StepDemand(model, world, split, rows_batch, precision), rows, spec,
-                                          network, cache if cache is not None else PlanCache(), spray)
+        demand = StepDemand(model, world, split, rows_batch, precision)
+        plans = cache if cache is not None else PlanCache()
+        if jobs != 1 and network == "simlette" and tech != "ocs":
+            with planned_runs() as runs:
+                TECHNOLOGIES[tech].price(demand, rows, spec, network, plans, spray)
+            prefetch(runs, jobs)
+        priced = TECHNOLOGIES[tech].price(demand, rows, spec, network, plans, spray)
     else:
         plan = plan_for(model, spec, world, split, rows_batch, precision, cache)
         _check_circuits(circuits, plan, spec, tech)
