@@ -330,6 +330,39 @@ def test_report_host_graph_of_a_ring_axis(tmp_path: Path) -> None:
         assert int(row["circuits_drawn"]) == kinds[mask]["multiplicity"] * axis["size"]
 
 
+@pytest.mark.parametrize("instance", ["fig15-n512-L16", "n576-8x72"])
+def test_report_of_a_stacked_plan(instance: str, tmp_path: Path) -> None:
+    """A stacked plan's axes are circulants C_N(offsets) (its demands use offsets, not masks):
+    the page is written, and each axis's host graph is its whole circulant, N circuits per
+    offset pair {s, N - s} and N / 2 for s = N / 2, times the multiplicity."""
+    plan_path, circuits_path, out = tmp_path / "plan.json", tmp_path / "c.json", tmp_path / "r.html"
+    fabric = str(FABRICS / ("nvl576-all-ocs.toml" if instance == "fig15-n512-L16" else "nvl576-all-ocs-serve576.toml"))
+    for argv in (["solve", str(ROOT / "instances" / "stacked" / f"{instance}.toml"), "--method", "stacked",
+                  "--json", str(plan_path)],
+                 ["realize", str(plan_path), "--fabric", fabric, "--out", str(circuits_path)],
+                 ["report", str(plan_path), "--circuits", str(circuits_path), "--out", str(out)]):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 0, result.output
+    plan: dict[str, Any] = json.loads(plan_path.read_text())
+    assert plan["construction"] == "stacked"
+    page = _page(out)
+    tables = {(a["data-mesh"], int(str(a["data-axis"]))): rows for a, rows in _tables(page, "host")}
+    axes = [(m["name"], i, a) for m in plan["meshes"] for i, a in enumerate(m["axes"])]
+    assert len(tables) == len(axes)
+    for mesh, index, axis in axes:
+        size, circ = axis["size"], axis["circulant"]
+        pairs = {min(s, size - s) for s in circ["offsets"]}
+        assert sum(circ["multiplicity"] * (1 if 2 * s == size else 2) for s in pairs) == circ["ports"]
+        header, *body = tables[(mesh, index)]
+        rows = [dict(zip(header, r, strict=True)) for r in body]
+        assert sorted(int(r["generator"].rsplit(":", 1)[1]) for r in rows) == sorted(pairs)
+        for row in rows:
+            s = int(row["generator"].rsplit(":", 1)[1])
+            assert row["kind"] == "circulant"
+            assert int(row["circuits_drawn"]) == circ["multiplicity"] * (size // 2 if 2 * s == size else size)
+    assert len(page.svgs) >= 2 + len(axes)  # the port budget and the fabric's picture beside the graphs
+
+
 def test_report_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
     page = _full(files, extra, tmp_path / "r.html")
     [(_, rows)] = _tables(page, "decode")

@@ -10,19 +10,21 @@ import math
 import operator
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
 from ..circulant import Circulant
+from ..errors import PlanError
 from ..plan import Plan, demand_topology
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.circulant import circulant_program
 from .circuits import Circuits, circulant_label, generator_label
 from .fault import FaultLog
 
-__all__ = ["against_plan", "plan_generators", "restated"]
+__all__ = ["AxisUse", "against_plan", "axis_uses", "plan_generators", "restated"]
 
 
 def _circulant_axes(plan: Plan) -> list[tuple[int, int, int]]:
@@ -43,6 +45,46 @@ def plan_generators(plan: Plan) -> tuple[tuple[str, int], ...]:
         sets += [(circulant_label(slot, axis.size, stride, s), axis.circulant.multiplicity)
                  for s in axis.circulant.offsets if 2 * s <= axis.size]
     return tuple(sets)
+
+
+@dataclass(frozen=True)
+class AxisUse:
+    """A generator or circulant set an axis's demands use, as a circuits file names it, and
+    the ports per accelerator it takes (a ring or a set s < N/2 two per circuit multiplicity)."""
+
+    label: str
+    kind: str
+    multiplicity: int
+    ports: int
+
+
+def axis_uses(plan: Plan) -> list[tuple[str, int, tuple[AxisUse, ...]]]:
+    """Per mesh axis (mesh name, axis index, uses in first-use order): what its demands use. A
+    shared-host demand uses generator masks; a stacked one its circulant's offsets, each set
+    s <= N/2 named once (``-s`` is ``N - s``). PlanError for a mask the plan does not list."""
+    gens = {g.mask: g for g in plan.generators}
+    slots = {(m, i): (slot, stride) for slot, (m, i, stride) in enumerate(_circulant_axes(plan))}
+    out: list[tuple[str, int, tuple[AxisUse, ...]]] = []
+    for m, mesh in enumerate(plan.meshes):
+        for i, axis in enumerate(mesh.axes):
+            found: dict[str, AxisUse] = {}
+            for demand in axis.demands:
+                for use in demand.uses:
+                    if axis.circulant is not None:
+                        slot, stride = slots[(m, i)]
+                        s = min(use, axis.size - use)
+                        label = circulant_label(slot, axis.size, stride, s)
+                        mult = axis.circulant.multiplicity
+                        found.setdefault(label, AxisUse(label, "circulant", mult, mult * (1 if 2 * s == axis.size
+                                                                                         else 2)))
+                        continue
+                    g = gens.get(use)
+                    if g is None:
+                        raise PlanError(f"plan: demand uses generator {use!r} not in generators")
+                    label = generator_label(g.mask, g.kind, plan.n)
+                    found.setdefault(label, AxisUse(label, g.kind, g.multiplicity, g.ports))
+            out.append((mesh.name, i, tuple(found.values())))
+    return out
 
 
 def restated(c: Circuits, plan: Plan) -> list[str]:

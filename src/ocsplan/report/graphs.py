@@ -16,7 +16,8 @@ from html import escape
 
 from ..plan import Plan
 from ..plotting import pyplot
-from ..realization.circuits import Circuits, generator_label
+from ..realization.circuits import Circuits
+from ..realization.plan_check import axis_uses
 from .svg import figure_svg
 
 __all__ = ["AxisGraph", "axis_graphs", "host_graph_section"]
@@ -41,17 +42,14 @@ def axis_graphs(plan: Plan, circuits: Circuits) -> list[AxisGraph]:
 
     ends = [(c.a, c.b, c.generator) for c in circuits.circuits]
     out: list[AxisGraph] = []
-    kinds = {g.mask: g.kind for g in plan.generators}
-    for mesh in plan.meshes:
-        for index, axis in enumerate(mesh.axes):
-            uses = {generator_label(m, kinds[m], plan.n) for d in axis.demands for m in d.uses}
-            graph = nx.MultiGraph()
-            graph.add_node(0)
-            graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
-            component = nx.node_connected_component(graph, 0)
-            edges = tuple(sorted((min(a, b), max(a, b), g) for a, b, g in ends
-                                 if g in uses and a in component))
-            out.append(AxisGraph(mesh.name, index, tuple(sorted(component)), edges))
+    for mesh, index, axis_use in axis_uses(plan):
+        uses = {use.label for use in axis_use}
+        graph = nx.MultiGraph()
+        graph.add_node(0)
+        graph.add_edges_from((a, b, {"generator": g}) for a, b, g in ends if g in uses)
+        component = nx.node_connected_component(graph, 0)
+        edges = tuple(sorted((min(a, b), max(a, b), g) for a, b, g in ends if g in uses and a in component))
+        out.append(AxisGraph(mesh, index, tuple(sorted(component)), edges))
     return out
 
 

@@ -8,15 +8,16 @@ from typing import Any
 
 from ..deploy.faults import FaultReport
 from ..errors import PlanError
-from ..plan import AxisPlan, GeneratorPlan, Plan
+from ..plan import Plan
 from ..plotting import pyplot
 from ..realization.circuits import Circuits
+from ..realization.plan_check import axis_uses
 from .provenance import Provenance, provenance_section
 from .svg import cell, figure_svg
 
 __all__ = ["build_report", "port_budget_svg"]
 
-_KIND_COLOURS = {"cube": "#1f77b4", "fold": "#ff7f0e"}
+_KIND_COLOURS = {"cube": "#1f77b4", "fold": "#ff7f0e", "circulant": "#2ca02c"}
 _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
           "table{border-collapse:collapse;margin:1em 0}"
           "td,th{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
@@ -31,30 +32,16 @@ def _row(cells: Sequence[str]) -> str:
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def _axis_generators(axis: AxisPlan, generators: Mapping[int, GeneratorPlan]) -> list[int]:
-    """The generators the axis's demands use, in first-use order."""
-    used: list[int] = []
-    for demand in axis.demands:
-        for mask in demand.uses:
-            if mask not in used:
-                if mask not in generators:
-                    raise PlanError(f"plan: demand uses generator {mask!r} not in generators")
-                used.append(mask)
-    return used
-
-
 def port_budget_svg(plan: Plan) -> str:
-    """Stacked bar per mesh axis: ports per accelerator, one segment per generator (by kind)."""
+    """Stacked bar per mesh axis: ports per accelerator, one segment per generator or circulant
+    set its demands use (coloured by kind)."""
     plt = pyplot()
 
-    generators = {g.mask: g for g in plan.generators}
     labels: list[str] = []
     stacks: list[list[tuple[int, str]]] = []
-    for mesh in plan.meshes:
-        for index, axis in enumerate(mesh.axes):
-            labels.append(f"{mesh.name}[{index}]")
-            stacks.append([(generators[m].multiplicity, generators[m].kind)
-                           for m in _axis_generators(axis, generators)])
+    for mesh, index, uses in axis_uses(plan):
+        labels.append(f"{mesh}[{index}]")
+        stacks.append([(use.ports, use.kind) for use in uses])
     with plt.rc_context({"svg.hashsalt": "ocsplan", "svg.fonttype": "none"}):
         return _draw_budget(plt, plan, labels, stacks)
 
@@ -68,7 +55,8 @@ def _draw_budget(plt: Any, plan: Plan, labels: list[str], stacks: list[list[tupl
             left += mult
     ax.axvline(plan.ports, color="black", linestyle="--", label=f"L = {plan.ports}")
     for kind, colour in _KIND_COLOURS.items():
-        ax.barh(0, 0, color=colour, label=kind)
+        if (kind == "circulant") == plan.stacked:  # a stacked plan's axes are circulants only
+            ax.barh(0, 0, color=colour, label=kind)
     ax.set_yticks(range(len(labels)), labels)
     ax.set_xlabel("ports per accelerator")
     ax.xaxis.get_major_locator().set_params(integer=True)
