@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from ..plan import SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
+from ..plan import CUBE, FOLD, RING, SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
 from ..units import byte_family, format_bytes, format_time
 
 if TYPE_CHECKING:
@@ -40,9 +40,9 @@ def _stacked_caption(plan: Plan) -> str:
 
 
 def _shared_host_caption(plan: Plan) -> str:
-    folds = sum(1 for g in plan.generators if g.kind == "fold")
-    cubes = sum(1 for g in plan.generators if g.kind == "cube")
-    rings = sum(1 for g in plan.generators if g.kind == "ring")
+    folds = sum(1 for g in plan.generators if g.kind == FOLD)
+    cubes = sum(1 for g in plan.generators if g.kind == CUBE)
+    rings = sum(1 for g in plan.generators if g.kind == RING)
     return (
         f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
         f"{plan.ports}; {cubes} cube + {folds} fold generators"

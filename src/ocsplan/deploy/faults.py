@@ -161,7 +161,7 @@ def check_match(c: Circuits, plan: Plan, source: str = "--plan", circuits: str =
     differs = plan_mismatch(c.plan, plan)
     if differs:
         raise PlanError(f"{source}: {circuits} does not belong to this plan: {differs}")
-    if plan.stacked or any(g.kind not in ("cube", "fold") for g in plan.generators):
+    if plan.stacked or not all(g.host for g in plan.generators):
         raise PlanError(f"{source}: faults handles shared-host cube/fold plans only (ring or stacked plan given)")
     wrong = restated(c, plan)
     if wrong:

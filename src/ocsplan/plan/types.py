@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..cayley import Topology, compress, mask_of, popcount, sub_masks
 from ..errors import PlanError
+from .kinds import generator_kind
 
 __all__ = [
     "KINDS",
@@ -90,11 +91,16 @@ class Decision:
 class GeneratorPlan:
     mask: int
     multiplicity: int
-    kind: str  # "cube", "fold" or "ring" (a degree-2 ring over the bits of mask)
+    kind: str  # a key of GENERATOR_KINDS listed in plans: "cube", "fold" or "ring" (degree-2, over mask's bits)
 
     @property
     def ports(self) -> int:
-        return self.multiplicity * (2 if self.kind == "ring" else 1)
+        return self.multiplicity * generator_kind(self.kind).ports_per_circuit
+
+    @property
+    def host(self) -> bool:
+        """A generator of the host cube (x -> x xor mask), not a ring."""
+        return generator_kind(self.kind).host
 
 
 @dataclass(frozen=True)

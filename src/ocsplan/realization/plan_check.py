@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
 from ..circulant import Circulant
-from ..plan import Plan, demand_topology
+from ..plan import Plan, demand_topology, host_kind
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.circulant import circulant_program
 from .circuits import Circuits, circulant_label, generator_label
@@ -205,7 +205,7 @@ def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob:
     for g, srcs in sorted(by_gen.items()):
         big = expand(g, bits)
         short = np.flatnonzero(pairs.along(big) < mult).tolist()
-        label = generator_label(big, "cube" if big.bit_count() == 1 else "fold", log.n)
+        label = generator_label(big, host_kind(big), log.n)
         for x in short:
             if compress(x & block, bits) in srcs:
                 log.fault(f"missing circuit: {name} sends to node {x ^ big} over generator {label} "

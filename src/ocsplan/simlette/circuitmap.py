@@ -104,7 +104,7 @@ def check_fit(plan: Plan, spec: FabricSpec) -> None:
 def plan_generators(plan: Plan) -> tuple[tuple[int, int, int], ...]:
     """What a plan's circuits are made of: (mask, copies, ports skipped) per generator in order
     (a ring generator skips its ports): plans with the same ones (and world) have the same circuits."""
-    return tuple((g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
+    return tuple((g.mask, g.multiplicity if g.host else 0, 0 if g.host else g.ports)
                  for g in plan.generators)
 
 
@@ -255,7 +255,7 @@ def hybrid_uplinks(plan: Plan, spec: FabricSpec) -> RackRoutes:
     shift = spec.rack_size.bit_length() - 1
     need: Counter[int] = Counter()
     for g in plan.generators:
-        if g.kind == "ring":
+        if not g.host:
             continue
         offset = g.mask >> shift
         if offset:

@@ -42,7 +42,7 @@ def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, requ
         pieces = TECHNOLOGIES[tech].pieces(setup)
         check_fit(plan, spec)
     source = pieces.circuits.source if pieces.circuits is not None else ""
-    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
     factory = network_factory(spec, options, ports=plan.ports, circuits=pieces.circuits, routes=pieces.routes,
                               ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
     rate = plan.link_Bps if options.mode == "ideal" else spec.link
@@ -118,7 +118,7 @@ def _run_point(point: _Point) -> SweepRow:
     if options.mode != "ideal":
         check_fit(plan, spec)
         pieces = TECHNOLOGIES[setup.technology].pieces(setup)
-    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
     factory = network_factory(spec, options, ports=plan.ports, circuits=pieces.circuits, routes=pieces.routes,
                               ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
     rate = plan.link_Bps if options.mode == "ideal" else spec.link

@@ -1,0 +1,61 @@
+"""Every concept table covers every key: each layer's pieces registered against a concept's
+keys (generator kinds, constructions, technologies) have one entry per key, and none the table lacks.
+
+The checker (:func:`uncovered`) is tested on copies with an entry removed or added, so
+a checker that finds nothing cannot pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import pytest
+
+from ocsplan.plan import GENERATOR_KINDS, PLAN_KINDS, generator_kind, host_kind
+from ocsplan.realization.circuits import generator_label, parse_label
+from ocsplan.realization.validate import PEERS
+
+# (name, the concept's keys, the layer's table registered against them)
+Registry = tuple[str, Callable[[], Collection[str]], Callable[[], Mapping[str, Any]]]
+
+REGISTRIES: list[Registry] = [
+    ("realization.validate.PEERS", lambda: GENERATOR_KINDS, lambda: PEERS),
+]
+
+
+def uncovered(keys: Collection[str], table: Mapping[str, Any]) -> list[str]:
+    """What keeps ``table`` from covering ``keys`` exactly: each key it lacks, each key it has extra."""
+    return ([f"missing {k!r}" for k in keys if k not in table]
+            + [f"extra {k!r}" for k in table if k not in keys])
+
+
+@pytest.mark.parametrize("registry", REGISTRIES, ids=[r[0] for r in REGISTRIES])
+def test_every_table_covers_every_key(registry: Registry) -> None:
+    _, keys, table = registry
+    assert uncovered(keys(), table()) == []
+
+
+@pytest.mark.parametrize("registry", REGISTRIES, ids=[r[0] for r in REGISTRIES])
+def test_a_removed_or_foreign_entry_is_flagged(registry: Registry) -> None:
+    """Mutations of each table: without any one of its entries, or with a key the concept lacks."""
+    _, keys, table = registry
+    for key in table():
+        copy = {k: v for k, v in table().items() if k != key}
+        assert uncovered(keys(), copy) == [f"missing {key!r}"]
+    assert uncovered(keys(), {**table(), "no-such-key": None}) == ["extra 'no-such-key'"]
+
+
+def test_generator_kinds() -> None:
+    """The kinds a plan lists are table entries, in their order; each names itself and round-trips its label."""
+    assert PLAN_KINDS == ("cube", "fold", "ring")
+    assert all(name == kind.name for name, kind in GENERATOR_KINDS.items())
+    assert len({k.order for k in GENERATOR_KINDS.values()}) == len(GENERATOR_KINDS)
+    for name in PLAN_KINDS:
+        mask = 0b1 if name == "cube" else 0b11
+        assert parse_label(generator_label(mask, name, 3)) == (mask, name)
+        assert generator_kind(name).weight_ok(mask)
+    assert host_kind(0b100) == "cube" and host_kind(0b101) == "fold"
+    assert not generator_kind("cube").weight_ok(0b11) and not generator_kind("fold").weight_ok(0b1)
+    assert generator_kind("ring").ports_per_circuit == 2 and not generator_kind("ring").host
+    assert generator_kind("no-such-kind").host  # read as every stage read it: a one-port host generator
