@@ -12,15 +12,46 @@ from typing import Any
 
 import pytest
 
-from ocsplan.plan import GENERATOR_KINDS, PLAN_KINDS, generator_kind, host_kind
+from ocsplan.cli import render
+from ocsplan.instance import load_instance
+from ocsplan.plan import (
+    CONSTRUCTIONS,
+    DECODERS,
+    ENCODERS,
+    GENERATOR_KINDS,
+    PLAN_KINDS,
+    construction,
+    generator_kind,
+    host_kind,
+    plan_to_dict,
+)
+from ocsplan.planning.check import CHECKERS
+from ocsplan.planning.heuristic import plan_heuristic
+from ocsplan.planning.stacked import plan_stacked
+from ocsplan.realization import plan_check, realize
 from ocsplan.realization.circuits import generator_label, parse_label
 from ocsplan.realization.validate import PEERS
+from ocsplan.simlette.simulate import SIMULATORS
+from ocsplan.simlette.sweep import SWEEPERS
+
+from .conftest import INSTANCES
 
 # (name, the concept's keys, the layer's table registered against them)
 Registry = tuple[str, Callable[[], Collection[str]], Callable[[], Mapping[str, Any]]]
 
 REGISTRIES: list[Registry] = [
     ("realization.validate.PEERS", lambda: GENERATOR_KINDS, lambda: PEERS),
+    ("plan.codec.ENCODERS", lambda: CONSTRUCTIONS, lambda: ENCODERS),
+    ("plan.codec.DECODERS", lambda: CONSTRUCTIONS, lambda: DECODERS),
+    ("planning.check.CHECKERS", lambda: CONSTRUCTIONS, lambda: CHECKERS),
+    ("realization.realize.REALIZERS", lambda: CONSTRUCTIONS, lambda: realize.REALIZERS),
+    ("realization.realize.PORT_ASSIGNERS", lambda: CONSTRUCTIONS, lambda: realize.PORT_ASSIGNERS),
+    ("realization.plan_check.PLAN_GENERATORS", lambda: CONSTRUCTIONS, lambda: plan_check.PLAN_GENERATORS),
+    ("realization.plan_check.AGAINST_PLAN", lambda: CONSTRUCTIONS, lambda: plan_check.AGAINST_PLAN),
+    ("simlette.simulate.SIMULATORS", lambda: CONSTRUCTIONS, lambda: SIMULATORS),
+    ("simlette.sweep.SWEEPERS", lambda: CONSTRUCTIONS, lambda: SWEEPERS),
+    ("cli.render.AXIS_NAMES", lambda: CONSTRUCTIONS, lambda: render.AXIS_NAMES),
+    ("cli.render.CAPTIONS", lambda: CONSTRUCTIONS, lambda: render.CAPTIONS),
 ]
 
 
@@ -59,3 +90,20 @@ def test_generator_kinds() -> None:
     assert not generator_kind("cube").weight_ok(0b11) and not generator_kind("fold").weight_ok(0b1)
     assert generator_kind("ring").ports_per_circuit == 2 and not generator_kind("ring").host
     assert generator_kind("no-such-kind").host  # read as every stage read it: a one-port host generator
+
+
+def test_constructions() -> None:
+    """Each entry names itself, its plans are written in its schema and made of generator kinds the
+    table has (a shared-host plan: its generators' kinds; a stacked plan: circulants)."""
+    assert all(name == c.name for name, c in CONSTRUCTIONS.items())
+    assert len({c.schema for c in CONSTRUCTIONS.values()}) == len(CONSTRUCTIONS)
+    assert all(set(c.generator_kinds) <= set(GENERATOR_KINDS) for c in CONSTRUCTIONS.values())
+    shared = plan_heuristic(load_instance(INSTANCES / "paper-table7-ring-single.toml"))
+    stacked = plan_stacked(load_instance(INSTANCES / "stacked" / "fig15-n512-L16.toml"))
+    for plan in (shared, stacked):
+        entry = construction(plan)
+        assert plan_to_dict(plan)["schema"] == entry.schema
+        assert {g.kind for g in plan.generators} <= set(entry.generator_kinds)
+    assert construction(shared).cayley and {g.kind for g in shared.generators} == {"cube", "ring"}
+    assert not construction(stacked).cayley and not construction(stacked).msccl
+

@@ -13,7 +13,8 @@ from ..units import byte_family, format_bytes, format_time
 if TYPE_CHECKING:
     from ..realization.circuits import Circuits
 
-__all__ = ["Cell", "add_rows", "compare_table", "plan_table", "realization_tables", "summary_table"]
+__all__ = ["AXIS_NAMES", "CAPTIONS", "Cell", "add_rows", "compare_table", "plan_table", "realization_tables",
+           "summary_table"]
 
 Cell = str | int | float
 
@@ -54,11 +55,11 @@ def _shared_host_caption(plan: Plan) -> str:
 
 
 # per plan kind: how an axis's ranks are named (label bits, or Z_N for a circulant) and the table's caption
-_AXIS_NAMES: dict[str, Callable[[AxisPlan], str]] = {
+AXIS_NAMES: dict[str, Callable[[AxisPlan], str]] = {
     SHARED_HOST: lambda axis: ",".join(map(str, axis.bits)),
     STACKED: lambda axis: f"Z{axis.size}",
 }
-_CAPTIONS: dict[str, Callable[[Plan], str]] = {SHARED_HOST: _shared_host_caption, STACKED: _stacked_caption}
+CAPTIONS: dict[str, Callable[[Plan], str]] = {SHARED_HOST: _shared_host_caption, STACKED: _stacked_caption}
 
 
 def plan_table(plan: Plan) -> Table:
@@ -72,7 +73,7 @@ def plan_table(plan: Plan) -> Table:
     styles: list[str | None] = []
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
-            bits = _AXIS_NAMES[kind](axis)
+            bits = AXIS_NAMES[kind](axis)
             if not axis.demands:
                 rows.append([mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", ""])
                 styles.append("dim")
@@ -84,7 +85,7 @@ def plan_table(plan: Plan) -> Table:
                 ])
                 styles.append(None)
     add_rows(table, rows, [6], styles)
-    table.caption = _CAPTIONS[kind](plan) + _resilience_caption(plan)
+    table.caption = CAPTIONS[kind](plan) + _resilience_caption(plan)
     table.caption_justify = "left"
     return table
 

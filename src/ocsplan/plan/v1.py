@@ -18,9 +18,10 @@ from ..limits import (
     MAX_WORLD,
     check_int,
 )
+from .constructions import SCHEMA
 from .header import BIG, HEADER_KEYS, footer_to_dict, header_from_dict, header_to_dict, read_mask
 from .kinds import PLAN_KINDS
-from .types import SCHEMA, AxisPlan, DemandPlan, GeneratorPlan, MeshPlan, Plan
+from .types import AxisPlan, DemandPlan, GeneratorPlan, MeshPlan, Plan
 
 __all__ = ["KEYS", "shared_host_from_dict", "shared_host_to_dict"]
 
