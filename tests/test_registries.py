@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ocsplan.cli import render
+from ocsplan.decode.technology import PRICERS
 from ocsplan.instance import load_instance
 from ocsplan.plan import (
     CONSTRUCTIONS,
@@ -30,9 +31,12 @@ from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.planning.stacked import plan_stacked
 from ocsplan.realization import plan_check, realize
 from ocsplan.realization.circuits import generator_label, parse_label
+from ocsplan.realization.fabrics import fabric_names, load_fabric
+from ocsplan.realization.technologies import TECHNOLOGIES, technology
 from ocsplan.realization.validate import PEERS
 from ocsplan.simlette.simulate import SIMULATORS
 from ocsplan.simlette.sweep import SWEEPERS
+from ocsplan.simlette.technology import NETWORK_PIECES
 
 from .conftest import INSTANCES
 
@@ -52,6 +56,8 @@ REGISTRIES: list[Registry] = [
     ("simlette.sweep.SWEEPERS", lambda: CONSTRUCTIONS, lambda: SWEEPERS),
     ("cli.render.AXIS_NAMES", lambda: CONSTRUCTIONS, lambda: render.AXIS_NAMES),
     ("cli.render.CAPTIONS", lambda: CONSTRUCTIONS, lambda: render.CAPTIONS),
+    ("simlette.technology.NETWORK_PIECES", lambda: TECHNOLOGIES, lambda: NETWORK_PIECES),
+    ("decode.technology.PRICERS", lambda: TECHNOLOGIES, lambda: PRICERS),
 ]
 
 
@@ -107,3 +113,17 @@ def test_constructions() -> None:
     assert construction(shared).cayley and {g.kind for g in shared.generators} == {"cube", "ring"}
     assert not construction(stacked).cayley and not construction(stacked).msccl
 
+
+def test_technologies() -> None:
+    """Each entry names itself (as do the pieces registered against it); every catalogue fabric has
+    one, and it has packet switches exactly when one of the fabric's levels is EPS."""
+    for table in (TECHNOLOGIES, NETWORK_PIECES, PRICERS):
+        assert all(name == entry.name for name, entry in table.items())
+    seen = set()
+    for name in fabric_names():
+        spec = load_fabric(name)
+        tech = technology(spec)
+        seen.add(tech)
+        assert TECHNOLOGIES[tech].packet_switches == any(level.technology == "eps" for level in spec.levels)
+        assert TECHNOLOGIES[tech].circuits == all(level.technology == "ocs" for level in spec.levels)
+    assert seen == set(TECHNOLOGIES)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import InfeasibleError
 from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
+from ..realization.technologies import technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
 from ..workload.kernels import compute_time, memory_per_rank
@@ -25,7 +25,7 @@ from ..workload.splits import Split, check_world, valid_splits
 from ..workload.step import Step
 from .cache import PlanCache
 from .step import check_spray, decode_step
-from .technology import TECHNOLOGIES, StepDemand
+from .technology import PRICERS, StepDemand
 
 __all__ = ["BOUND_MARGIN", "Outcome", "Pruned", "SplitChoice", "best_of", "best_step", "resimulated",
            "time_splits"]
@@ -83,7 +83,7 @@ def time_splits(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     (1 / (1 - within): the finalists Simlette re-times). ``tick(1)`` after each split."""
     plans = cache if cache is not None else PlanCache()
     k = tokens_per_step
-    tech = TECHNOLOGIES[technology(spec)]
+    tech = PRICERS[technology(spec)]
     fits = [[memory_per_rank(model, acc, world, split, batch, context, precision).fits for context in contexts]
             for split in splits]
     bounds: list[list[float]] = []

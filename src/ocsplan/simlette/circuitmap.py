@@ -45,7 +45,6 @@ __all__ = [
     "hybrid_uplinks",
     "plan_generators",
     "rack_of",
-    "technology",
 ]
 
 
@@ -71,19 +70,6 @@ class CircuitMap:
         if not found:
             raise RealizationError(f"rank {rank} has no circuit for generator {gen:b}")
         return found
-
-
-def technology(spec: FabricSpec) -> str:
-    """"ocs", "eps" or "hybrid" (EPS level 1 under OCS level 2)."""
-    techs = tuple(level.technology for level in spec.levels)
-    if all(t == "ocs" for t in techs):
-        return "ocs"
-    if all(t == "eps" for t in techs):
-        return "eps"
-    if techs == ("eps", "ocs"):
-        return "hybrid"
-    raise InstanceError(spec.source or spec.name, "level",
-                        f"levels {techs} are not simulated (OCS over EPS)")
 
 
 def rack_of(rank: int, spec: FabricSpec) -> int:

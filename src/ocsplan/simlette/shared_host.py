@@ -25,7 +25,7 @@ from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
 from .runs import SimOptions, simulate_demand, simulate_workload
 from .setup import prepare
-from .technology import TECHNOLOGIES, Pieces, network_factory
+from .technology import NETWORK_PIECES, Pieces, network_factory
 
 if TYPE_CHECKING:
     from ..executor import Failure
@@ -39,7 +39,7 @@ def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, requ
     tech = setup.technology
     pieces = Pieces()
     if options.mode != "ideal":
-        pieces = TECHNOLOGIES[tech].pieces(setup)
+        pieces = NETWORK_PIECES[tech].pieces(setup)
         check_fit(plan, spec)
     source = pieces.circuits.source if pieces.circuits is not None else ""
     mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
@@ -117,7 +117,7 @@ def _run_point(point: _Point) -> SweepRow:
     pieces = Pieces()
     if options.mode != "ideal":
         check_fit(plan, spec)
-        pieces = TECHNOLOGIES[setup.technology].pieces(setup)
+        pieces = NETWORK_PIECES[setup.technology].pieces(setup)
     mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
     factory = network_factory(spec, options, ports=plan.ports, circuits=pieces.circuits, routes=pieces.routes,
                               ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)

@@ -26,12 +26,13 @@ from ..plan import AxisPlan, Plan
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
+from ..realization.technologies import TECHNOLOGIES, technology
 from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
-from .circuitmap import CircuitMap, Link, check_fit, technology
+from .circuitmap import CircuitMap, Link, check_fit
 from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
 from .runs import SimOptions, simulate_demand, simulate_workload
-from .technology import TECHNOLOGIES, network_factory
+from .technology import network_factory
 from .timing import dl_flits
 from .traffic import ORDERS, Send, Workload, collect
 
