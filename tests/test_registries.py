@@ -34,6 +34,7 @@ from ocsplan.realization.circuits import generator_label, parse_label
 from ocsplan.realization.fabrics import fabric_names, load_fabric
 from ocsplan.realization.technologies import TECHNOLOGIES, technology
 from ocsplan.realization.validate import PEERS
+from ocsplan.simlette.runs import MODES, SIM_MODES, SimOptions
 from ocsplan.simlette.simulate import SIMULATORS
 from ocsplan.simlette.sweep import SWEEPERS
 from ocsplan.simlette.technology import NETWORK_PIECES
@@ -127,3 +128,10 @@ def test_technologies() -> None:
         assert TECHNOLOGIES[tech].packet_switches == any(level.technology == "eps" for level in spec.levels)
         assert TECHNOLOGIES[tech].circuits == all(level.technology == "ocs" for level in spec.levels)
     assert seen == set(TECHNOLOGIES)
+
+
+def test_sim_modes() -> None:
+    """The mode names ``--mode`` accepts are the table's; ideal alone runs off the fabric (the plan's lambda and R)."""
+    assert MODES == tuple(SIM_MODES) == ("ideal", "message", "flit")
+    assert all(name == mode.name for name, mode in SIM_MODES.items())
+    assert [m for m in MODES if not SimOptions(mode=m).check().on_fabric] == ["ideal"]

@@ -146,11 +146,11 @@ def simulate_faults(
     picked = choices(circuits, plan, faults, option)
     setup = prepare(plan, spec, "contiguous", surviving(circuits, faults, option))
     pieces = Pieces()
-    if options.mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
         pieces = NETWORK_PIECES[OCS].pieces(setup)
     healthy_mult = {g.mask: g.multiplicity for g in plan.generators}
-    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     results = []
     notes = []
     at = iter(picked)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .circuitmap import CircuitMap, Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
 from .report import DemandResult, LinkStat, SimReport, analytical, dumps_report, report_to_dict
 from .runner import SimulationError
-from .runs import FLIT_LIMIT, MODES, SimOptions, simulate_workload
+from .runs import FLIT_LIMIT, MODES, SIM_MODES, SimOptions, simulate_workload
 from .simulate import SIMULATORS, simulate_plan, simulate_program
 from .technology import NETWORK_PIECES, network_factory
 from .timing import DL_FLIT, TL_FLIT, Stages, dl_flits
@@ -25,6 +25,7 @@ __all__ = [
     "NETWORK_PIECES",
     "ORDERS",
     "SIMULATORS",
+    "SIM_MODES",
     "TL_FLIT",
     "CircuitMap",
     "DemandResult",

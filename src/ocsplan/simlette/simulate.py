@@ -80,7 +80,7 @@ def simulate_program(
     mult = dict.fromkeys(gens, multiplicity)
     lam = budget.hop(ocs=1) if latency is None else latency
     pieces = None
-    if options.mode != "ideal":
+    if options.on_fabric:
         pieces = NETWORK_PIECES[technology(spec)].program_pieces(gens, multiplicity, program.size, spec)
     factory = network_factory(spec, options, ports=ports,
                               circuits=pieces.circuits if pieces is not None else None,

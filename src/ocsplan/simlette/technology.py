@@ -115,7 +115,7 @@ def network_factory(
 
     ``setup``: share the port wiring with every other run of that set-up.
     """
-    if options.mode == "ideal":
+    if not options.on_fabric:
         if ideal is None:
             raise OcsplanError("ideal mode needs lambda, R and the multiplicities")
         lam, rate, mult = ideal
