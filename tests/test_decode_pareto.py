@@ -140,12 +140,12 @@ def test_the_bound_is_below_every_priced_step(world: int, batch: int) -> None:
     every split (planned and priced here, on the plan's circuits) and below the plan's Eq. 1
     objective; and it is not vacuous (above half of the price)."""
     from ocsplan.decode.step import plan_for
-    from ocsplan.decode.technology import TECHNOLOGIES, StepDemand
+    from ocsplan.decode.technology import PRICERS, StepDemand
 
     model, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / "nvl576-all-ocs.toml")
     cache = PlanCache()
     for s in valid_splits(model, world):
-        bound = TECHNOLOGIES["ocs"].comm_bound(StepDemand(model, world, s, batch, COMM["fp4"]), spec)
+        bound = PRICERS["ocs"].comm_bound(StepDemand(model, world, s, batch, COMM["fp4"]), spec)
         step = decode_step(model, RX00, spec, world, s, batch, 32768, check_memory=False, cache=cache)
         plan = plan_for(model, spec, world, s, batch, COMM["fp4"], cache)
         assert 0.5 * step.comm_s < bound <= min(step.comm_s, plan.objective_s) * (1 + 1e-12), s

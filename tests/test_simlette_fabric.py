@@ -14,8 +14,9 @@ from ocsplan.plan import Plan
 from ocsplan.planning.heuristic import plan_heuristic
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.realization.realize import realize
+from ocsplan.realization.technologies import technology
 from ocsplan.simlette import Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
-from ocsplan.simlette.circuitmap import circuits_for_generators, technology
+from ocsplan.simlette.circuitmap import circuits_for_generators
 
 from .conftest import ROOT, instance_path
 

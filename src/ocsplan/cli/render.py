@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from ..plan import SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
+from ..plan import CUBE, FOLD, RING, SHARED_HOST, STACKED, AxisPlan, Plan, plan_kind
 from ..units import byte_family, format_bytes, format_time
 
 if TYPE_CHECKING:
     from ..realization.circuits import Circuits
 
-__all__ = ["Cell", "add_rows", "compare_table", "plan_table", "realization_tables", "summary_table"]
+__all__ = ["AXIS_NAMES", "CAPTIONS", "Cell", "add_rows", "compare_table", "plan_table", "realization_tables",
+           "summary_table"]
 
 Cell = str | int | float
 
@@ -40,9 +41,9 @@ def _stacked_caption(plan: Plan) -> str:
 
 
 def _shared_host_caption(plan: Plan) -> str:
-    folds = sum(1 for g in plan.generators if g.kind == "fold")
-    cubes = sum(1 for g in plan.generators if g.kind == "cube")
-    rings = sum(1 for g in plan.generators if g.kind == "ring")
+    folds = sum(1 for g in plan.generators if g.kind == FOLD)
+    cubes = sum(1 for g in plan.generators if g.kind == CUBE)
+    rings = sum(1 for g in plan.generators if g.kind == RING)
     return (
         f"objective sum w*T = {format_time(plan.objective_s)}; ports {plan.ports_used} of "
         f"{plan.ports}; {cubes} cube + {folds} fold generators"
@@ -54,11 +55,11 @@ def _shared_host_caption(plan: Plan) -> str:
 
 
 # per plan kind: how an axis's ranks are named (label bits, or Z_N for a circulant) and the table's caption
-_AXIS_NAMES: dict[str, Callable[[AxisPlan], str]] = {
+AXIS_NAMES: dict[str, Callable[[AxisPlan], str]] = {
     SHARED_HOST: lambda axis: ",".join(map(str, axis.bits)),
     STACKED: lambda axis: f"Z{axis.size}",
 }
-_CAPTIONS: dict[str, Callable[[Plan], str]] = {SHARED_HOST: _shared_host_caption, STACKED: _stacked_caption}
+CAPTIONS: dict[str, Callable[[Plan], str]] = {SHARED_HOST: _shared_host_caption, STACKED: _stacked_caption}
 
 
 def plan_table(plan: Plan) -> Table:
@@ -72,7 +73,7 @@ def plan_table(plan: Plan) -> Table:
     styles: list[str | None] = []
     for mesh in plan.meshes:
         for i, axis in enumerate(mesh.axes):
-            bits = _AXIS_NAMES[kind](axis)
+            bits = AXIS_NAMES[kind](axis)
             if not axis.demands:
                 rows.append([mesh.name, str(i), bits, "-", "-", "none", "", "", "", "", "", ""])
                 styles.append("dim")
@@ -84,7 +85,7 @@ def plan_table(plan: Plan) -> Table:
                 ])
                 styles.append(None)
     add_rows(table, rows, [6], styles)
-    table.caption = _CAPTIONS[kind](plan) + _resilience_caption(plan)
+    table.caption = CAPTIONS[kind](plan) + _resilience_caption(plan)
     table.caption_justify = "left"
     return table
 

@@ -327,6 +327,7 @@ def decode(
 
     from ..decode import NETWORKS, best_step, decode_step
     from ..realization.fabrics import load_fabric
+    from ..realization.technologies import fabric_technology
     from ..simlette import SimOptions
     from ..workload import check_split, parse_split
     from ..workload.step import step_to_dict
@@ -346,7 +347,7 @@ def decode(
     refuse_spray(spray, spec, fabric)
     check_count(jobs, "--jobs", 1, MAX_JOBS)
     refuse_unused("--jobs", jobs is not None and (network != "simlette" or circuits is not None
-                                                  or all(level.technology == "ocs" for level in spec.levels)),
+                                                  or not fabric_technology(spec).packet_switches),
                   "outside --network simlette on an EPS or hybrid fabric (it runs the packet-switched simulations)")
     sprayed = SimOptions(spray="message" if spray is None else spray).check().spray
     console = err if json_out == "-" else out

@@ -15,13 +15,13 @@ from .pareto import CSV_COLUMNS, Cell, cells_csv, pareto_sweep, png_bytes
 from .pricing import NATIVE, NETWORKS, Priced, price_native, price_planned
 from .ranking import SplitChoice, best_step, time_splits
 from .step import decode_step, plan_for
-from .technology import TECHNOLOGIES, StepDemand, Technology
+from .technology import PRICERS, StepDemand, Technology
 
 __all__ = [
     "CSV_COLUMNS",
     "NATIVE",
     "NETWORKS",
-    "TECHNOLOGIES",
+    "PRICERS",
     "Cell",
     "PlanCache",
     "Priced",

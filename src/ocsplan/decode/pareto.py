@@ -20,7 +20,7 @@ from ..errors import InstanceError, OcsplanError
 from ..executor import Executor, Failure
 from ..plotting import pyplot
 from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
+from ..realization.technologies import fabric_technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
 from ..workload.model import Model
@@ -78,7 +78,7 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
     ``progress(done, total)`` after each split (on workers: each task) and, with simlette,
     each cell, in points."""
     check_world(world)
-    if spray != "message" and (network != "simlette" or all(technology(s) == "ocs" for s in fabrics)):
+    if spray != "message" and (network != "simlette" or not any(fabric_technology(s).packet_switches for s in fabrics)):
         raise InstanceError("spray", "", f"{spray!r} needs network simlette and a fabric with packet switches "
                             f"(network {network}, fabrics {', '.join(s.name for s in fabrics)})")
     splits = valid_splits(model, world)
@@ -129,7 +129,7 @@ def pareto_sweep(model: Model, acc: Accelerator, fabrics: Sequence[FabricSpec], 
                     best = resimulated(feasible, model, acc, spec, world, b, context, within=within,
                                        precision=precision, cache=plans, tokens_per_step=tokens_per_step,
                                        accept_rate=accept_rate,
-                                       spray=spray if technology(spec) != "ocs" else "message")
+                                       spray=spray if fabric_technology(spec).packet_switches else "message")
                 if network == "simlette" and progress is not None:
                     progress(points + len(cells) + 1, total)
                 cells.append(Cell(model.name, context, b, spec.name, best, len(fitting),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import InfeasibleError
 from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
+from ..realization.technologies import fabric_technology, technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision
 from ..workload.kernels import compute_time, memory_per_rank
@@ -26,7 +26,7 @@ from ..workload.step import Step
 from .cache import PlanCache
 from .simulated import planned_runs, prefetch
 from .step import check_spray, decode_step
-from .technology import TECHNOLOGIES, StepDemand
+from .technology import PRICERS, StepDemand
 
 __all__ = ["BOUND_MARGIN", "Outcome", "Pruned", "SplitChoice", "best_of", "best_step", "resimulated",
            "time_splits"]
@@ -65,7 +65,7 @@ def resimulated(steps: Sequence[Step], model: Model, acc: Accelerator, spec: Fab
     processes for the finalists' distinct runs on EPS or hybrid, made first (None: one per core)."""
     bar = (1 - within) * best_of(steps).tokens_per_s_user
     finalists = [st for st in sorted(steps, key=_key) if st.tokens_per_s_user >= bar]
-    if jobs != 1 and technology(spec) != "ocs":
+    if jobs != 1 and fabric_technology(spec).packet_switches:
         with planned_runs() as runs:  # what the finalists will simulate, made at once
             for st in finalists:
                 decode_step(model, acc, spec, world, st.split, batch, context, network="simlette",
@@ -93,7 +93,7 @@ def time_splits(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     (1 / (1 - within): the finalists Simlette re-times). ``tick(1)`` after each split."""
     plans = cache if cache is not None else PlanCache()
     k = tokens_per_step
-    tech = TECHNOLOGIES[technology(spec)]
+    tech = PRICERS[technology(spec)]
     fits = [[memory_per_rank(model, acc, world, split, batch, context, precision).fits for context in contexts]
             for split in splits]
     bounds: list[list[float]] = []

@@ -1,7 +1,7 @@
 """A decode step on a fabric file, planned and priced (paper App. B.4, B.6).
 
 The step's demand becomes an instance, the fabric's technology prices its
-collectives (:data:`~ocsplan.decode.technology.TECHNOLOGIES`: the planner's
+collectives (:data:`~ocsplan.decode.technology.PRICERS`: the planner's
 plan on all-OCS, native schedules on EPS and hybrid), and the workload model
 adds kernels, launches and power (:class:`ocsplan.workload.step.Step`).
 Choosing the split is :mod:`ocsplan.decode.ranking`.
@@ -13,7 +13,7 @@ from ..errors import InstanceError
 from ..plan import Plan
 from ..realization.circuits import Circuits, require_realizes
 from ..realization.fabrics import FabricSpec
-from ..simlette.circuitmap import technology
+from ..realization.technologies import TECHNOLOGIES, technology
 from ..workload.accelerator import Accelerator
 from ..workload.demand import COMM, Precision, demand_rows
 from ..workload.kernels import compute_time, memory_per_rank, require_fit
@@ -24,7 +24,7 @@ from ..workload.step import CollectiveTime, Step
 from .cache import PlanCache
 from .pricing import NETWORKS, price_realized
 from .simulated import planned_runs, prefetch
-from .technology import TECHNOLOGIES, StepDemand
+from .technology import PRICERS, StepDemand
 
 __all__ = ["check_spray", "decode_step", "plan_for"]
 
@@ -45,7 +45,7 @@ def _check_fabric(spec: FabricSpec, world: int) -> None:
 
 def _check_circuits(circuits: Circuits, plan: Plan, spec: FabricSpec, tech: str) -> None:
     """The circuits realize this step's plan on this fabric (InstanceError naming ``--circuits``)."""
-    if tech != "ocs":
+    if not TECHNOLOGIES[tech].circuits:
         raise InstanceError("--circuits", "", f"the {tech} fabric {spec.name} carries no circuits file")
     require_realizes(circuits, plan, spec, plan_context="not a realization of this step's plan (split, batch and "
                                                      "precision as deployed): ")
@@ -53,7 +53,7 @@ def _check_circuits(circuits: Circuits, plan: Plan, spec: FabricSpec, tech: str)
 
 def check_spray(spray: str, network: str, spec: FabricSpec) -> None:
     """A granularity other than the default needs Simlette and a packet switch (InstanceError naming ``spray``)."""
-    if spray != "message" and (network != "simlette" or technology(spec) == "ocs"):
+    if spray != "message" and (network != "simlette" or not TECHNOLOGIES[technology(spec)].packet_switches):
         raise InstanceError("spray", "", f"{spray!r} needs network simlette on a fabric with packet switches "
                                          f"(network {network}, {technology(spec)} fabric {spec.name})")
 
@@ -85,11 +85,11 @@ def decode_step(model: Model, acc: Accelerator, spec: FabricSpec, world: int, sp
     if circuits is None:
         demand = StepDemand(model, world, split, rows_batch, precision)
         plans = cache if cache is not None else PlanCache()
-        if jobs != 1 and network == "simlette" and tech != "ocs":
-            with planned_runs() as runs:
-                TECHNOLOGIES[tech].price(demand, rows, spec, network, plans, spray)
+        if jobs != 1 and network == "simlette" and TECHNOLOGIES[tech].packet_switches:
+            with planned_runs() as runs:  # the native runs the pricing makes, made at once
+                PRICERS[tech].price(demand, rows, spec, network, plans, spray)
             prefetch(runs, jobs)
-        priced = TECHNOLOGIES[tech].price(demand, rows, spec, network, plans, spray)
+        priced = PRICERS[tech].price(demand, rows, spec, network, plans, spray)
     else:
         plan = plan_for(model, spec, world, split, rows_batch, precision, cache)
         _check_circuits(circuits, plan, spec, tech)

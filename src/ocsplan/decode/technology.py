@@ -1,9 +1,10 @@
-"""Fabric technologies and how each prices a decode step's collectives (paper §5.4, App. B.4).
+"""How each fabric technology prices a decode step's collectives (paper §5.4, App. B.4).
 
-One table keyed by the fabric's technology (:func:`ocsplan.simlette.circuitmap.technology`):
+One table registered against the keys of :data:`ocsplan.realization.technologies.TECHNOLOGIES`
+(the fabric's technology, :func:`~ocsplan.realization.technologies.technology`):
 all-OCS prices the planner's plan on its circuits, all-EPS the native K_M schedules
 on the switches, hybrid the native schedules with the inter-rack traffic on the
-OCS uplinks. A new technology is one more entry. (A level's power comes from its
+OCS uplinks. A new technology is one more entry there and here. (A level's power comes from its
 technology's port tables, :data:`ocsplan.workload.power.EPS_PORT_W` and
 :data:`~ocsplan.workload.power.OCS_PORT_W`, in :func:`~ocsplan.workload.power.fabric_power`.)
 """
@@ -17,6 +18,7 @@ from types import MappingProxyType
 from ..instance import loads_instance
 from ..planning.bound import objective_bound
 from ..realization.fabrics import FabricSpec
+from ..realization.technologies import EPS, HYBRID, OCS
 from ..simlette.circuitmap import hybrid_uplinks
 from ..workload.demand import DemandRow, Precision, instance_toml
 from ..workload.model import Model
@@ -24,7 +26,7 @@ from ..workload.splits import Split
 from .cache import PlanCache
 from .pricing import Priced, native_routes, price_native
 
-__all__ = ["TECHNOLOGIES", "Bound", "Pricer", "StepDemand", "Technology"]
+__all__ = ["PRICERS", "Bound", "Pricer", "StepDemand", "Technology"]
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,8 @@ def _native_uplinks(demand: StepDemand, rows: Sequence[DemandRow], spec: FabricS
     return cache.native_prices(_native_key("hybrid", text, rows, spec), network, price)
 
 
-TECHNOLOGIES: Mapping[str, Technology] = MappingProxyType({t.name: t for t in (
-    Technology("ocs", _planned, _planned_bound),
-    Technology("eps", _native),
-    Technology("hybrid", _native_uplinks),
+PRICERS: Mapping[str, Technology] = MappingProxyType({t.name: t for t in (
+    Technology(OCS, _planned, _planned_bound),
+    Technology(EPS, _native),
+    Technology(HYBRID, _native_uplinks),
 )})

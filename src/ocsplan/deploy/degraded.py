@@ -28,13 +28,14 @@ from ..errors import InstanceError
 from ..plan import Plan
 from ..realization.circuits import Circuit, Circuits, NodePort
 from ..realization.fabrics import FabricSpec
+from ..realization.technologies import OCS, fabric_technology, technology
 from ..schedules import program as build
 from ..simlette import SimOptions
-from ..simlette.circuitmap import check_fit, technology
+from ..simlette.circuitmap import check_fit
 from ..simlette.report import SimReport
 from ..simlette.runs import simulate_workload
 from ..simlette.setup import Setup, prepare
-from ..simlette.technology import TECHNOLOGIES, Pieces, network_factory
+from ..simlette.technology import NETWORK_PIECES, Pieces, network_factory
 from ..simlette.traffic import Send, Workload, program_workload
 from .faults import Choice, choices, failed_circuits
 
@@ -139,17 +140,17 @@ def simulate_faults(
     """Every selected demand of ``plan`` on the realization ``circuits`` with ``faults`` (circuit:ID,
     device:ID) failed together, each run the way the faults analysis chose."""
     options.check()
-    if technology(spec) != "ocs":
+    if not fabric_technology(spec).circuits:
         raise InstanceError(option, "", f"faults are simulated on an all-OCS fabric ({spec.name} is "
                                         f"{technology(spec)})")
     picked = choices(circuits, plan, faults, option)
     setup = prepare(plan, spec, "contiguous", surviving(circuits, faults, option))
     pieces = Pieces()
-    if options.mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
-        pieces = TECHNOLOGIES["ocs"].pieces(setup)
+        pieces = NETWORK_PIECES[OCS].pieces(setup)
     healthy_mult = {g.mask: g.multiplicity for g in plan.generators}
-    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     results = []
     notes = []
     at = iter(picked)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cayley import coset_bases, expand
 from ..files import read_json
-from ..plan import Plan, demand_topology
+from ..plan import Plan, construction, demand_topology
 from ..realization.circuits import Circuits, plan_mismatch
 from ..schedules import closed_form, verify
 from ..schedules import program as build
@@ -36,7 +36,7 @@ def export_msccl(plan: Plan, protocol: str = "Simple", max_steps: int = MAX_STEP
     """File name -> text of the MSCCL export of every demand of ``plan``; ``progress(done,
     total)`` after each demand. With ``circuits`` (the plan realized, ``ocsplan realize``) the index
     maps every (rank, threadblock) to the accelerator ports of its circuit (schema 2)."""
-    if plan.stacked:
+    if not construction(plan).msccl:
         raise MscclError(f"plan {plan.instance}: stacked (circulant) plans are not exported to MSCCL yet")
     ports: dict[tuple[int, int], list[tuple[int, int]]] = {}
     if circuits is not None:

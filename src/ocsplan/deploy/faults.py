@@ -41,7 +41,7 @@ from typing import Any
 from ..cayley import Topology, axis_generators, compress, expand, mask_of
 from ..cost import phase_time
 from ..errors import InstanceError, PlanError
-from ..plan import Plan, demand_topology
+from ..plan import Plan, construction, demand_topology
 from ..realization.circuits import Circuits, parse_label, plan_mismatch
 from ..realization.plan_check import restated
 from ..schedules import AUTO_EXCLUDED, LinkLoads, closed_form, link_loads, loads_cost, schedules_for
@@ -161,7 +161,7 @@ def check_match(c: Circuits, plan: Plan, source: str = "--plan", circuits: str =
     differs = plan_mismatch(c.plan, plan)
     if differs:
         raise PlanError(f"{source}: {circuits} does not belong to this plan: {differs}")
-    if plan.stacked or any(g.kind not in ("cube", "fold") for g in plan.generators):
+    if not construction(plan).faults or not all(g.host for g in plan.generators):
         raise PlanError(f"{source}: faults handles shared-host cube/fold plans only (ring or stacked plan given)")
     wrong = restated(c, plan)
     if wrong:

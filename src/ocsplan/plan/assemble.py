@@ -10,6 +10,7 @@ from ..cost import demand_cost
 from ..errors import PlanError
 from ..instance import Instance
 from ..schedules import SCHEDULES
+from .kinds import FOLD, RING, generator_kind, host_kind
 from .types import (
     AxisPlan,
     Decision,
@@ -25,10 +26,10 @@ from .types import (
 __all__ = ["assemble"]
 
 
-def _generator_order(item: tuple[tuple[str, int], int]) -> tuple[bool, bool, int, int]:
-    """Cube generators first (high bits first), then folds by weight, rings last."""
+def _generator_order(item: tuple[tuple[str, int], int]) -> tuple[int, int, int]:
+    """By the kind's order (cube generators first, high bits first; then folds by weight; rings last)."""
     (kind, mask), _ = item
-    return kind != "cube", kind == "ring", popcount(mask), -mask
+    return generator_kind(kind).order, popcount(mask), -mask
 
 
 def assemble(
@@ -53,7 +54,7 @@ def assemble(
     mult: dict[tuple[str, int], int] = {}
     for b in range(n):
         if b not in ring_bits:
-            mult[("cube", 1 << b)] = 1
+            mult[(host_kind(1 << b), 1 << b)] = 1
     uses_of: dict[tuple[int, int, int], tuple[tuple[str, int], ...]] = {}
     topo_of: dict[tuple[int, int, int], Topology] = {}
     for m, mesh in enumerate(instance.meshes):
@@ -72,12 +73,12 @@ def assemble(
                 if (m, i) in decision.rings:
                     if choice.schedule != "ring":
                         raise PlanError(f"mesh {mesh.name} axis {i}: a ring axis runs only the ring")
-                    keys: tuple[tuple[str, int], ...] = (("ring", mask_of(block)),)
+                    keys: tuple[tuple[str, int], ...] = ((RING, mask_of(block)),)
                 else:
                     if not sched.valid(topo):
                         raise PlanError(f"{choice.schedule} is not valid on {topo.name}")
                     keys = tuple(
-                        ("cube" if popcount(g) == 1 else "fold", g)
+                        (host_kind(g), g)
                         for g in sorted(expand(x, block) for x in sched.uses(topo))
                     )
                 for key in keys:
@@ -86,17 +87,17 @@ def assemble(
                     # every generator of the layers is installed, driven or not
                     for group in choice.groups:
                         for g in sub_masks(group):
-                            key = ("cube" if popcount(g) == 1 else "fold", g)
+                            key = (host_kind(g), g)
                             mult.setdefault(key, 1)
                     for g in choice.fold:
-                        mult.setdefault(("fold", g), 1)
+                        mult.setdefault((FOLD, g), 1)
                 uses_of[(m, i, k)] = keys
                 topo_of[(m, i, k)] = topo
     generators = tuple(
         GeneratorPlan(mask, p, kind)
         for (kind, mask), p in sorted(mult.items(), key=_generator_order)
     )
-    host = {g.mask for g in generators if g.kind != "ring"}
+    host = {g.mask for g in generators if g.host}
     meshes = []
     objective = 0.0
     for m, mesh in enumerate(instance.meshes):

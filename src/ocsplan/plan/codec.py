@@ -12,11 +12,13 @@ from ..errors import PlanError
 from ..fields import Fields
 from ..files import read_json, read_text, write_atomic
 from ..limits import MAX_JSON_BYTES, MAX_TOTAL_DEMANDS
-from .types import KINDS, SCHEMA, SCHEMA_STACKED, SHARED_HOST, STACKED, Plan, plan_kind
+from .constructions import CONSTRUCTIONS, SCHEMA, SCHEMA_STACKED, SHARED_HOST, STACKED
+from .types import Plan, plan_kind
 from .v1 import shared_host_from_dict, shared_host_to_dict
 from .v2 import stacked_from_dict, stacked_to_dict
 
-__all__ = ["dumps_plan", "load_plan", "loads_plan", "plan_from_dict", "plan_to_dict", "write_plan"]
+__all__ = ["DECODERS", "ENCODERS", "dumps_plan", "load_plan", "loads_plan", "plan_from_dict", "plan_to_dict",
+           "write_plan"]
 
 ENCODERS: dict[str, Callable[[Plan], dict[str, Any]]] = {
     SHARED_HOST: shared_host_to_dict,
@@ -26,6 +28,7 @@ DECODERS: dict[str, Callable[[Mapping[str, Any], Fields], Plan]] = {
     SHARED_HOST: shared_host_from_dict,
     STACKED: stacked_from_dict,
 }
+_CONSTRUCTION_WORDS = " or ".join(map(repr, CONSTRUCTIONS))  # "'shared-host' or 'stacked'"
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
@@ -46,8 +49,8 @@ def plan_from_dict(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
     if schema not in (SCHEMA, SCHEMA_STACKED):
         raise PlanError(f"{source}: schema: expected {SCHEMA!r} or {SCHEMA_STACKED!r}, got {str(schema)[:40]!r}")
     construction = data.get("construction", SHARED_HOST) if schema == SCHEMA_STACKED else SHARED_HOST
-    if construction not in KINDS:
-        raise f.fail("construction", f"expected 'shared-host' or 'stacked', got {str(construction)[:40]!r}")
+    if construction not in CONSTRUCTIONS:
+        raise f.fail("construction", f"expected {_CONSTRUCTION_WORDS}, got {str(construction)[:40]!r}")
     demands = _demand_count(data)
     if demands > MAX_TOTAL_DEMANDS:
         raise f.fail("meshes", f"{demands} demands in all, the limit is {MAX_TOTAL_DEMANDS} (as of an instance)")

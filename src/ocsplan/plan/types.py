@@ -4,8 +4,9 @@ A plan (schema ``ocsplan.plan/1``; ``ocsplan.plan/2`` for stacked-link plans,
 whose axes are circulants on Z_N instead of generator masks) states every
 demand's schedule, generators, multiplicity, closed form and time, so any tool
 can recompute the objective from it. Its construction is its kind
-(:func:`plan_kind`): the stages (check, realize, simulate, sweep) keep a table
-keyed by it.
+(:func:`plan_kind`, a key of :data:`~ocsplan.plan.constructions.CONSTRUCTIONS`;
+:func:`construction` its entry): the stages (check, realize, simulate, sweep) keep
+a table keyed by it.
 """
 
 from __future__ import annotations
@@ -15,15 +16,12 @@ from dataclasses import dataclass, field
 
 from ..cayley import Topology, compress, mask_of, popcount, sub_masks
 from ..errors import PlanError
+from .constructions import CONSTRUCTIONS, SHARED_HOST, STACKED, Construction
+from .kinds import generator_kind
 
 __all__ = [
-    "KINDS",
     "RANKS",
-    "SCHEMA",
-    "SCHEMA_STACKED",
     "SEED_NOTE",
-    "SHARED_HOST",
-    "STACKED",
     "AxisPlan",
     "CirculantPlan",
     "Decision",
@@ -36,17 +34,12 @@ __all__ = [
     "Resilience",
     "check_fold",
     "check_groups",
+    "construction",
     "demand_topology",
     "local_topology",
     "plan_kind",
 ]
 
-SHARED_HOST = "shared-host"  # Cayley generators of (Z2)^n shared by every mesh
-STACKED = "stacked"  # a circulant per axis, stacked links (paper App. A.6)
-KINDS = (SHARED_HOST, STACKED)
-
-SCHEMA = "ocsplan.plan/1"
-SCHEMA_STACKED = "ocsplan.plan/2"  # stacked-link plans (construction "stacked")
 RANKS = "row-major"  # stacked plans: rank = mixed-radix number of the coordinates, last axis fastest
 # the note an exact run adds when it returns its heuristic seed (see :attr:`Plan.source`)
 SEED_NOTE = "no better plan than the heuristic's seed found"
@@ -90,11 +83,16 @@ class Decision:
 class GeneratorPlan:
     mask: int
     multiplicity: int
-    kind: str  # "cube", "fold" or "ring" (a degree-2 ring over the bits of mask)
+    kind: str  # a key of GENERATOR_KINDS listed in plans: "cube", "fold" or "ring" (degree-2, over mask's bits)
 
     @property
     def ports(self) -> int:
-        return self.multiplicity * (2 if self.kind == "ring" else 1)
+        return self.multiplicity * generator_kind(self.kind).ports_per_circuit
+
+    @property
+    def host(self) -> bool:
+        """A generator of the host cube (x -> x xor mask), not a ring."""
+        return generator_kind(self.kind).host
 
 
 @dataclass(frozen=True)
@@ -248,3 +246,8 @@ def check_groups(groups: Groups, block: Sequence[int], where: str) -> None:
 def plan_kind(plan: Plan) -> str:
     """``"shared-host"`` or ``"stacked"``: the plan's construction, the key of every stage's table."""
     return plan.construction
+
+
+def construction(plan: Plan) -> Construction:
+    """The :data:`~ocsplan.plan.constructions.CONSTRUCTIONS` entry of ``plan``: its capabilities."""
+    return CONSTRUCTIONS[plan.construction]

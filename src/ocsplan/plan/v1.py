@@ -18,10 +18,14 @@ from ..limits import (
     MAX_WORLD,
     check_int,
 )
+from .constructions import SCHEMA
 from .header import BIG, HEADER_KEYS, footer_to_dict, header_from_dict, header_to_dict, read_mask
-from .types import SCHEMA, AxisPlan, DemandPlan, GeneratorPlan, MeshPlan, Plan
+from .kinds import PLAN_KINDS
+from .types import AxisPlan, DemandPlan, GeneratorPlan, MeshPlan, Plan
 
 __all__ = ["KEYS", "shared_host_from_dict", "shared_host_to_dict"]
+
+_KIND_WORDS = f"{', '.join(PLAN_KINDS[:-1])} or {PLAN_KINDS[-1]}"  # "cube, fold or ring"
 
 _DEMAND: KeySpec = dict.fromkeys(("collective", "payload_bytes", "weight", "schedule", "layers", "fold", "uses",
                                   "phases", "volume_bytes", "multiplicity", "time_s"))
@@ -91,8 +95,8 @@ def shared_host_from_dict(data: Mapping[str, Any], f: Fields) -> Plan:
     for j, g in enumerate(f.items(data, "generators", "", 2 * MAX_PORTS)):
         where = f"generators[{j}]"
         kind = f.string(g, "kind", where)
-        if kind not in ("cube", "fold", "ring"):
-            raise f.fail(f"{where}.kind", f"expected cube, fold or ring, got {kind[:20]!r}")
+        if kind not in PLAN_KINDS:
+            raise f.fail(f"{where}.kind", f"expected {_KIND_WORDS}, got {kind[:20]!r}")
         mask = read_mask(f, f.get(g, "mask", where), f"{where}.mask", n)
         generators.append(GeneratorPlan(mask, f.integer(g, "multiplicity", where, 1, ports), kind))
     meshes = []

@@ -7,8 +7,9 @@ from typing import Any
 
 from ..fields import Fields, KeySpec
 from ..limits import MAX_AXES, MAX_DEMANDS, MAX_MESHES, MAX_PAYLOAD, MAX_PORTS, MAX_WEIGHT, MAX_WORLD, check_int
+from .constructions import SCHEMA_STACKED, STACKED
 from .header import BIG, HEADER_KEYS, footer_to_dict, header_from_dict, header_to_dict
-from .types import RANKS, SCHEMA_STACKED, STACKED, AxisPlan, CirculantPlan, DemandPlan, MeshPlan, Plan
+from .types import RANKS, AxisPlan, CirculantPlan, DemandPlan, MeshPlan, Plan
 
 __all__ = ["KEYS", "stacked_from_dict", "stacked_to_dict"]
 

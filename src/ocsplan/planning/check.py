@@ -14,6 +14,10 @@ from ..cost import phase_time
 from ..errors import PlanError
 from ..instance import Demand, Instance, Mesh
 from ..plan import (
+    CUBE,
+    FOLD,
+    PLAN_KINDS,
+    RING,
     SHARED_HOST,
     STACKED,
     AxisPlan,
@@ -22,6 +26,8 @@ from ..plan import (
     Plan,
     check_fold,
     check_groups,
+    generator_kind,
+    host_kind,
     local_topology,
     plan_kind,
 )
@@ -96,21 +102,19 @@ def _check_generators(plan: Plan, problems: list[str]) -> dict[tuple[str, int], 
             problems.append(f"generator {g.mask:b} is not a mask on {n} bits")
         if g.multiplicity < 1:
             problems.append(f"generator {mask_to_str(g.mask, n)}: multiplicity {g.multiplicity} < 1")
-        if g.kind == "cube" and popcount(g.mask) != 1:
-            problems.append(f"generator {mask_to_str(g.mask, n)}: kind cube but weight {popcount(g.mask)}")
-        if g.kind == "fold" and popcount(g.mask) < 2:
-            problems.append(f"generator {mask_to_str(g.mask, n)}: kind fold but weight 1")
-        if g.kind not in ("cube", "fold", "ring"):
+        if g.kind not in PLAN_KINDS:
             problems.append(f"generator {mask_to_str(g.mask, n)}: unknown kind {g.kind!r}")
+        elif not generator_kind(g.kind).weight_ok(g.mask):
+            problems.append(f"generator {mask_to_str(g.mask, n)}: kind {g.kind} but weight {popcount(g.mask)}")
         mult[key] = g.multiplicity
     ring_bits = 0
     for g in plan.generators:
-        if g.kind == "ring":
+        if g.kind == RING:
             ring_bits |= g.mask
             if len(plan.meshes) != 1:
                 problems.append("a ring generator needs a single-mesh deployment")
     for b in range(n):
-        if not ring_bits >> b & 1 and ("cube", 1 << b) not in mult:
+        if not ring_bits >> b & 1 and (CUBE, 1 << b) not in mult:
             problems.append(f"base cube generator {mask_to_str(1 << b, n)} missing")
     used = sum(g.ports for g in plan.generators)
     if used != plan.ports_used:
@@ -145,7 +149,7 @@ def _check_axis(
         want = inst_mesh.axes[i].demands[k] if inst_mesh is not None else None
         total += _check_demand(plan, axis, d, f"{where} demand {k}", want, mult, problems)
     if not axis.ring:
-        inside = axis_generators((g.mask for g in plan.generators if g.kind != "ring"), axis.bits)
+        inside = axis_generators((g.mask for g in plan.generators if g.host), axis.bits)
         if axis.degree != len(inside):
             problems.append(f"{where}: degree {axis.degree} but {len(inside)} generators lie in the block")
     return total
@@ -184,7 +188,7 @@ def _check_demand(
         problems.append(f"{here}: {d.schedule} cannot run on an irregular fold (it needs layers)")
         return 0.0
     if axis.ring:
-        keys = [("ring", mask_of(block))]
+        keys = [(RING, mask_of(block))]
         if d.schedule != "ring":
             problems.append(f"{here}: ring axis runs {d.schedule}")
     else:
@@ -192,14 +196,14 @@ def _check_demand(
             problems.append(f"{here}: {d.schedule} is not valid on {topo.name}")
             return 0.0
         keys = [
-            ("cube" if popcount(u) == 1 else "fold", u) for u in sorted(expand(x, block) for x in sched.uses(topo))
+            (host_kind(u), u) for u in sorted(expand(x, block) for x in sched.uses(topo))
         ]
         for group in d.groups:
             for layer_gen in sub_masks(group):
-                if ("cube" if popcount(layer_gen) == 1 else "fold", layer_gen) not in mult:
+                if (host_kind(layer_gen), layer_gen) not in mult:
                     problems.append(f"{here}: layer generator {mask_to_str(layer_gen, n)} not in the host")
         for g in d.fold:
-            if ("fold", g) not in mult:
+            if (FOLD, g) not in mult:
                 problems.append(f"{here}: fold generator {mask_to_str(g, n)} not in the host")
     if sorted(d.uses) != sorted(k[1] for k in keys):
         drives = [mask_to_str(k[1], n) for k in keys]

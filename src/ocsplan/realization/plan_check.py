@@ -18,13 +18,13 @@ import numpy.typing as npt
 from ..cayley import compress, expand, mask_of
 from ..circulant import Circulant
 from ..errors import PlanError
-from ..plan import Plan, demand_topology
+from ..plan import CIRCULANT, SHARED_HOST, STACKED, Plan, construction, demand_topology, host_kind, plan_kind
 from ..schedules import SCHEDULES, link_pattern
 from ..schedules.circulant import circulant_program
 from .circuits import Circuits, circulant_label, generator_label
 from .fault import FaultLog
 
-__all__ = ["AxisUse", "against_plan", "axis_uses", "plan_generators", "restated"]
+__all__ = ["AGAINST_PLAN", "PLAN_GENERATORS", "AxisUse", "against_plan", "axis_uses", "plan_generators", "restated"]
 
 
 def _circulant_axes(plan: Plan) -> list[tuple[int, int, int]]:
@@ -34,10 +34,17 @@ def _circulant_axes(plan: Plan) -> list[tuple[int, int, int]]:
 
 
 def plan_generators(plan: Plan) -> tuple[tuple[str, int], ...]:
-    """The (label, multiplicity) pairs a circuits file of ``plan`` lists: a shared-host plan's
-    masks (``ring:`` for a ring), a stacked plan's circulant sets (one per offset s <= N/2)."""
-    if not plan.stacked:
-        return tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
+    """The (label, multiplicity) pairs a circuits file of ``plan`` lists (:data:`PLAN_GENERATORS`)."""
+    return PLAN_GENERATORS[plan_kind(plan)](plan)
+
+
+def _host_generators(plan: Plan) -> tuple[tuple[str, int], ...]:
+    """A shared-host plan's masks (``ring:`` for a ring)."""
+    return tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
+
+
+def _circulant_sets(plan: Plan) -> tuple[tuple[str, int], ...]:
+    """A stacked plan's circulant sets (one per offset s <= N/2)."""
     sets: list[tuple[str, int]] = []
     for slot, (m, i, stride) in enumerate(_circulant_axes(plan)):
         axis = plan.meshes[m].axes[i]
@@ -75,7 +82,7 @@ def axis_uses(plan: Plan) -> list[tuple[str, int, tuple[AxisUse, ...]]]:
                         s = min(use, axis.size - use)
                         label = circulant_label(slot, axis.size, stride, s)
                         mult = axis.circulant.multiplicity
-                        found.setdefault(label, AxisUse(label, "circulant", mult, mult * (1 if 2 * s == axis.size
+                        found.setdefault(label, AxisUse(label, CIRCULANT, mult, mult * (1 if 2 * s == axis.size
                                                                                          else 2)))
                         continue
                     g = gens.get(use)
@@ -93,17 +100,17 @@ def restated(c: Circuits, plan: Plan) -> list[str]:
     and for a shared-host plan the plan reference. The one such check: ``validate --plan`` reports
     each, :func:`ocsplan.deploy.faults.check_match` refuses on the first."""
     want = plan_generators(plan)
-    what = "circulant sets" if plan.stacked else "generators"
+    what, cayley = construction(plan).generators, construction(plan).cayley
     found = []
     if tuple(c.plan.generators) != want or {g.label: g.multiplicity for g in c.generators} != dict(want):
         found.append(f"{what} or multiplicities differ from the plan")
-    if not plan.stacked and plan.ports_used > plan.ports:
+    if cayley and plan.ports_used > plan.ports:
         found.append(f"plan uses {plan.ports_used} ports of {plan.ports}")
     if c.ports_used != plan.ports_used + c.reserved_ports:
         found.append(f"{c.ports_used} ports used, plan needs {plan.ports_used} + {c.reserved_ports} reserved")
     ref = (c.plan.instance, c.plan.method, c.plan.world, c.plan.ports, c.plan.ports_used, c.plan.objective_s)
-    if not plan.stacked and ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used,
-                                    plan.objective_s):
+    if cayley and ref != (plan.instance, plan.method, plan.world, plan.ports, plan.ports_used,
+                          plan.objective_s):
         found.append("the file's plan reference (instance, method, world, ports, ports used, objective) "
                      "differs from the plan")
     return found
@@ -121,9 +128,11 @@ def against_plan(log: FaultLog, plan: Plan) -> None:
         return
     for message in restated(c, plan):
         log.fault(message)
-    if plan.stacked:
-        _against_stacked(log, plan)
-        return
+    AGAINST_PLAN[plan_kind(plan)](log, plan)
+
+
+def _against_shared_host(log: FaultLog, plan: Plan) -> None:
+    c = log.c
     listed = [(r.mesh, r.axis, r.demand) for r in c.routes]
     wanted = [(mesh.name, a, k) for mesh in plan.meshes for a, axis in enumerate(mesh.axes)
               for k in range(len(axis.demands))]
@@ -215,6 +224,17 @@ class _Pairs:
         return self._by_xor[g]
 
 
+# construction -> the (label, multiplicity) pairs its circuits files list; its coverage and routing checks
+PLAN_GENERATORS: dict[str, Callable[[Plan], tuple[tuple[str, int], ...]]] = {
+    SHARED_HOST: _host_generators,
+    STACKED: _circulant_sets,
+}
+AGAINST_PLAN: dict[str, Callable[[FaultLog, Plan], None]] = {
+    SHARED_HOST: _against_shared_host,
+    STACKED: _against_stacked,
+}
+
+
 def _by_src(expect: list[set[tuple[int, int]]]) -> Pattern:
     """Per phase, each source's destinations."""
     out: list[dict[int, set[int]]] = []
@@ -247,7 +267,7 @@ def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob:
     for g, srcs in sorted(by_gen.items()):
         big = expand(g, bits)
         short = np.flatnonzero(pairs.along(big) < mult).tolist()
-        label = generator_label(big, "cube" if big.bit_count() == 1 else "fold", log.n)
+        label = generator_label(big, host_kind(big), log.n)
         for x in short:
             if compress(x & block, bits) in srcs:
                 log.fault(f"missing circuit: {name} sends to node {x ^ big} over generator {label} "

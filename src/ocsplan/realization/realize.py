@@ -18,12 +18,17 @@ from .paths import PortAssignment
 from .shared_host import realize_shared_host, shared_host_ports
 from .stacked import realize_stacked, stacked_ports
 
-__all__ = ["REALIZERS", "port_assignment", "realize"]
+__all__ = ["PORT_ASSIGNERS", "REALIZERS", "port_assignment", "realize"]
 
 # plan kind -> realizer(plan, fabric, placement, routing)
 REALIZERS: dict[str, Callable[[Plan, FabricSpec, str, bool], Circuits]] = {
     SHARED_HOST: realize_shared_host,
     STACKED: lambda plan, fabric, placement, routing: realize_stacked(plan, fabric, placement),
+}
+# plan kind -> port assigner(plan, routing)
+PORT_ASSIGNERS: dict[str, Callable[[Plan, bool], PortAssignment]] = {
+    SHARED_HOST: shared_host_ports,
+    STACKED: lambda plan, routing: stacked_ports(plan),
 }
 
 
@@ -44,4 +49,4 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous", routi
 def port_assignment(plan: Plan, routing: bool = True) -> PortAssignment:
     """What :func:`realize` derives from ``plan`` alone (ports per generator, reserve, routing
     tables), whatever the fabric and placement; stacked plans always carry their tables."""
-    return shared_host_ports(plan, routing) if plan_kind(plan) == SHARED_HOST else stacked_ports(plan)
+    return PORT_ASSIGNERS[plan_kind(plan)](plan, routing)

@@ -108,7 +108,7 @@ def _assign_ports(plan: Plan) -> tuple[list[Logical], dict[str, tuple[int, ...]]
     next_port = 0
     for g in plan.generators:
         label = generator_label(g.mask, g.kind, n)
-        if g.kind != "ring":
+        if g.host:
             ports = tuple(range(next_port, next_port + g.multiplicity))
             for port in ports:
                 logical.extend((x, x ^ g.mask, port, label) for x in range(world) if x < x ^ g.mask)
@@ -148,7 +148,7 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
     their memory): a generator's ports depend on x ^ y alone, so each transfer of the
     schedule is checked once, on the first coset."""
     n, world = plan.n, plan.world
-    cayley = {g.mask: ports_of[generator_label(g.mask, g.kind, n)] for g in plan.generators if g.kind != "ring"}
+    cayley = {g.mask: ports_of[generator_label(g.mask, g.kind, n)] for g in plan.generators if g.host}
     entries: dict[tuple[int, ...], list[Entry]] = {}  # ports -> the entry of every peer
     routes = []
     for mesh in plan.meshes:

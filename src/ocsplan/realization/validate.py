@@ -26,12 +26,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
-from ..plan import Plan
+from ..plan import CIRCULANT as CIRCULANT_KIND
+from ..plan import CUBE, FOLD, RING, Plan, generator_kind
 from .circuits import CIRCULANT, Circuits, Device, Route, parse_circulant, parse_label, shift
 from .fault import Fault, FaultLog
 from .plan_check import against_plan
 
-__all__ = ["Fault", "validate"]
+__all__ = ["PEERS", "Fault", "validate"]
 
 
 def _ring_neighbours(mask: int, x: int) -> tuple[int, int]:
@@ -111,7 +112,7 @@ class _Checker(FaultLog):
         for g in c.generators:
             try:
                 mask, kind = parse_label(g.label)
-                if kind == "circulant":
+                if kind == CIRCULANT_KIND:
                     size, stride, _ = parse_circulant(g.label)
                     if self.world % (size * stride):
                         self.fault(f"generator {g.label}: an axis of {size} with stride {stride} does not "
@@ -120,10 +121,10 @@ class _Checker(FaultLog):
             except ValueError:
                 self.fault(f"generator {g.label!r} is not a mask")
                 continue
-            if kind != "circulant" and (mask <= 0 or mask >> self.n):
+            if kind != CIRCULANT_KIND and (mask <= 0 or mask >> self.n):
                 self.fault(f"generator {g.label} is not a mask on {self.n} bits")
             self.kinds[g.label] = (mask, kind, g.multiplicity)
-            want = 2 * g.multiplicity if kind == "ring" else g.multiplicity
+            want = g.multiplicity * generator_kind(kind).ports_per_circuit
             if len(g.ports) < want:
                 self.fault(f"generator {g.label} has {len(g.ports)} ports for multiplicity {g.multiplicity}")
             for port in g.ports:
@@ -138,15 +139,11 @@ class _Checker(FaultLog):
 
     def _peer_ok(self, label: str, x: int, y: int) -> bool:
         mask, kind, _ = self.kinds[label]
-        if kind == "ring":
-            return y in _ring_neighbours(mask, x)
-        if kind == "circulant":
-            return y in _peers(label, x)
-        return y == x ^ mask
+        return y in PEERS[kind](label, mask, x)
 
     def circuits(self) -> None:
         ports, world, peer_at, owner_of = self.c.fabric.ports, self.world, self.peer_at, self.port_owner
-        xor_of = {label: mask for label, (mask, kind, _) in self.kinds.items() if kind not in ("ring", "circulant")}
+        xor_of = {label: mask for label, (mask, kind, _) in self.kinds.items() if generator_kind(kind).host}
         for circ in self.c.circuits:
             a, ap, b, bp, gen = circ.a, circ.a_port, circ.b, circ.b_port, circ.generator
             if not (0 <= a < world and 0 <= b < world and 0 <= ap < ports and 0 <= bp < ports):
@@ -163,8 +160,7 @@ class _Checker(FaultLog):
                 self.fault(f"circuit to node {b} has unknown generator {gen}", a, ap)
             elif not (b == a ^ xor_of[gen] if gen in xor_of else self._peer_ok(gen, a, b)):
                 mask, kind, _ = self.kinds[gen]
-                want = ("a ring neighbour" if kind == "ring" else "node x +- s on its axis" if kind == "circulant"
-                        else f"node {a ^ mask}")
+                want = generator_kind(kind).peer.format(peer=a ^ mask)
                 self.fault(f"wrong peer: generator {gen} joins node {b}, expected {want}", a, ap)
             for x, p, y, q in ((a, ap, b, bp), (b, bp, a, ap)):
                 if (x, p) in peer_at:
@@ -250,21 +246,14 @@ class _Checker(FaultLog):
             count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
         for label, (mask, kind, mult) in self.kinds.items():
             port = next((g.ports[0] for g in self.c.generators if g.label == label and g.ports), None)
+            peers, per_circuit = PEERS[kind], generator_kind(kind).ports_per_circuit
             for x in range(self.world):
-                if kind == "ring":
-                    y, prev = _ring_neighbours(mask, x)
-                    want = 2 * mult if y == prev else mult  # a ring of two is a double edge
-                    if y == prev and x > y:
-                        continue
-                elif kind == "circulant":
-                    y, prev = _peers(label, x)
-                    want = mult  # x -> x + s; the pair of x - s is counted at x - s
-                    if y == prev and x > y:  # s = N/2: one matching
-                        continue
-                else:
-                    y, want = x ^ mask, mult
-                    if x > y:
-                        continue
+                # x -> y; the pair of the other neighbour is counted at it, unless both are one node
+                # (x ^ mask, a ring of two: a double edge, a circulant's s = N/2: one matching)
+                y, prev = peers(label, mask, x)
+                if y == prev and x > y:
+                    continue
+                want = mult * per_circuit if y == prev else mult
                 have = count[(label, min(x, y), max(x, y))]
                 if have != want:
                     self.fault(f"generator {label} joins it to node {y} by {have} circuit(s), "
@@ -477,6 +466,19 @@ def _peers(label: str, x: int) -> tuple[int, int]:
     """(x + s, x - s) on the axis of a circulant label."""
     size, stride, s = parse_circulant(label)
     return shift(x, size, stride, s), shift(x, size, stride, -s)
+
+
+def _xor_peers(label: str, mask: int, x: int) -> tuple[int, int]:
+    return x ^ mask, x ^ mask
+
+
+# the two neighbours (next, previous) a circuit of each generator kind joins x to, from its label and mask
+PEERS: dict[str, Callable[[str, int, int], tuple[int, int]]] = {
+    CUBE: _xor_peers,
+    FOLD: _xor_peers,
+    RING: lambda label, mask, x: _ring_neighbours(mask, x),
+    CIRCULANT_KIND: lambda label, mask, x: _peers(label, x),
+}
 
 
 def validate(circuits: Circuits, plan: Plan | None = None,

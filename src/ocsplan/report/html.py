@@ -8,7 +8,7 @@ from typing import Any
 
 from ..deploy.faults import FaultReport
 from ..errors import PlanError
-from ..plan import Plan
+from ..plan import CIRCULANT, CUBE, FOLD, Plan, construction
 from ..plotting import pyplot
 from ..realization.circuits import Circuits
 from ..realization.plan_check import axis_uses
@@ -17,7 +17,7 @@ from .svg import cell, figure_svg
 
 __all__ = ["build_report", "port_budget_svg"]
 
-_KIND_COLOURS = {"cube": "#1f77b4", "fold": "#ff7f0e", "circulant": "#2ca02c"}
+_KIND_COLOURS = {CUBE: "#1f77b4", FOLD: "#ff7f0e", CIRCULANT: "#2ca02c"}
 _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:80em}"
           "table{border-collapse:collapse;margin:1em 0}"
           "td,th{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
@@ -55,7 +55,7 @@ def _draw_budget(plt: Any, plan: Plan, labels: list[str], stacks: list[list[tupl
             left += mult
     ax.axvline(plan.ports, color="black", linestyle="--", label=f"L = {plan.ports}")
     for kind, colour in _KIND_COLOURS.items():
-        if (kind == "circulant") == plan.stacked:  # a stacked plan's axes are circulants only
+        if (kind == CIRCULANT) != construction(plan).cayley:  # a stacked plan's axes are circulants only
             ax.barh(0, 0, color=colour, label=kind)
     ax.set_yticks(range(len(labels)), labels)
     ax.set_xlabel("ports per accelerator")

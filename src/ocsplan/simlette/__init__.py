@@ -12,9 +12,9 @@ from __future__ import annotations
 from .circuitmap import CircuitMap, Link, circuits_from_plan, circuits_from_realization, hybrid_uplinks
 from .report import DemandResult, LinkStat, SimReport, analytical, dumps_report, report_to_dict
 from .runner import SimulationError
-from .runs import FLIT_LIMIT, MODES, SimOptions, simulate_workload
+from .runs import FLIT_LIMIT, MODES, SIM_MODES, SimOptions, simulate_workload
 from .simulate import SIMULATORS, simulate_plan, simulate_program
-from .technology import TECHNOLOGIES, network_factory
+from .technology import NETWORK_PIECES, network_factory
 from .timing import DL_FLIT, TL_FLIT, Stages, dl_flits
 from .traffic import ORDERS, Workload, demand_workload, program_workload
 
@@ -22,9 +22,10 @@ __all__ = [
     "DL_FLIT",
     "FLIT_LIMIT",
     "MODES",
+    "NETWORK_PIECES",
     "ORDERS",
     "SIMULATORS",
-    "TECHNOLOGIES",
+    "SIM_MODES",
     "TL_FLIT",
     "CircuitMap",
     "DemandResult",

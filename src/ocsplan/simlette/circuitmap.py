@@ -45,7 +45,6 @@ __all__ = [
     "hybrid_uplinks",
     "plan_generators",
     "rack_of",
-    "technology",
 ]
 
 
@@ -73,19 +72,6 @@ class CircuitMap:
         return found
 
 
-def technology(spec: FabricSpec) -> str:
-    """"ocs", "eps" or "hybrid" (EPS level 1 under OCS level 2)."""
-    techs = tuple(level.technology for level in spec.levels)
-    if all(t == "ocs" for t in techs):
-        return "ocs"
-    if all(t == "eps" for t in techs):
-        return "eps"
-    if techs == ("eps", "ocs"):
-        return "hybrid"
-    raise InstanceError(spec.source or spec.name, "level",
-                        f"levels {techs} are not simulated (OCS over EPS)")
-
-
 def rack_of(rank: int, spec: FabricSpec) -> int:
     return rank // spec.rack_size
 
@@ -104,7 +90,7 @@ def check_fit(plan: Plan, spec: FabricSpec) -> None:
 def plan_generators(plan: Plan) -> tuple[tuple[int, int, int], ...]:
     """What a plan's circuits are made of: (mask, copies, ports skipped) per generator in order
     (a ring generator skips its ports): plans with the same ones (and world) have the same circuits."""
-    return tuple((g.mask, g.multiplicity if g.kind != "ring" else 0, g.ports if g.kind == "ring" else 0)
+    return tuple((g.mask, g.multiplicity if g.host else 0, 0 if g.host else g.ports)
                  for g in plan.generators)
 
 
@@ -255,7 +241,7 @@ def hybrid_uplinks(plan: Plan, spec: FabricSpec) -> RackRoutes:
     shift = spec.rack_size.bit_length() - 1
     need: Counter[int] = Counter()
     for g in plan.generators:
-        if g.kind == "ring":
+        if not g.host:
             continue
         offset = g.mask >> shift
         if offset:

@@ -32,9 +32,22 @@ from .runner import Runner, paused_gc
 from .timing import DL_FLIT
 from .traffic import ORDERS, Workload
 
-__all__ = ["FLIT_LIMIT", "MODES", "Factory", "SimOptions", "simulate_demand", "simulate_workload"]
+__all__ = ["FLIT_LIMIT", "MODES", "SIM_MODES", "Factory", "Mode", "SimOptions", "simulate_demand",
+           "simulate_workload"]
 
-MODES = ("ideal", "message", "flit")
+
+@dataclass(frozen=True)
+class Mode:
+    """A simulation mode and its capability: ``fabric``, it runs on the fabric's network (its
+    pieces, link rate, buffers, latency preset, spraying); else on an ideal network at the
+    plan's own lambda and R."""
+
+    name: str
+    fabric: bool
+
+
+SIM_MODES: dict[str, Mode] = {m.name: m for m in (Mode("ideal", False), Mode("message", True), Mode("flit", True))}
+MODES = tuple(SIM_MODES)
 # Flit mode refuses workloads beyond this many DL flits (hours of simulation).
 FLIT_LIMIT = 50_000_000
 
@@ -53,6 +66,11 @@ class SimOptions:
     lookahead: bool = True  # batch decisions that cannot be overtaken (same results, fewer events)
     barrier: bool = False  # all nodes start a phase together (else data-driven, per node)
     spray: str = "message"  # EPS switches' granularity over equal links: packet, message or flit-K
+
+    @property
+    def on_fabric(self) -> bool:
+        """The mode runs on the fabric's network (:data:`SIM_MODES`); ideal runs on the plan's lambda and R."""
+        return SIM_MODES[self.mode].fabric
 
     def check(self) -> SimOptions:
         if self.mode not in MODES:

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..plan import Plan, dumps_plan
 from ..realization.fabrics import FabricSpec
-from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_realization, hybrid_uplinks, technology
+from ..realization.technologies import technology
+from .circuitmap import CircuitMap, RackRoutes, Realization, circuits_from_realization, hybrid_uplinks
 from .circuits_net import CircuitWiring
 from .runner import paused_gc
 from .timing import Stages

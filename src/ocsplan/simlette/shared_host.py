@@ -25,7 +25,7 @@ from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
 from .runs import SimOptions, simulate_demand, simulate_workload
 from .setup import prepare
-from .technology import TECHNOLOGIES, Pieces, network_factory
+from .technology import NETWORK_PIECES, Pieces, network_factory
 
 if TYPE_CHECKING:
     from ..executor import Failure
@@ -38,14 +38,14 @@ def simulate_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, requ
     setup = prepare(plan, spec, request.placement, request.circuits)
     tech = setup.technology
     pieces = Pieces()
-    if options.mode != "ideal":
-        pieces = TECHNOLOGIES[tech].pieces(setup)
+    if options.on_fabric:
+        pieces = NETWORK_PIECES[tech].pieces(setup)
         check_fit(plan, spec)
     source = pieces.circuits.source if pieces.circuits is not None else ""
-    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
     factory = network_factory(spec, options, ports=plan.ports, circuits=pieces.circuits, routes=pieces.routes,
                               ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
-    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     results = []
     notes = []
     for m, mesh in enumerate(plan.meshes):
@@ -115,13 +115,13 @@ def _run_point(point: _Point) -> SweepRow:
     plan, spec, options = point.plan, point.spec, point.options
     setup = prepare(plan, spec, point.placement)
     pieces = Pieces()
-    if options.mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
-        pieces = TECHNOLOGIES[setup.technology].pieces(setup)
-    mult = {g.mask: g.multiplicity for g in plan.generators if g.kind != "ring"}
+        pieces = NETWORK_PIECES[setup.technology].pieces(setup)
+    mult = {g.mask: g.multiplicity for g in plan.generators if g.host}
     factory = network_factory(spec, options, ports=plan.ports, circuits=pieces.circuits, routes=pieces.routes,
                               ideal=(plan.latency_s, plan.link_Bps, mult), setup=setup)
-    rate = plan.link_Bps if options.mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     mesh = plan.meshes[point.mesh]
     axis = mesh.axes[point.axis]
     d = axis.demands[point.demand]
@@ -148,7 +148,7 @@ def _run_point(point: _Point) -> SweepRow:
 def sweep_shared_host(plan: Plan, spec: FabricSpec, options: SimOptions, request: SweepRequest) -> list[SweepRow]:
     """Every selected demand x schedule x payload of a shared-host plan, here or on ``request.executor``."""
     on_row = request.on_row
-    if options.mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
     points = []
     for m, mesh in enumerate(plan.meshes):

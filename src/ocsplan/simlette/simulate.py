@@ -12,14 +12,15 @@ from collections.abc import Callable
 
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from ..realization.fabrics import FabricSpec
+from ..realization.technologies import technology
 from ..schedules import Program
-from .circuitmap import Realization, technology
+from .circuitmap import Realization
 from .report import DemandResult, SimReport
 from .requests import Selector, SimRequest
 from .runs import SimOptions, simulate_workload
 from .shared_host import simulate_shared_host
 from .stacked import simulate_stacked
-from .technology import TECHNOLOGIES, network_factory
+from .technology import NETWORK_PIECES, network_factory
 from .traffic import program_workload
 
 __all__ = ["SIMULATORS", "PlanSimulator", "simulate_plan", "simulate_program"]
@@ -79,8 +80,8 @@ def simulate_program(
     mult = dict.fromkeys(gens, multiplicity)
     lam = budget.hop(ocs=1) if latency is None else latency
     pieces = None
-    if options.mode != "ideal":
-        pieces = TECHNOLOGIES[technology(spec)].program_pieces(gens, multiplicity, program.size, spec)
+    if options.on_fabric:
+        pieces = NETWORK_PIECES[technology(spec)].program_pieces(gens, multiplicity, program.size, spec)
     factory = network_factory(spec, options, ports=ports,
                               circuits=pieces.circuits if pieces is not None else None,
                               ideal=(lam, spec.link, mult))

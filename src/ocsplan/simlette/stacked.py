@@ -26,12 +26,13 @@ from ..plan import AxisPlan, Plan
 from ..realization.circuits import Circuits, parse_circulant, shift
 from ..realization.fabrics import FabricSpec
 from ..realization.stacked import realize_stacked
+from ..realization.technologies import TECHNOLOGIES, technology
 from ..schedules.circulant import CIRCULANT_CATALOGUE, circulant_cost, circulant_program
-from .circuitmap import CircuitMap, Link, check_fit, technology
+from .circuitmap import CircuitMap, Link, check_fit
 from .report import SimReport, SweepRow
 from .requests import SimRequest, SweepRequest
 from .runs import SimOptions, simulate_demand, simulate_workload
-from .technology import TECHNOLOGIES, network_factory
+from .technology import network_factory
 from .timing import dl_flits
 from .traffic import ORDERS, Send, Workload, collect
 
@@ -154,11 +155,10 @@ def stacked_circuits(plan: Plan, spec: FabricSpec) -> tuple[CircuitMap, int]:
 def _technology(spec: FabricSpec, options: SimOptions) -> str:
     """The fabric's technology; message and flit modes need one that carries circulant
     circuits, and unlimited receive buffers."""
-    mode = options.mode
-    if mode != "ideal" and options.buffer is not None:
+    if options.on_fabric and options.buffer is not None:
         raise InstanceError("--buffer", "", "limited buffers are not simulated on stacked plans yet")
     tech = technology(spec)
-    if mode != "ideal" and not TECHNOLOGIES[tech].stacked:
+    if options.on_fabric and not TECHNOLOGIES[tech].stacked:
         raise InstanceError("--fabric", "", f"stacked plans are simulated on OCS fabrics only, not {tech}")
     return tech
 
@@ -172,7 +172,7 @@ def simulate_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request:
     tech = _technology(spec, options)
     cmap: CircuitMap | None = None
     needed = plan.ports_used
-    if mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
         real = given if given is not None else realize_stacked(plan, spec)
         cmap, needed = circuits_from_stacked(real, plan), real.ports_used
@@ -181,7 +181,7 @@ def simulate_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request:
         notes.append(f"circuits need {needed} ports per accelerator (odd cycles take a third color), "
                      f"the plan counts {plan.ports_used}")
     slots = {(m, i): s for s, (m, i, _) in enumerate(_axes(plan))}
-    rate = plan.link_Bps if mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     results = []
     for m, mesh in enumerate(plan.meshes):
         for i, axis in enumerate(mesh.axes):
@@ -218,11 +218,11 @@ def sweep_stacked(plan: Plan, spec: FabricSpec, options: SimOptions, request: Sw
     mode = options.mode
     _technology(spec, options)
     cmap: CircuitMap | None = None
-    if mode != "ideal":
+    if options.on_fabric:
         check_fit(plan, spec)
         cmap = circuits_from_stacked(realize_stacked(plan, spec), plan)
     slots = {(m, i): s for s, (m, i, _) in enumerate(_axes(plan))}
-    rate = plan.link_Bps if mode == "ideal" else spec.link
+    rate = spec.link if options.on_fabric else plan.link_Bps
     rows = []
     for m, i, axis in _axes(plan):
         assert axis.circulant is not None

@@ -1,12 +1,12 @@
-"""Fabric technologies and their network pieces, registered once (DESIGN §7).
+"""Each fabric technology's network pieces (DESIGN §7), registered against the keys of
+:data:`ocsplan.realization.technologies.TECHNOLOGIES` (the technologies and their capabilities).
 
 ``ocs``: circuits (from the plan's realization) on every port, one network of
 circuit links. ``eps``: packet switches at one or two levels, messages sprayed
 over the ports. ``hybrid``: EPS level 1 under OCS level 2, the level-2 circuits
 between racks (:func:`ocsplan.simlette.circuitmap.hybrid_uplinks`). Each
 technology says what its network needs from a plan's set-up or from a bare
-program, whether it carries stacked plans' circulant circuits, and builds the
-network of a run; the ``ideal`` mode needs none of them.
+program, and builds the network of a run; the ``ideal`` mode needs none of them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ..errors import OcsplanError
 from ..realization.fabrics import FabricSpec
-from .circuitmap import CircuitMap, RackRoutes, circuits_for_generators, technology
+from ..realization.technologies import EPS, HYBRID, OCS, technology
+from .circuitmap import CircuitMap, RackRoutes, circuits_for_generators
 from .circuits_net import CircuitNetwork, CircuitWiring
 from .devices import Spray, parse_spray
 from .ideal import IdealNetwork
@@ -25,7 +26,7 @@ from .setup import Setup
 from .switched import SwitchedNetwork
 from .timing import DL_FLIT, TL_FLIT, Stages
 
-__all__ = ["TECHNOLOGIES", "NetworkArgs", "Pieces", "Technology", "network_factory"]
+__all__ = ["NETWORK_PIECES", "NetworkArgs", "Pieces", "Technology", "network_factory"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,6 @@ class Technology:
     pieces: Callable[[Setup], Pieces]  # from a plan's set-up (message and flit modes)
     program_pieces: Callable[[Sequence[int], int, int, FabricSpec], Pieces]  # (generators, p, size, fabric)
     network: Callable[[NetworkArgs], Factory]
-    stacked: bool  # carries a stacked plan's circulant circuits
 
 
 def _ocs_network(a: NetworkArgs) -> Factory:
@@ -85,13 +85,11 @@ def _program_circuits(gens: Sequence[int], multiplicity: int, size: int, spec: F
     return Pieces(circuits=circuits_for_generators([(g, multiplicity, 0) for g in gens], size, spec))
 
 
-TECHNOLOGIES: dict[str, Technology] = {
-    "ocs": Technology("ocs", lambda setup: Pieces(circuits=setup.circuits()), _program_circuits,
-                      _ocs_network, stacked=True),
-    "eps": Technology("eps", lambda setup: Pieces(), lambda gens, p, size, spec: Pieces(),
-                      lambda a: _switched(a, None), stacked=False),
-    "hybrid": Technology("hybrid", lambda setup: Pieces(routes=setup.routes()), lambda gens, p, size, spec: Pieces(),
-                         _hybrid_network, stacked=False),
+NETWORK_PIECES: dict[str, Technology] = {
+    OCS: Technology(OCS, lambda setup: Pieces(circuits=setup.circuits()), _program_circuits, _ocs_network),
+    EPS: Technology(EPS, lambda setup: Pieces(), lambda gens, p, size, spec: Pieces(), lambda a: _switched(a, None)),
+    HYBRID: Technology(HYBRID, lambda setup: Pieces(routes=setup.routes()), lambda gens, p, size, spec: Pieces(),
+                       _hybrid_network),
 }
 
 
@@ -117,13 +115,13 @@ def network_factory(
 
     ``setup``: share the port wiring with every other run of that set-up.
     """
-    if options.mode == "ideal":
+    if not options.on_fabric:
         if ideal is None:
             raise OcsplanError("ideal mode needs lambda, R and the multiplicities")
         lam, rate, mult = ideal
         return lambda eng, deliver: IdealNetwork(eng, lam, rate, mult, deliver)
     stages = Stages.from_budget(options.latency or spec.latency)
-    tech = TECHNOLOGIES[technology(spec)]
+    tech = NETWORK_PIECES[technology(spec)]
     spray = parse_spray(options.spray) or ("message", 0)  # SimOptions.check refuses the rest
     args = NetworkArgs(spec, stages, ports, _flits(options.buffer), _flits(options.switch_buffer),
                        _rsp(options.buffer), Pieces(circuits, routes), setup, spray)

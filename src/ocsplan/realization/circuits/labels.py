@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from ...cayley import mask_to_str, str_to_mask
+from ...plan import CIRCULANT as CIRCULANT_KIND
+from ...plan import RING, generator_kind, host_kind
 
 __all__ = ["CIRCULANT", "circulant_label", "generator_label", "parse_circulant", "parse_label", "shift"]
 
 
 def generator_label(mask: int, kind: str, n: int) -> str:
-    """How files name a generator: its mask bits, ``ring:<mask>`` for a ring."""
-    bits = mask_to_str(mask, n)
-    return f"ring:{bits}" if kind == "ring" else bits
+    """How files name a generator: its kind's label prefix, then its mask bits (``ring:<mask>`` for a ring)."""
+    return generator_kind(kind).label_prefix + mask_to_str(mask, n)
 
 
-CIRCULANT = "circulant:"
+CIRCULANT = generator_kind(CIRCULANT_KIND).label_prefix
+_RING = generator_kind(RING).label_prefix
 
 
 def circulant_label(slot: int, size: int, stride: int, offset: int) -> str:
@@ -44,9 +46,9 @@ def parse_label(label: str) -> tuple[int, str]:
 
     A stacked plan's ``circulant:A:N:stride:s`` gives (s, "circulant")."""
     if label.startswith(CIRCULANT):
-        return parse_circulant(label)[2], "circulant"
-    ring = label.startswith("ring:")
-    mask = str_to_mask(label[5:] if ring else label)
+        return parse_circulant(label)[2], CIRCULANT_KIND
+    ring = label.startswith(_RING)
+    mask = str_to_mask(label[len(_RING):] if ring else label)
     if ring:
-        return mask, "ring"
-    return mask, "cube" if mask.bit_count() == 1 else "fold"
+        return mask, RING
+    return mask, host_kind(mask)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...errors import InstanceError
+from ...plan import construction
 from ..fabrics import FabricSpec, LatencyBudget, Level
 from ..wiring import Inventory
 from .labels import generator_label
@@ -179,7 +180,7 @@ def plan_mismatch(ref: PlanRef, plan: Plan) -> str:
         if theirs != mine:
             return (f"plan.{name}: realizes {ref.instance[:80]!r} ({ref.world} ranks, {name} {str(theirs)[:80]}), "
                     f"not {plan.instance[:80]!r} ({plan.world} ranks, {name} {str(mine)[:80]})")
-    if not plan.stacked:
+    if construction(plan).cayley:
         want = tuple((generator_label(g.mask, g.kind, plan.n), g.multiplicity) for g in plan.generators)
         if ref.generators != want:
             return f"plan.generators: generators or multiplicities differ from plan {plan.instance[:80]!r}'s"
