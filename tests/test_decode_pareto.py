@@ -117,8 +117,9 @@ def test_skipped_splits_cannot_win(world: int, batch: int, within: float) -> Non
     outcomes = _task(_args(spec, world, batch, 1 / (1 - within)))
     splits = valid_splits(model, world)
     skipped = 0
+    plans = PlanCache()  # the reference's own (not the sweep's): each split planned once for both contexts
     for c, context in enumerate((32768, 1_000_000)):
-        steps = {s: decode_step(model, RX00, spec, world, s, batch, context) for s in splits
+        steps = {s: decode_step(model, RX00, spec, world, s, batch, context, cache=plans) for s in splits
                  if memory_per_rank(model, RX00, world, s, batch, context).fits}
         best = max(st.tokens_per_s_user for st in steps.values())
         for s, row in zip(splits, outcomes, strict=True):
