@@ -45,3 +45,26 @@ up = 4
 technology = "eps"
 radix = 8
 """
+
+
+# The longest tests (docs/benchmarks.md, "The test suite on both cores") start first: with two workers
+# taking tests in collection order, a long test started late would be the run's tail. Matched by node id
+# prefix; the order among the rest is the collection order (deterministic, so every worker agrees).
+LONGEST_FIRST = (
+    "tests/test_deploy_msccl.py::test_every_file_of_the_named_plans_checks_at_the_plans_own_h_and_v[paper-fig3-n512]",
+    "tests/test_deploy_msccl.py::test_every_file_of_the_named_plans_checks_at_the_plans_own_h_and_v[megatron-5t-n512-b1]",
+    "tests/test_simlette_contention_hybrid.py::test_the_paper_world_all_reduce_within_2_percent",
+    "tests/hostile/test_validator_mutations.py::test_every_single_corruption_is_caught",
+    "tests/test_deploy_repath.py::test_every_fault_against_the_brute_force",
+    "tests/hostile/test_limits_worst.py",
+    "tests/test_deploy_degraded.py::test_ideal_mode_is_the_degraded_T_on_every_single_circuit_fault",
+    "tests/test_decode_pareto.py::test_spray_reaches_the_re_timing_on_the_switched_fabric_only",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((k for k, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)),
+                    len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable

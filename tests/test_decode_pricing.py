@@ -222,16 +222,17 @@ def test_shared_plan_network_equals_a_fresh_one(model: str) -> None:
     plan_network.cache_clear()
     price_planned.cache_clear()
     networks: dict[tuple[tuple[int, int, int], ...], PlanNetwork] = {}
-    for plan in plans:
+    fresh = [_fresh_times(plan, spec) for plan in plans]  # each plan's own network, once: both rounds compare to it
+    for plan, times in zip(plans, fresh, strict=True):
         priced = price_planned(plan, spec)
-        assert priced.times == _fresh_times(plan, spec)
+        assert priced.times == times
         shared = plan_network(plan_generators(plan), plan.world, plan.ports, spec)
         assert networks.setdefault(plan_generators(plan), shared) is shared
         assert shared.times and shared.edges.found
     assert len(networks) < len(plans)  # the batches of a split share their generators
     hits = plan_network.cache_info().hits
-    for plan in plans:
-        assert price_planned.__wrapped__(plan, spec).times == _fresh_times(plan, spec)
+    for plan, times in zip(plans, fresh, strict=True):
+        assert price_planned.__wrapped__(plan, spec).times == times
     assert plan_network.cache_info().hits == hits + len(plans)
 
 

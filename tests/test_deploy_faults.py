@@ -196,11 +196,11 @@ def expected(plan: Plan, c: Circuits, mesh: int, axis: int, k: int, fault: str) 
     failed, gone = failed_by_hand(c, fault)
     if gone:
         return Expected("stopped", None, None)
-    g = surviving_graph(c, failed)
     world, block = plan.world, a.bits
     uses = set(d.uses)
     if not any((c.circuits[i].a ^ c.circuits[i].b) in uses for i in failed):
         return Expected("intact", d.time_s, d.schedule)
+    g = surviving_graph(c, failed)  # only when the demand lost a circuit
     left = fewest(g, sorted(uses), world)
     if left > 0:
         return Expected("parallel", eq1(d.phases, d.volume_bytes, min(d.multiplicity, left), plan), d.schedule)

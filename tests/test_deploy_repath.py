@@ -141,15 +141,18 @@ def brute_force(c: Circuits, faults: list[str], wiring: tuple[int, int, int, int
     if any(not row for row in choices):
         return None
     floor = [min(cost for cost, _ in row) for row in choices]
+    rest = [sum(floor[k:]) for k in range(len(floor) + 1)]  # the bound: the cheapest choice of each row left
     best: list[int | None] = [None]
 
     def search(k: int, taken: set[tuple[str, int]], cost: int) -> None:
-        if best[0] is not None and cost + sum(floor[k:]) >= best[0]:
+        if best[0] is not None and cost + rest[k] >= best[0]:
             return
         if k == len(choices):
             best[0] = cost
             return
-        for change, ports in choices[k]:
+        for change, ports in choices[k]:  # cheapest first: once one is bounded out, so are the rest
+            if best[0] is not None and cost + change + rest[k + 1] >= best[0]:
+                break
             if not ports & taken:
                 search(k + 1, taken | ports, cost + change)
 

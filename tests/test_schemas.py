@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ocsplan.cli import app
-from ocsplan.schemas import schema, schema_names
+from ocsplan.schemas import first_error, schema, schema_names
 
 from .conftest import ROOT, instance_path
 
@@ -161,6 +162,62 @@ def test_schema_rejects_a_broken_file(name: str, written: dict[str, list[Path]])
         jsonschema.validate(missing, schema(name))
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**good, "schema": "ocsplan.other/9"}, schema(name))
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every item's path below the top level (containers and leaves)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    out = [path] if path else []
+    for key, item in items:
+        out += _paths(item, (*path, key))
+    return out
+
+
+def _short(value: Any) -> Any:
+    """``value`` with every list cut to its first 6 items."""
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value[:6]]
+    return value
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_first_error_is_jsonschemas_best_match(name: str, written: dict[str, list[Path]]) -> None:
+    """first_error skips the children its plain check proves valid (schemas._clean and _plain): on
+    seeded corruptions of a written file, its lists cut short (an item retyped or its key dropped),
+    it names the error jsonschema's own best_match picks over the whole file, and none on the file
+    itself."""
+    path = min(written[name], key=lambda p: p.stat().st_size)
+    data = json.loads(path.read_text())
+    stock = jsonschema.Draft202012Validator(schema(name))
+
+    def reference(d: Any) -> tuple[str, str] | None:
+        error = jsonschema.exceptions.best_match(stock.iter_errors(d))
+        if error is None:
+            return None
+        return ".".join(str(p) for p in error.absolute_path) or "schema", " ".join(error.message.split())[:160]
+
+    assert first_error(data, name) is None
+    data = _short(data)  # jsonschema's own walk of a whole circuits file or export index takes a second
+    paths = [p for p in _paths(data) if p[0] != "schema"]
+    rng = random.Random(f"first-error/{name}")
+    faulted = 0
+    for _ in range(16):
+        at = rng.choice(paths)
+        copy = json.loads(json.dumps(data))
+        parent = copy
+        for key in at[:-1]:
+            parent = parent[key]
+        new = rng.choice(["x", None, True, 1.5, 2.0, -3, {}, [], [1], ["a", 2], {"k": 1}, "drop"])
+        if new == "drop" and isinstance(parent, dict):
+            del parent[at[-1]]
+        else:
+            parent[at[-1]] = new
+        got = first_error(copy, name)
+        assert got == reference(copy), at
+        faulted += got is not None
+    assert faulted >= 4
 
 
 def test_cli_schema_lists_and_prints() -> None:
