@@ -62,6 +62,7 @@ def report(
     from ..realization.circuits import load_circuits, plan_mismatch
     from ..report import build_report
     from ..report.inputs import check_decode, check_faults, check_simulation
+    from ..workload.step import step_from_dict
 
     check_suffix(out, "--out", (".html", ".htm"))
     check_outputs((out, "--out"), inputs=((plan, "PLAN"), (simulation, "--simulation"), (circuits, "--circuits"),
@@ -85,6 +86,10 @@ def report(
         _text(circuits, "--circuits", texts)
     steps = [(str(p), _read(p, "--decode", texts)) for p in decode or ()]
     check_decode(steps, the_plan, "--decode")
+    try:
+        read_steps = [(Path(p).name, step_from_dict(d, p)) for p, d in steps]
+    except OcsplanError as exc:
+        raise InstanceError("--decode", "", str(exc)) from None
     analysis = None
     if faults is not None:
         faults_data = _read(faults, "--faults", texts)
@@ -98,8 +103,8 @@ def report(
     sources = tuple(source(option, path.name, texts[path].encode("utf-8"))
                     for option, path in inputs if path is not None)
     provenance = Provenance(__version__, page_date(os.environ.get("SOURCE_DATE_EPOCH")), sources)
-    page = build_report(the_plan, sim_data, circuits=realized,
-                        decode=[(Path(p).name, d) for p, d in steps], faults=analysis, provenance=provenance)
+    page = build_report(the_plan, sim_data, circuits=realized, decode=read_steps, faults=analysis,
+                        provenance=provenance)
     write_atomic(out, page)
 
 

@@ -165,7 +165,8 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
     plan_text = dumps_plan(plan)
     plan_read = loads_plan(plan_text)  # the plan as report reads plan.json: the page is the one it makes
     circuits_text = dumps_circuits(circuits)
-    decodes = [("decode-fabric.json", step_to_dict(step)), ("decode-baseline.json", step_to_dict(other))]
+    steps = [("decode-fabric.json", step), ("decode-baseline.json", other)]
+    decodes = [(name, step_to_dict(s)) for name, s in steps]
     faults_data = report_to_dict(report)
     check_decode(decodes, plan_read, "deploy")
     check_faults(faults_data, plan_read, "deploy", "faults.json")
@@ -176,7 +177,7 @@ def build_deployment(model: Model, acc: Accelerator, spec: FabricSpec, baseline:
               ("--faults", "faults.json")]
     provenance = Provenance(__version__, date, tuple(source(option, name, texts[name].encode("utf-8"))
                                                      for option, name in inputs))
-    page = build_report(plan_read, None, circuits=circuits, decode=decodes, faults=report,
+    page = build_report(plan_read, None, circuits=circuits, decode=steps, faults=report,
                         provenance=provenance)
     files = {**texts,
              **{f"{MSCCL_DIR}/{name}": text for name, text in xml.items()},

@@ -12,6 +12,7 @@ from ..plan import CIRCULANT, CUBE, FOLD, Plan, construction
 from ..plotting import pyplot
 from ..realization.circuits import Circuits
 from ..realization.plan_check import axis_uses
+from ..workload.step import Step
 from .provenance import Provenance, provenance_section
 from .svg import cell, figure_svg
 
@@ -119,13 +120,13 @@ def _demands(plan: Plan, simulation: Mapping[str, Any] | None) -> str:
 
 def build_report(plan: Plan, simulation: Mapping[str, Any] | None = None, *,
                  circuits: Circuits | None = None,
-                 decode: Sequence[tuple[str, Mapping[str, Any]]] = (),
+                 decode: Sequence[tuple[str, Step]] = (),
                  faults: FaultReport | None = None, provenance: Provenance | None = None) -> str:
     """The whole page as text (deterministic: same inputs and provenance, same bytes).
 
     ``circuits`` realize the plan (``plan_mismatch``, checked by the caller); ``decode`` is
-    (file name, step JSON) per ``ocsplan decode --json`` file, in the order given; ``faults`` the
-    faults analysis (``deploy.faults.report_from_dict`` of a checked faults file)."""
+    (file name, step) per ``ocsplan decode --json`` file (``step_from_dict``), in the order given;
+    ``faults`` the faults analysis (``deploy.faults.report_from_dict`` of a checked faults file)."""
     from .fabric import fabric_section
     from .graphs import host_graph_section
     from .sections import decode_section, faults_section

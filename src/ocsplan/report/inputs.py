@@ -5,8 +5,9 @@ Pure: takes the plan (a :class:`~ocsplan.plan.Plan`), the already-read JSON obje
 option and path each came from; a file that breaks a rule is one
 :class:`~ocsplan.errors.InstanceError` naming the option, the file and the field (exit 2). The
 plan and the circuits are read by their own readers (``load_plan``, ``load_circuits``) in the
-CLI; simulation, decode and faults files have no reader of their own and are held to their JSON
-Schemas here (``ocsplan schema NAME`` prints them).
+CLI; simulation, decode and faults files are held to their JSON Schemas here (``ocsplan schema
+NAME`` prints them), then decode and faults files are read into a Step (``step_from_dict``, which
+re-derives every number a decode file restates) and a FaultReport.
 """
 
 from __future__ import annotations

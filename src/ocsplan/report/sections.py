@@ -7,10 +7,9 @@ from html import escape
 from typing import Any
 
 from ..deploy.faults import FaultOutcome, FaultReport
-from ..errors import PlanError
 from ..plotting import pyplot
 from ..realization.circuits import Circuit, Circuits
-from ..workload.step import STEP_SCHEMA
+from ..workload.step import Step
 from .svg import cell, figure_svg
 
 __all__ = ["DECODE_FIELDS", "decode_section", "faults_section", "step_split"]
@@ -20,20 +19,20 @@ DECODE_FIELDS = ("fabric", "technology", "network", "world", "batch", "split", "
 _SPLIT_COLOURS = (("compute_s", "#1f77b4"), ("launch_s", "#ff7f0e"), ("comm_s", "#2ca02c"))
 
 
-def step_split(step: Mapping[str, Any], name: str) -> dict[str, float]:
+def step_split(step: Step) -> dict[str, float]:
     """Compute, launch and communication seconds of one decode step (compute = its kernel regions)."""
-    try:
-        compute = float(step["attention_s"]) + float(step["ffn_s"]) + float(step["lm_head_s"])
-        return {"compute_s": compute, "launch_s": float(step["launch_s"]), "comm_s": float(step["comm_s"]),
-                "step_s": float(step["step_s"])}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PlanError(f"{name}: missing or malformed field {exc}") from None
+    c = step.compute
+    return {"compute_s": c.attention_s + c.ffn_s + c.lm_head_s, "launch_s": c.launch_s, "comm_s": step.comm_s,
+            "step_s": step.step_s}
 
 
-def _split_text(split: Any) -> str:
-    if isinstance(split, Mapping):
-        return ",".join(f"{k}={v}" for k, v in split.items())
-    return str(split)
+def _values(step: Step) -> dict[str, Any]:
+    """The table's values of one step (:data:`DECODE_FIELDS`)."""
+    s = step.split
+    return {"fabric": step.fabric, "technology": step.technology, "network": step.network, "world": step.world,
+            "batch": step.batch, "split": f"kvp={s.kvp},tpa={s.tpa},ep={s.ep},tpe={s.tpe}", **step_split(step),
+            "tokens_per_s_user": step.tokens_per_s_user, "tokens_per_s": step.tokens_per_s,
+            "power_w": step.power_w, "tokens_per_s_mw": step.tokens_per_s_mw}
 
 
 def _split_svg(labels: Sequence[str], splits: Sequence[Mapping[str, float]]) -> str:
@@ -64,31 +63,19 @@ _DECODE_LABELS = {"fabric": ("fabric", None), "technology": ("technology", None)
                   "power_w": ("power (served share)", "W"), "tokens_per_s_mw": ("tokens/s per MW", None)}
 
 
-def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    """One column per decode file (``ocsplan decode --json``): the step split and the throughputs."""
+def decode_section(steps: Sequence[tuple[str, Step]]) -> str:
+    """One column per decode file (``ocsplan decode --json``, read by ``step_from_dict``): the step
+    split and the throughputs."""
     if not steps:
         return ""
-    columns: list[dict[str, Any]] = []
-    labels: list[str] = []
-    splits: list[dict[str, float]] = []
-    for name, step in steps:
-        if step.get("schema") != STEP_SCHEMA:
-            raise PlanError(f"{name}: schema {step.get('schema')!r}, expected {STEP_SCHEMA!r}")
-        split = step_split(step, name)
-        try:
-            values = {**{k: step[k] for k in DECODE_FIELDS if k not in split}, **split}
-        except KeyError as exc:
-            raise PlanError(f"{name}: missing field {exc}") from None
-        values["split"] = _split_text(values["split"])
-        columns.append(values)
-        on = f" on {step['circuits']}" if step.get("circuits") else ""
-        labels.append(f"{step['fabric']} ({step['technology']}){on}")
-        splits.append(split)
+    columns = [_values(step) for _, step in steps]
+    labels = [f"{step.fabric} ({step.technology})" + (f" on {step.circuits}" if step.circuits else "")
+              for _, step in steps]
     rows = ['<tr><th data-key="file">file</th>' + "".join(f"<th>{escape(name)}</th>" for name, _ in steps)
             + "</tr>"]
-    if any(step.get("circuits") for _, step in steps):  # decode --circuits: a deployed or repaired file
+    if any(step.circuits for _, step in steps):  # decode --circuits: a deployed or repaired file
         rows.append('<tr><th data-key="circuits">circuits priced</th>'
-                    + "".join(f"<td>{escape(str(step.get('circuits') or 'the plan'))}</td>" for _, step in steps)
+                    + "".join(f"<td>{escape(step.circuits or 'the plan')}</td>" for _, step in steps)
                     + "</tr>")
     for key in DECODE_FIELDS:
         label, unit = _DECODE_LABELS[key]
@@ -97,7 +84,8 @@ def decode_section(steps: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     return ("<h2>Decode: OCS versus EPS</h2><p>One decode step per file: compute (attention, FFN, LM head), "
             "kernel launches and communication; tokens/s per user, tokens/s, the power of the accelerators "
             "served (their share of the installed system, paper Table 12) and tokens/s per MW.</p>"
-            + _split_svg(labels, splits) + '<table class="decode">' + "".join(rows) + "</table>")
+            + _split_svg(labels, [step_split(step) for _, step in steps]) + '<table class="decode">'
+            + "".join(rows) + "</table>")
 
 
 def _circuit_of(fault: str, circuits: Circuits | None) -> Circuit | None:

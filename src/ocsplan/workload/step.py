@@ -9,13 +9,17 @@ collective times come from :mod:`ocsplan.decode` (planned and priced there).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from ..errors import PlanError
 from .demand import DemandRow
-from .kernels import Compute, Memory
+from .kernels import Compute, Kernel, Memory
 from .splits import Split
 
-__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "step_to_dict"]
+__all__ = ["STEP_SCHEMA", "CollectiveTime", "Step", "step_from_dict", "step_to_dict"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +119,52 @@ def step_to_dict(step: Step) -> dict[str, object]:
     } | ({"tokens_per_step": step.tokens_per_step, "accept_rate": step.accept_rate}
          if step.tokens_per_step != 1 or step.accept_rate != 1.0 else {}) | (
         {"circuits": step.circuits} if step.circuits else {})
+
+
+def _restated(name: str, field: str, stated: object, derived: float) -> None:
+    """A number the file states must be the one its own data give (PlanError naming the field)."""
+    if not (isinstance(stated, int | float) and math.isclose(stated, derived, rel_tol=1e-9, abs_tol=1e-30)):
+        raise PlanError(f"{name}: {field}: states {stated!r}, its own data give {derived!r}")
+
+
+def step_from_dict(data: Mapping[str, Any], name: str) -> Step:
+    """The step a decode file (:data:`STEP_SCHEMA`, :func:`step_to_dict`) holds, every number it
+    restates re-derived from its data (memory total, compute regions, each collective's total,
+    communication, step, throughputs, power); PlanError naming the file and field otherwise.
+    Launch time, kernel and collective times and the system's power are the file's own data."""
+    from ..schemas import first_error
+
+    error = first_error(data, "decode-1")
+    if error is not None:
+        raise PlanError(f"{name}: {error[0]}: {error[1]}")
+    mem = data["memory"]
+    memory = Memory(mem["weights_bytes"], mem["kv_bytes"], mem["capacity_bytes"])
+    kernels = tuple(Kernel(k["name"], k["region"], k["count"], k["flops"], k["bytes"], k["time_s"])
+                    for k in data["kernels"])
+    compute = Compute(kernels, data["windows"], data["launch_s"])
+    collectives = tuple(CollectiveTime(DemandRow(c["region"], c["axis"], c["collective"], c["groups"], c["ranks"],
+                                                 c["calls"], c["payload_bytes"]), c["schedule"], c["time_s"])
+                        for c in data["collectives"])
+    s = data["split"]
+    step = Step(data["model"], data["accelerator"], data["fabric"], data["technology"], data["network"],
+                data["comm"], data["world"], Split(s["kvp"], s["tpa"], s["ep"], s["tpe"]), data["batch"],
+                data["context"], compute, memory, collectives, data["system_w"], data["installed"],
+                data.get("tokens_per_step", 1), data.get("accept_rate", 1.0), data.get("circuits", ""))
+    derived: list[tuple[str, Callable[[], float]]] = [
+        ("memory.total_bytes", lambda: memory.total), ("attention_s", lambda: compute.attention_s),
+        ("ffn_s", lambda: compute.ffn_s), ("lm_head_s", lambda: compute.lm_head_s),
+        *((f"collectives.{i}.total_s", lambda x=x: x.total_s) for i, x in enumerate(collectives)),
+        ("comm_s", lambda: step.comm_s), ("step_s", lambda: step.step_s),
+        ("tokens_per_s_user", lambda: step.tokens_per_s_user), ("tokens_per_s", lambda: step.tokens_per_s),
+        ("power_w", lambda: step.power_w), ("tokens_per_s_mw", lambda: step.tokens_per_s_mw)]
+    for field, value in derived:
+        head, _, rest = field.partition(".")
+        stated: Any = data[head]
+        for part in rest.split(".") if rest else ():
+            stated = stated[int(part)] if part.isdigit() else stated[part]
+        try:
+            got = value()
+        except ZeroDivisionError:
+            raise PlanError(f"{name}: {field}: a zero step time, world or power gives no {field}") from None
+        _restated(name, field, stated, got)
+    return step
