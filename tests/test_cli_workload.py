@@ -287,22 +287,13 @@ def test_decode_spray_reaches_simlette(tmp_path: Path, split: str, spray: str | 
      "--spray: has no effect on the optical fabric all-ocs (no packet switch to spray)"),
     (["--fabric", "all-eps", "--network", "simlette", "--spray", "flit-0"], "--spray: unknown granularity 'flit-0'"),
     (["--fabric", "hybrid", "--network", "simlette", "--spray", "bytes"], "--spray: unknown granularity 'bytes'"),
-])
-def test_decode_refuses_spray_where_it_cannot_apply(args: list[str], needle: str) -> None:
-    result = runner.invoke(app, ["decode", "megatron-5t", "--split", "4,128,16,32", *args])
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(needle), lines
-
-
-@pytest.mark.parametrize(("args", "needle"), [
     (["--fabric", "all-eps", "--jobs", "2"],
      "--jobs: has no effect outside --network simlette on an EPS or hybrid fabric"),
     (["--fabric", "all-ocs", "--network", "simlette", "--jobs", "2"],
      "--jobs: has no effect outside --network simlette on an EPS or hybrid fabric"),
     (["--fabric", "all-eps", "--network", "simlette", "--jobs", "0"], "--jobs: must be between 1 and 256, got 0"),
 ])
-def test_decode_refuses_jobs_where_it_cannot_apply(args: list[str], needle: str) -> None:
+def test_decode_refuses_spray_and_jobs_where_they_cannot_apply(args: list[str], needle: str) -> None:
     result = runner.invoke(app, ["decode", "megatron-5t", "--split", "4,128,16,32", *args])
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
