@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
+from ..gcpause import paused_gc
 from ..plan import CIRCULANT as CIRCULANT_KIND
 from ..plan import CUBE, FOLD, RING, Plan, generator_kind
 from .circuits import CIRCULANT, Circuits, Device, Route, parse_circulant, parse_label, shift
@@ -486,6 +487,11 @@ def validate(circuits: Circuits, plan: Plan | None = None,
     """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage
     and every plan field the file restates (:mod:`.fabric_check` compares the fabric fields).
     ``progress(done, total)`` after each of its checks."""
+    with paused_gc():  # the checks' indexes: millions of small acyclic objects at N = 65536
+        return _validate(circuits, plan, progress)
+
+
+def _validate(circuits: Circuits, plan: Plan | None, progress: Callable[[int, int], None] | None) -> list[Fault]:
     check = _Checker(circuits)
     if not check.header():
         return check.faults
