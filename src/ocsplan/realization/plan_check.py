@@ -332,33 +332,49 @@ def _routes_equal(table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ..
     nodes = (base[:, None] | offsets[None, :]) if xor else (base[:, None] + offsets[None, :])
     if nodes.min() < 0 or nodes.max() >= world or np.any(np.bincount(nodes.ravel(), minlength=world) != 1):
         return False  # the cosets do not tile the nodes
+    for src, dst in flat:
+        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= len(glob)):
+            return False
     base_of = np.empty(world, dtype=np.int64)
     base_of[nodes] = base[:, None]
     rows = list(itertools.chain.from_iterable(table))  # (node, phase) -> ((peer, ports), ...)
     count = np.fromiter(map(len, rows), np.int64, len(rows))
-    entries = list(itertools.chain.from_iterable(rows))
-    peer = np.fromiter(map(operator.itemgetter(0), entries), np.int64, len(entries))
-    row = np.repeat(np.arange(len(rows), dtype=np.int64), count)
-    got = (peer ^ base_of[row // phases]) if xor else (peer - base_of[row // phases])
+    got = np.fromiter(map(operator.itemgetter(0), itertools.chain.from_iterable(rows)), np.int64, int(count.sum()))
+    if xor:
+        got ^= np.repeat(np.repeat(base_of, phases), count)
+    else:
+        got -= np.repeat(np.repeat(base_of, phases), count)
     if len(got) and (got.min() < 0 or got.max() >= world):
         return False  # a peer outside its coset
-    at_rows, ats, wants = [], [], []  # per phase: each transfer's row, place in the row, offset
+    if _in_order(got, count, flat, nodes, offsets):
+        return True
+    row = np.repeat(np.arange(len(rows), dtype=np.int64), count)
+    keys = [((nodes[:, src] * phases + ph) * world + offsets[dst][None, :]).ravel()
+            for ph, (src, dst) in enumerate(flat)]
+    want = _distinct(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    return bool(np.array_equal(_distinct(row * world + got), want))
+
+
+def _in_order(got: Ints, count: Ints, flat: list[tuple[Ints, Ints]], nodes: Ints, offsets: Ints) -> bool:
+    """Whether the table's offsets ``got`` (``count`` per node and phase, node-major) are the
+    schedule's in its order, one phase at a time."""
+    phases = len(flat)
+    want_count = np.zeros(len(count), np.int64)
+    for ph, (src, _) in enumerate(flat):
+        fan = np.bincount(src, minlength=nodes.shape[1])  # destinations per local source
+        want_count[(nodes * phases + ph).ravel()] = np.broadcast_to(fan, nodes.shape).ravel()
+    if not np.array_equal(want_count, count):
+        return False
+    start = np.cumsum(count) - count  # each row's first entry
     for ph, (src, dst) in enumerate(flat):
-        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= len(glob)):
-            return False
-        first = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1]))) if len(src) else src
+        if not len(src):
+            continue
+        first = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1])))
         place = np.arange(len(src)) - np.repeat(first, np.diff(np.append(first, len(src))))
-        at_rows.append((nodes[:, src] * phases + ph).ravel())  # (base, transfer) -> row
-        ats.append(np.broadcast_to(place, (len(bases), len(src))).ravel())
-        wants.append(np.broadcast_to(offsets[dst], (len(bases), len(src))).ravel())
-    at_row = np.concatenate(at_rows) if at_rows else np.zeros(0, np.int64)
-    want = np.concatenate(wants) if wants else np.zeros(0, np.int64)
-    if np.array_equal(np.bincount(at_row, minlength=len(rows)), count):  # the table's order first
-        ordered = np.empty(len(want), np.int64)
-        ordered[(np.cumsum(count) - count)[at_row] + np.concatenate(ats)] = want
-        if np.array_equal(ordered, got):
-            return True
-    return bool(np.array_equal(_distinct(row * world + got), _distinct(at_row * world + want)))
+        at = start[nodes[:, src] * phases + ph] + place  # (base, transfer) -> entry
+        if not np.array_equal(got[at], np.broadcast_to(offsets[dst], at.shape)):
+            return False
+    return True
 
 
 def _distinct(values: Ints) -> Ints:

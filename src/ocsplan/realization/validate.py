@@ -443,24 +443,29 @@ class _Checker(FaultLog):
 
 def _routes_ride(r: Route, grid: npt.NDArray[np.int64]) -> bool:
     """Whether every entry of ``r``'s table has distinct ports, as many as its multiplicity,
-    each on a circuit to its peer (``grid[node, port]``), checked on arrays: then
-    :meth:`_Checker.routes` has no fault to report for it."""
+    each on a circuit to its peer (``grid[node, port]``), checked on arrays one port column at
+    a time: then :meth:`_Checker.routes` has no fault to report for it."""
     rows = list(itertools.chain.from_iterable(r.table))  # (node, phase) -> ((peer, ports), ...)
-    flat = list(itertools.chain.from_iterable(rows))
-    if not flat:
+    count = np.fromiter(map(len, rows), np.int64, len(rows))
+    total, m = int(count.sum()), r.multiplicity
+    if not total:
         return True
-    m = r.multiplicity
-    if any(len(set(ports)) != len(ports) or len(ports) != m for ports in set(map(operator.itemgetter(1), flat))):
+    if any(len(set(ports)) != len(ports) or len(ports) != m
+           for ports in set(map(operator.itemgetter(1), itertools.chain.from_iterable(rows)))):
         return False
-    node = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
-    node = np.repeat(node, np.fromiter(map(len, rows), np.int64, len(rows)))
-    peer = np.fromiter(map(operator.itemgetter(0), flat), np.int64, len(flat))
-    port = np.fromiter(itertools.chain.from_iterable(map(operator.itemgetter(1), flat)), np.int64, len(flat) * m)
     if m == 0:
         return True
-    if peer.min() < 0 or port.min() < 0 or port.max() >= grid.shape[1]:
+    per_row = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
+    node = np.repeat(per_row, count)
+    peer = np.fromiter(map(operator.itemgetter(0), itertools.chain.from_iterable(rows)), np.int64, total)
+    if peer.min() < 0:
         return False
-    return bool(np.all(grid[np.repeat(node, m), port] == np.repeat(peer, m)))
+    for j in range(m):
+        ports = map(operator.itemgetter(1), itertools.chain.from_iterable(rows))
+        port = np.fromiter(map(operator.itemgetter(j), ports), np.int64, total)
+        if port.min() < 0 or port.max() >= grid.shape[1] or not np.array_equal(grid[node, port], peer):
+            return False
+    return True
 
 
 def _peers(label: str, x: int) -> tuple[int, int]:
