@@ -372,11 +372,12 @@ class _Checker(FaultLog):
     def routes(self) -> None:
         if not self.c.routes:
             return
-        peer_of: list[dict[int, int]] = [{} for _ in range(self.world)]  # node -> port -> peer
+        peer_of: list[dict[int, int]] = []  # node -> port -> peer, made for the first table with a fault
         grid = np.full((self.world, max(self.c.fabric.ports, 1)), -1, dtype=np.int64)  # node, port -> peer
-        for (x, p), (y, _, _) in self.peer_at.items():
-            peer_of[x][p] = y
-            grid[x, p] = y
+        ends = len(self.peer_at)
+        grid[np.fromiter(map(operator.itemgetter(0), self.peer_at), np.int64, ends),
+             np.fromiter(map(operator.itemgetter(1), self.peer_at), np.int64, ends)] = np.fromiter(
+            map(operator.itemgetter(0), self.peer_at.values()), np.int64, ends)
         for r in self.c.routes:
             name = f"{r.schedule} (mesh {r.mesh} axis {r.axis} demand {r.demand})"
             if len(r.table) != self.world:
@@ -384,6 +385,10 @@ class _Checker(FaultLog):
                 continue
             if _routes_ride(r, grid):
                 continue
+            if not peer_of:
+                peer_of = [{} for _ in range(self.world)]
+                for (x, p), (y, _, _) in self.peer_at.items():
+                    peer_of[x][p] = y
             distinct: dict[tuple[int, ...], bool] = {}  # ports -> distinct and as many as the multiplicity
             for x, phases in enumerate(r.table):
                 row = peer_of[x]
