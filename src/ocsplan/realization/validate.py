@@ -242,12 +242,36 @@ class _Checker(FaultLog):
                        f"device id and fabric (expected {want_id}, radix {radix})", None, None, d.id)
 
     def multiplicities(self) -> None:
+        """Each generator joins every node to its neighbours by its multiplicity of circuits: on
+        arrays for a mask (x ^ mask, one count per lower node), node by node for the others."""
+        circuits, world = self.c.circuits, self.world
+        fast = {label for label, (mask, kind, _) in self.kinds.items()
+                if PEERS[kind] is _xor_peers and 0 < mask < world}
         count: Counter[tuple[str, int, int]] = Counter()
-        for circ in self.c.circuits:
-            count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        if len(fast) < len(self.kinds):
+            for circ in circuits:
+                count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        if fast:
+            index = {label: i for i, label in enumerate(self.kinds)}
+            a = np.fromiter(map(operator.attrgetter("a"), circuits), np.int64, len(circuits))
+            b = np.fromiter(map(operator.attrgetter("b"), circuits), np.int64, len(circuits))
+            gen = np.fromiter(map(index.get, map(operator.attrgetter("generator"), circuits),
+                                  itertools.repeat(-1)), np.int64, len(circuits))
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            inside = (lo >= 0) & (hi < world)
         for label, (mask, kind, mult) in self.kinds.items():
             port = next((g.ports[0] for g in self.c.generators if g.label == label and g.ports), None)
             peers, per_circuit = PEERS[kind], generator_kind(kind).ports_per_circuit
+            if label in fast:
+                want = mult * per_circuit
+                mine = inside & (gen == index[label]) & (hi == lo ^ mask)
+                times = np.bincount(lo[mine], minlength=world)
+                nodes = np.arange(world, dtype=np.int64)
+                short = np.flatnonzero((nodes < nodes ^ mask) & (times != want))  # each pair at its lower node
+                for node, got in zip(short.tolist(), times[short].tolist(), strict=True):
+                    self.fault(f"generator {label} joins it to node {node ^ mask} by {got} circuit(s), "
+                               f"multiplicity asks {want}", node, port)
+                continue
             for x in range(self.world):
                 # x -> y; the pair of the other neighbour is counted at it, unless both are one node
                 # (x ^ mask, a ring of two: a double edge, a circulant's s = N/2: one matching)
