@@ -135,14 +135,14 @@ def test_validator_shares_only_data_classes_and_the_reader() -> None:
     # its checks against the plan) may import the data classes and reader (circuits), the
     # plan and schedules they check against, the mask helpers and each other; for stacked
     # plans the circulant graph and its schedules (not the stacked realizer); the error
-    # classes
+    # classes and the garbage collector's pause
     folder = Path(__file__).resolve().parent.parent / "src" / "ocsplan" / "realization"
     imported = {node.module for name in ("validate.py", "fault.py", "plan_check.py")
                 for node in ast.walk(ast.parse((folder / name).read_text())) if isinstance(node, ast.ImportFrom)}
     assert "plan_check" in imported  # the walk reads the modules it names
     assert imported <= {"__future__", "collections", "collections.abc", "dataclasses", "cayley", "circuits",
                         "plan", "schedules", "schedules.circulant", "circulant", "fault", "plan_check",
-                        "errors"}
+                        "errors", "gcpause"}
 
 
 @pytest.mark.parametrize("key", ["circuits", "nodes"])

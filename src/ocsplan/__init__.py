@@ -3,7 +3,8 @@
 Layers, bottom to top; a module imports only from its own layer or a lower one
 (``tests/test_layers.py`` reads this list and walks every import):
 
-  L0  errors units limits      one error base, units and their parser, documented limits
+  L0  errors units limits gcpause  one error base, units and their parser, documented limits;
+                               the garbage collector's pause
   L1  files fields schemas plotting  the only file access: bounded reads, atomic writes; typed field readers;
                                JSON Schemas; matplotlib's one backend choice (Agg)
   L2  cayley circulant executor  graphs of Z_2^n and Z_N (one shortest-path routine); local/Dask jobs

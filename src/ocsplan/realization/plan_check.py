@@ -6,6 +6,7 @@ tables that list exactly the peers each phase sends to.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections import Counter, defaultdict
@@ -151,7 +152,8 @@ def _against_shared_host(log: FaultLog, plan: Plan) -> None:
                 pattern = link_pattern(SCHEDULES[d.schedule], demand_topology(d.groups, axis.bits, d.fold),
                                        d.payload_bytes)
                 expect: Pattern = list(pattern)
-                _coverage(log, name, axis.ring, axis.bits, glob, bases, expect, pairs, d.multiplicity, port_of)
+                flat = _flat_pattern(expect)
+                _coverage(log, name, axis.ring, axis.bits, glob, bases, expect, pairs, d.multiplicity, port_of, flat)
                 route = routes.get((mesh.name, a, k))
                 if route is None:
                     log.fault(f"no routing table for {name}")
@@ -162,7 +164,7 @@ def _against_shared_host(log: FaultLog, plan: Plan) -> None:
                                f"multiplicity {route.multiplicity}, bits {list(route.bits)}; the plan "
                                f"{d.collective}/{d.schedule}, multiplicity {d.multiplicity}, "
                                f"bits {list(axis.bits)}")
-                _route_matches(log, name, route.table, expect, glob, bases)
+                _route_matches(log, name, route.table, expect, glob, bases, flat=flat)
 
 
 def _against_stacked(log: FaultLog, plan: Plan) -> None:
@@ -246,9 +248,22 @@ def _by_src(expect: list[set[tuple[int, int]]]) -> Pattern:
     return out
 
 
+def _flat_pattern(expect: Pattern) -> list[tuple[Ints, Ints]]:
+    """Per phase, the (local source, local destination) of each transfer as two arrays."""
+    out = []
+    for by_src in expect:
+        dsts = list(by_src.values())
+        count = np.fromiter(map(len, dsts), np.int64, len(dsts))
+        src = np.repeat(np.fromiter(by_src, np.int64, len(dsts)), count)
+        out.append((src, np.fromiter(itertools.chain.from_iterable(dsts), np.int64, int(count.sum()))))
+    return out
+
+
 def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob: list[int], bases: list[int],
-              expect: Pattern, pairs: _Pairs, mult: int, port_of: dict[str, int]) -> None:
-    """Every (src, dst) the schedule sends on, in every coset, has ``mult`` circuits."""
+              expect: Pattern, pairs: _Pairs, mult: int, port_of: dict[str, int],
+              flat: list[tuple[Ints, Ints]]) -> None:
+    """Every (src, dst) the schedule sends on, in every coset, has ``mult`` circuits (``flat``:
+    :func:`_flat_pattern` of ``expect``)."""
     if ring:
         sent = sorted({(s, t) for by_src in expect for s, dsts in by_src.items() for t in dsts})
         for base in bases:
@@ -258,15 +273,15 @@ def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob:
                     log.fault(f"missing circuit: {name} sends to node {y} but fewer than {mult} "
                                "circuit(s) join them", x)
         return
-    by_gen: dict[int, set[int]] = defaultdict(set)
-    for by_src in expect:
-        for s, dsts in by_src.items():
-            for t in dsts:
-                by_gen[s ^ t].add(s)
+    src = np.concatenate([s for s, _ in flat]) if flat else np.zeros(0, np.int64)
+    step = src ^ (np.concatenate([t for _, t in flat]) if flat else src)
     block = mask_of(bits)
-    for g, srcs in sorted(by_gen.items()):
+    for g in np.flatnonzero(np.bincount(step)).tolist():  # the steps taken, ascending
         big = expand(g, bits)
         short = np.flatnonzero(pairs.along(big) < mult).tolist()
+        if not short:
+            continue
+        srcs = set(src[step == g].tolist())
         label = generator_label(big, host_kind(big), log.n)
         for x in short:
             if compress(x & block, bits) in srcs:
@@ -276,10 +291,15 @@ def _coverage(log: FaultLog, name: str, ring: bool, bits: tuple[int, ...], glob:
 
 def _route_matches(log: FaultLog, name: str, table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
                    expect: Pattern, glob: list[int], bases: list[int],
-                   join: Callable[[int, int], int] = operator.or_) -> None:
+                   join: Callable[[int, int], int] = operator.or_, flat: list[tuple[Ints, Ints]] | None = None
+                   ) -> None:
+    """Every node's phases list exactly the peers the schedule sends to; checked on arrays
+    first (:func:`_routes_equal`), entry by entry when that finds a difference."""
     if len(table) != log.world:
         return
     xor = join is operator.or_  # the coset's nodes are base | offset (disjoint bits), else base + offset
+    if _routes_equal(table, _flat_pattern(expect) if flat is None else flat, glob, bases, xor):
+        return
     # per phase, each local rank's destinations as offsets from its coset's base
     empty: frozenset[int] = frozenset()
     want_of = [{local: frozenset(map(glob.__getitem__, dsts)) for local, dsts in by_src.items()} for by_src in expect]
@@ -297,3 +317,67 @@ def _route_matches(log: FaultLog, name: str, table: tuple[tuple[tuple[tuple[int,
                     log.fault(f"routing table of {name} phase {ph} lists peers "
                                f"{sorted({peer for peer, _ in sends})}, the schedule sends to "
                                f"{sorted(join(base, t) for t in want)}", x)
+
+
+def _routes_equal(table: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...],
+                  flat: list[tuple[Ints, Ints]], glob: list[int], bases: list[int], xor: bool) -> bool:
+    """Whether ``table`` lists, at every node and phase, the set of peers the schedule's
+    ``flat`` pattern sends to (its offsets ``glob`` from every coset base): then
+    :func:`_route_matches` has no fault to report. Compared in the schedule's order first
+    (the realizer's), else as sorted unique keys (node, phase, offset from the node's base)."""
+    world, phases = len(table), len(flat)
+    if not bases or any(len(row) != phases for row in table):
+        return False
+    offsets, base = np.array(glob, dtype=np.int64), np.array(bases, dtype=np.int64)
+    nodes = (base[:, None] | offsets[None, :]) if xor else (base[:, None] + offsets[None, :])
+    if nodes.min() < 0 or nodes.max() >= world or np.any(np.bincount(nodes.ravel(), minlength=world) != 1):
+        return False  # the cosets do not tile the nodes
+    for src, dst in flat:
+        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= len(glob)):
+            return False
+    base_of = np.empty(world, dtype=np.int64)
+    base_of[nodes] = base[:, None]
+    rows = list(itertools.chain.from_iterable(table))  # (node, phase) -> ((peer, ports), ...)
+    count = np.fromiter(map(len, rows), np.int64, len(rows))
+    got = np.fromiter(map(operator.itemgetter(0), itertools.chain.from_iterable(rows)), np.int64, int(count.sum()))
+    if xor:
+        got ^= np.repeat(np.repeat(base_of, phases), count)
+    else:
+        got -= np.repeat(np.repeat(base_of, phases), count)
+    if len(got) and (got.min() < 0 or got.max() >= world):
+        return False  # a peer outside its coset
+    if _in_order(got, count, flat, nodes, offsets):
+        return True
+    row = np.repeat(np.arange(len(rows), dtype=np.int64), count)
+    keys = [((nodes[:, src] * phases + ph) * world + offsets[dst][None, :]).ravel()
+            for ph, (src, dst) in enumerate(flat)]
+    want = _distinct(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    return bool(np.array_equal(_distinct(row * world + got), want))
+
+
+def _in_order(got: Ints, count: Ints, flat: list[tuple[Ints, Ints]], nodes: Ints, offsets: Ints) -> bool:
+    """Whether the table's offsets ``got`` (``count`` per node and phase, node-major) are the
+    schedule's in its order, one phase at a time."""
+    phases = len(flat)
+    want_count = np.zeros(len(count), np.int64)
+    for ph, (src, _) in enumerate(flat):
+        fan = np.bincount(src, minlength=nodes.shape[1])  # destinations per local source
+        want_count[(nodes * phases + ph).ravel()] = np.broadcast_to(fan, nodes.shape).ravel()
+    if not np.array_equal(want_count, count):
+        return False
+    start = np.cumsum(count) - count  # each row's first entry
+    for ph, (src, dst) in enumerate(flat):
+        if not len(src):
+            continue
+        first = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1])))
+        place = np.arange(len(src)) - np.repeat(first, np.diff(np.append(first, len(src))))
+        at = start[nodes[:, src] * phases + ph] + place  # (base, transfer) -> entry
+        if not np.array_equal(got[at], np.broadcast_to(offsets[dst], at.shape)):
+            return False
+    return True
+
+
+def _distinct(values: Ints) -> Ints:
+    """The distinct values, sorted (by sorting: numpy's hashing ``unique`` is 10x slower here)."""
+    out = np.sort(values)
+    return out[np.concatenate(([True], out[1:] != out[:-1]))] if len(out) else out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..gcpause import paused_gc
 from ..plan import SHARED_HOST, STACKED, Plan, plan_kind
 from .circuits import Circuits
 from .fabrics import FabricSpec
@@ -43,7 +44,8 @@ def realize(plan: Plan, fabric: FabricSpec, placement: str = "contiguous", routi
     plan: EPS levels, too few accelerators or ports, circuits between devices
     of a single level, more inter-rack circuits than uplinks.
     """
-    return REALIZERS[plan_kind(plan)](plan, fabric, placement, routing)
+    with paused_gc(keep=True):  # millions of small acyclic objects at N = 65536
+        return REALIZERS[plan_kind(plan)](plan, fabric, placement, routing)
 
 
 def port_assignment(plan: Plan, routing: bool = True) -> PortAssignment:

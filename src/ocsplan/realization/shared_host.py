@@ -11,8 +11,12 @@ rail; the circuits' paths through the OCS levels are :mod:`ocsplan.realization.p
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from itertools import combinations
+
+import numpy as np
 
 from ..cayley import bits_of, compress, coset_bases, expand, mask_of
 from ..errors import InstanceError, RealizationError
@@ -139,6 +143,7 @@ def _missing(mesh: str, axis: int, d: DemandPlan, ph: int, x: int, y: int) -> Re
 
 
 Entry = tuple[int, tuple[int, ...]]  # (peer, ports) in a routing table
+Table = tuple[tuple[tuple[Entry, ...], ...], ...]  # node -> phase -> entries
 
 
 def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPorts) -> tuple[Route, ...]:
@@ -173,20 +178,16 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
                                     cells.append((y, tuple(ports[: d.multiplicity])))
                                 table[x][ph] = tuple(cells)
                 else:
-                    by_xor: dict[int, list[Entry]] = {}  # x ^ y -> the entry of each peer y
-                    for ph, by_src in enumerate(sends):  # on the first coset: x ^ y names the ports
-                        for src, dsts in by_src.items():
-                            for dst in dsts:
-                                step = glob[src] ^ glob[dst]
-                                if step not in by_xor:
-                                    have = cayley.get(step)
-                                    if not have or len(have) < d.multiplicity:
-                                        raise _missing(mesh.name, a, d, ph, bases[0] | glob[src],
-                                                       bases[0] | glob[dst])
-                                    mine = have[: d.multiplicity]
-                                    if mine not in entries:
-                                        entries[mine] = [(y, mine) for y in range(world)]
-                                    by_xor[step] = entries[mine]
+                    found = _steps(sends, glob, cayley, entries, d.multiplicity, world)
+                    if isinstance(found, tuple):  # on the first coset: x ^ y names the ports
+                        ph, src, dst = found
+                        raise _missing(mesh.name, a, d, ph, bases[0] | glob[src], bases[0] | glob[dst])
+                    by_xor = found
+                    rows = _cayley_table(sends, glob, bases, by_xor, world)
+                    if rows is not None:
+                        routes.append(Route(mesh.name, a, k, d.collective, d.schedule, d.multiplicity,
+                                            axis.bits, rows))
+                        continue
                     for base in bases:
                         for ph, by_src in enumerate(sends):
                             for src, dsts in by_src.items():
@@ -195,6 +196,70 @@ def _routes(plan: Plan, ports_of: dict[str, tuple[int, ...]], ring_ports: RingPo
                 routes.append(Route(mesh.name, a, k, d.collective, d.schedule, d.multiplicity, axis.bits,
                                     tuple([tuple(phases) for phases in table])))
     return tuple(routes)
+
+
+def _steps(sends: Sequence[Mapping[int, Sequence[int]]], glob: list[int], cayley: dict[int, tuple[int, ...]],
+           entries: dict[tuple[int, ...], list[Entry]], mult: int, world: int
+           ) -> dict[int, list[Entry]] | tuple[int, int, int]:
+    """x ^ y -> the entry of each peer y (from ``entries``, shared by ports), for every step
+    x ^ y the schedule takes; or the first transfer (phase, local source, local destination)
+    whose step has fewer than ``mult`` ports in ``cayley``."""
+    offsets = np.array(glob, dtype=np.int64)
+    per_phase = []
+    for by_src in sends:
+        count = np.fromiter(map(len, by_src.values()), np.int64, len(by_src))
+        src = np.repeat(np.fromiter(by_src, np.int64, len(by_src)), count)
+        dst = np.fromiter(itertools.chain.from_iterable(by_src.values()), np.int64, int(count.sum()))
+        per_phase.append((src, dst, offsets[src] ^ offsets[dst]))
+    taken = np.flatnonzero(np.bincount(np.concatenate([step for _, _, step in per_phase]) if per_phase
+                                       else np.zeros(0, np.int64))).tolist()
+    ok = {g: len(cayley.get(g, ())) >= max(mult, 1) for g in taken}
+    if not all(ok.values()):
+        for ph, (src, dst, step) in enumerate(per_phase):
+            bad = [i for i, g in enumerate(step.tolist()) if not ok[g]]
+            if bad:
+                return ph, int(src[bad[0]]), int(dst[bad[0]])
+    by_xor = {}
+    for g in taken:
+        mine = cayley[g][:mult]
+        if mine not in entries:
+            entries[mine] = [(y, mine) for y in range(world)]
+        by_xor[g] = entries[mine]
+    return by_xor
+
+
+def _cayley_table(sends: Sequence[Mapping[int, Sequence[int]]], glob: list[int], bases: list[int],
+                  by_xor: dict[int, list[Entry]], world: int) -> Table | None:
+    """The routing table of a Cayley axis on arrays: per phase, every (coset, source, destination)
+    entry ``by_xor[x ^ y][y]`` picked from one pool, then grouped per node (None when the
+    sources of a phase differ in their number of destinations or do not cover the nodes: the
+    caller walks them)."""
+    steps = sorted(by_xor)
+    pool = list(itertools.chain.from_iterable(by_xor[step] for step in steps))  # step index * world + y
+    index_of = np.zeros(max(steps, default=0) + 1, dtype=np.int64)
+    index_of[steps] = np.arange(len(steps))
+    offsets, base = np.array(glob, dtype=np.int64), np.array(bases, dtype=np.int64)[:, None]
+    cols: list[list[tuple[Entry, ...]]] = []
+    for by_src in sends:
+        fan = {len(dsts) for dsts in by_src.values()}
+        if len(by_src) != len(glob) or len(fan) > 1:
+            return None
+        width = fan.pop() if fan else 0
+        src = np.fromiter(by_src, np.int64, len(by_src))
+        dst = np.fromiter(itertools.chain.from_iterable(by_src.values()), np.int64, len(by_src) * width)
+        x = (base | offsets[src]).ravel()  # (coset, source) -> node
+        if width == 0:
+            cols.append([()] * world)
+            continue
+        step = offsets[np.repeat(src, width)] ^ offsets[dst]
+        y = base | offsets[dst]  # (coset, transfer) -> peer
+        picked = list(map(pool.__getitem__, (index_of[step] * world + y).ravel().tolist()))
+        cells = list(zip(*[iter(picked)] * width, strict=True))  # (coset, source) -> its entries
+        col: list[tuple[Entry, ...]] = [()] * world
+        for node, cell in zip(x.tolist(), cells, strict=True):
+            col[node] = cell
+        cols.append(col)
+    return tuple(zip(*cols, strict=True)) if cols else ((),) * world
 
 
 def _plan_ref(plan: Plan) -> PlanRef:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..cayley import compress, expand, mask_of
+from ..gcpause import paused_gc
 from ..plan import CIRCULANT as CIRCULANT_KIND
 from ..plan import CUBE, FOLD, RING, Plan, generator_kind
 from .circuits import CIRCULANT, Circuits, Device, Route, parse_circulant, parse_label, shift
@@ -241,12 +242,36 @@ class _Checker(FaultLog):
                        f"device id and fabric (expected {want_id}, radix {radix})", None, None, d.id)
 
     def multiplicities(self) -> None:
+        """Each generator joins every node to its neighbours by its multiplicity of circuits: on
+        arrays for a mask (x ^ mask, one count per lower node), node by node for the others."""
+        circuits, world = self.c.circuits, self.world
+        fast = {label for label, (mask, kind, _) in self.kinds.items()
+                if PEERS[kind] is _xor_peers and 0 < mask < world}
         count: Counter[tuple[str, int, int]] = Counter()
-        for circ in self.c.circuits:
-            count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        if len(fast) < len(self.kinds):
+            for circ in circuits:
+                count[(circ.generator, min(circ.a, circ.b), max(circ.a, circ.b))] += 1
+        if fast:
+            index = {label: i for i, label in enumerate(self.kinds)}
+            a = np.fromiter(map(operator.attrgetter("a"), circuits), np.int64, len(circuits))
+            b = np.fromiter(map(operator.attrgetter("b"), circuits), np.int64, len(circuits))
+            gen = np.fromiter(map(index.get, map(operator.attrgetter("generator"), circuits),
+                                  itertools.repeat(-1)), np.int64, len(circuits))
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            inside = (lo >= 0) & (hi < world)
         for label, (mask, kind, mult) in self.kinds.items():
             port = next((g.ports[0] for g in self.c.generators if g.label == label and g.ports), None)
             peers, per_circuit = PEERS[kind], generator_kind(kind).ports_per_circuit
+            if label in fast:
+                want = mult * per_circuit
+                mine = inside & (gen == index[label]) & (hi == lo ^ mask)
+                times = np.bincount(lo[mine], minlength=world)
+                nodes = np.arange(world, dtype=np.int64)
+                short = np.flatnonzero((nodes < nodes ^ mask) & (times != want))  # each pair at its lower node
+                for node, got in zip(short.tolist(), times[short].tolist(), strict=True):
+                    self.fault(f"generator {label} joins it to node {node ^ mask} by {got} circuit(s), "
+                               f"multiplicity asks {want}", node, port)
+                continue
             for x in range(self.world):
                 # x -> y; the pair of the other neighbour is counted at it, unless both are one node
                 # (x ^ mask, a ring of two: a double edge, a circulant's s = N/2: one matching)
@@ -371,11 +396,12 @@ class _Checker(FaultLog):
     def routes(self) -> None:
         if not self.c.routes:
             return
-        peer_of: list[dict[int, int]] = [{} for _ in range(self.world)]  # node -> port -> peer
+        peer_of: list[dict[int, int]] = []  # node -> port -> peer, made for the first table with a fault
         grid = np.full((self.world, max(self.c.fabric.ports, 1)), -1, dtype=np.int64)  # node, port -> peer
-        for (x, p), (y, _, _) in self.peer_at.items():
-            peer_of[x][p] = y
-            grid[x, p] = y
+        ends = len(self.peer_at)
+        grid[np.fromiter(map(operator.itemgetter(0), self.peer_at), np.int64, ends),
+             np.fromiter(map(operator.itemgetter(1), self.peer_at), np.int64, ends)] = np.fromiter(
+            map(operator.itemgetter(0), self.peer_at.values()), np.int64, ends)
         for r in self.c.routes:
             name = f"{r.schedule} (mesh {r.mesh} axis {r.axis} demand {r.demand})"
             if len(r.table) != self.world:
@@ -383,6 +409,10 @@ class _Checker(FaultLog):
                 continue
             if _routes_ride(r, grid):
                 continue
+            if not peer_of:
+                peer_of = [{} for _ in range(self.world)]
+                for (x, p), (y, _, _) in self.peer_at.items():
+                    peer_of[x][p] = y
             distinct: dict[tuple[int, ...], bool] = {}  # ports -> distinct and as many as the multiplicity
             for x, phases in enumerate(r.table):
                 row = peer_of[x]
@@ -442,24 +472,29 @@ class _Checker(FaultLog):
 
 def _routes_ride(r: Route, grid: npt.NDArray[np.int64]) -> bool:
     """Whether every entry of ``r``'s table has distinct ports, as many as its multiplicity,
-    each on a circuit to its peer (``grid[node, port]``), checked on arrays: then
-    :meth:`_Checker.routes` has no fault to report for it."""
+    each on a circuit to its peer (``grid[node, port]``), checked on arrays one port column at
+    a time: then :meth:`_Checker.routes` has no fault to report for it."""
     rows = list(itertools.chain.from_iterable(r.table))  # (node, phase) -> ((peer, ports), ...)
-    flat = list(itertools.chain.from_iterable(rows))
-    if not flat:
+    count = np.fromiter(map(len, rows), np.int64, len(rows))
+    total, m = int(count.sum()), r.multiplicity
+    if not total:
         return True
-    m = r.multiplicity
-    if any(len(set(ports)) != len(ports) or len(ports) != m for ports in set(map(operator.itemgetter(1), flat))):
+    if any(len(set(ports)) != len(ports) or len(ports) != m
+           for ports in set(map(operator.itemgetter(1), itertools.chain.from_iterable(rows)))):
         return False
-    node = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
-    node = np.repeat(node, np.fromiter(map(len, rows), np.int64, len(rows)))
-    peer = np.fromiter(map(operator.itemgetter(0), flat), np.int64, len(flat))
-    port = np.fromiter(itertools.chain.from_iterable(map(operator.itemgetter(1), flat)), np.int64, len(flat) * m)
     if m == 0:
         return True
-    if peer.min() < 0 or port.min() < 0 or port.max() >= grid.shape[1]:
+    per_row = np.repeat(np.arange(len(r.table)), np.fromiter(map(len, r.table), np.int64, len(r.table)))
+    node = np.repeat(per_row, count)
+    peer = np.fromiter(map(operator.itemgetter(0), itertools.chain.from_iterable(rows)), np.int64, total)
+    if peer.min() < 0:
         return False
-    return bool(np.all(grid[np.repeat(node, m), port] == np.repeat(peer, m)))
+    for j in range(m):
+        ports = map(operator.itemgetter(1), itertools.chain.from_iterable(rows))
+        port = np.fromiter(map(operator.itemgetter(j), ports), np.int64, total)
+        if port.min() < 0 or port.max() >= grid.shape[1] or not np.array_equal(grid[node, port], peer):
+            return False
+    return True
 
 
 def _peers(label: str, x: int) -> tuple[int, int]:
@@ -486,6 +521,11 @@ def validate(circuits: Circuits, plan: Plan | None = None,
     """Every fault of a circuit file (empty: valid); with ``plan``, also schedule coverage
     and every plan field the file restates (:mod:`.fabric_check` compares the fabric fields).
     ``progress(done, total)`` after each of its checks."""
+    with paused_gc():  # the checks' indexes: millions of small acyclic objects at N = 65536
+        return _validate(circuits, plan, progress)
+
+
+def _validate(circuits: Circuits, plan: Plan | None, progress: Callable[[int, int], None] | None) -> list[Fault]:
     check = _Checker(circuits)
     if not check.header():
         return check.faults

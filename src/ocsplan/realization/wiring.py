@@ -24,6 +24,7 @@ Cables to an EPS level 1 are copper inside the rack, everything else fiber.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import InstanceError
 from .fabrics import FabricSpec
@@ -58,10 +59,10 @@ class Wiring:
         return self.spines > 0
 
     def l1_id(self, rail: int, group: int) -> str:
-        return f"L1.k{rail:02d}.{'r' if self.two_level else 'd'}{group:02d}"
+        return _device_id(1, rail, "r" if self.two_level else "d", group)
 
     def l2_id(self, rail: int, index: int) -> str:
-        return f"L2.k{rail:02d}.d{index:02d}"
+        return _device_id(2, rail, "d", index)
 
     @staticmethod
     def parse_id(ident: str) -> tuple[int, int, int]:
@@ -77,6 +78,12 @@ class Wiring:
     def uplink(self, group: int, spine: int, j: int) -> tuple[int, int]:
         """(level-1 port, level-2 port) of cable j between a group and a spine of one rail."""
         return self.down + spine * self.fanout + j, group * self.fanout + j
+
+
+@lru_cache(maxsize=1 << 16)
+def _device_id(level: int, rail: int, kind: str, index: int) -> str:
+    """A device id, one string object per device (every hop through it shares it)."""
+    return f"L{level}.k{rail:02d}.{kind}{index:02d}"
 
 
 def wiring(fabric: FabricSpec) -> Wiring:

@@ -15,39 +15,16 @@ and no message objects; landings wait in a work list, in the order of the sends.
 
 from __future__ import annotations
 
-import gc
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from ..errors import OcsplanError
+from ..gcpause import paused_gc
 from .engine import Engine, Message
 from .network import Network
 from .traffic import Workload
 
 __all__ = ["Runner", "SimulationError", "paused_gc"]
-
-
-@contextmanager
-def paused_gc(keep: bool = False) -> Iterator[None]:
-    """Pause the cyclic garbage collector: building and running a simulation makes
-    hundreds of thousands of small acyclic objects (freed by reference counting),
-    and each collection would rescan every long-lived one.
-
-    ``keep``: what was built is kept (a cached set-up, a command's report). Every
-    object the collector tracks then joins its oldest generation at once (a
-    freeze and an unfreeze: two list splices), so the first young collection after
-    the pause does not walk all of it; full collections still see it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if keep:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 class SimulationError(OcsplanError):
