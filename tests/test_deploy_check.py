@@ -9,11 +9,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 
 import pytest
 
 from ocsplan.cayley import Topology
-from ocsplan.deploy import CheckError, check_xml, program_xml
+from ocsplan.deploy import CheckError, UnsafeXmlError, check_xml, program_xml
 from ocsplan.schedules import SCHEDULES
 
 TOPO = Topology(3, frozenset({1, 2, 4}))
@@ -201,7 +202,6 @@ def test_trailing_nop_refused() -> None:
     ('chan="1"', 'chan="0"', "repeats tb"),  # every message on channel 0: two threadblocks per peer
 ])
 def test_channels_are_checked(old: str, new: str, field: str) -> None:
-    from fractions import Fraction
 
     program = SCHEDULES["layered"].build(TOPO, PAYLOAD)
     text = program_xml(program, "ag2", channels=2)
@@ -214,7 +214,6 @@ def test_channels_are_checked(old: str, new: str, field: str) -> None:
 def test_two_channels_measured_as_p_circuits() -> None:
     """A two-channel file checked with the chunk bytes of one channel piece: v is p times the busiest
     circuit's bytes, equal to the one-channel file's v (the closed form does not depend on p)."""
-    from fractions import Fraction
 
     program = SCHEDULES["layered"].build(TOPO, PAYLOAD)
     one = check_xml(program_xml(program, "ag"), "ag", TOPO.gens, 0, Fraction(program.unit))
@@ -250,3 +249,29 @@ def test_outputs_accept_a_shared_proven_chunk_and_catch_a_wrong_one_on_any_rank(
         _outputs("allreduce", _cells(missing), 2, "f.xml")
     with pytest.raises(CheckError, match="collective 'broadcast' not checked"):
         _outputs("broadcast", _cells([{}] * 4), 0, "f.xml")
+
+
+_STEP = ('<step s="{s}" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" '
+         'hasdep="0"{extra}/>')
+
+
+def _one_rank(second: str) -> str:
+    return ('<algo name="x" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="1" coll="allreduce" '
+            'inplace="0" outofplace="1" minBytes="1" maxBytes="1">\n<gpu id="0" i_chunks="1" o_chunks="1" '
+            f's_chunks="0">\n<tb id="0" send="-1" recv="-1" chan="0">\n{_STEP.format(s=0, extra="")}\n{second}\n'
+            '</tb>\n</gpu>\n</algo>\n')
+
+
+@pytest.mark.parametrize(("second", "error"), [
+    (_STEP.format(s=0, extra=""), "gpu 0 tb 0 step 1: s=0"),
+    (_STEP.format(s=" " * 2000 + "1", extra=""), "step attribute s: 2001 characters, the limit is 1024"),
+    (_STEP.format(s=1, extra=' x="' + "y" * 2000 + '"'), "step attribute x: 2000 characters, the limit is 1024"),
+    (_STEP.format(s=1, extra="").replace(' deps="-1"', ' depz="-1"'), "gpu 0 tb 0 step 1: attribute deps missing"),
+])
+def test_a_step_repeating_a_parsed_one_is_still_held_to_every_bound(second: str, error: str) -> None:
+    """The reader converts each distinct step once and takes a repeat from what it kept: a repeat whose
+    index, length or attributes differ is read (and refused) in full."""
+    assert check_xml(_one_rank(_STEP.format(s=1, extra="")), "x", frozenset(), 0, Fraction(1)).h == 0
+    with pytest.raises((CheckError, UnsafeXmlError), match=error) as info:
+        check_xml(_one_rank(second), "x", frozenset(), 0, Fraction(1))
+    assert "\n" not in str(info.value)

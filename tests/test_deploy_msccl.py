@@ -313,3 +313,23 @@ def test_a_ring_that_leaves_the_cube_is_refused_in_one_line() -> None:
     with pytest.raises(MscclError, match="a ring axis leaves the cube") as info:
         export_msccl(plan)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_export_and_check_leave_the_cyclic_collector_as_they_found_it(enabled: bool) -> None:
+    """Both pause the collector for the call (millions of acyclic objects) and restore it, also on a refusal."""
+    import gc
+
+    program = SCHEDULES["layered"].build(Topology(2, frozenset({1, 2})), 4096)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        text = program_xml(program, "x")
+        assert gc.isenabled() is enabled
+        check_xml(text, "x", frozenset({1, 2}), 0, Fraction(program.unit))
+        assert gc.isenabled() is enabled
+        with pytest.raises(MscclError):
+            program_xml(program, "x", channels=33)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
