@@ -18,16 +18,14 @@ Hostile text is refused before or while parsing (see :func:`_read`).
 
 from __future__ import annotations
 
-import gc
 import xml.etree.ElementTree as ET
 from collections import defaultdict, deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from operator import itemgetter
 
 from ..errors import OcsplanError
+from ..gcpause import paused_gc
 
 __all__ = ["MAX_XML_ATTR_CHARS", "MAX_XML_DEPTH", "CheckError", "UnsafeXmlError", "XmlCost", "check_xml"]
 
@@ -391,7 +389,7 @@ def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_
     whose stated dependencies are too weak meets its hazard in one of the two.
     ``protocol`` and ``max_steps`` are what the export declares (its index): the file must keep to them.
     """
-    with _collector_paused():
+    with paused_gc():  # millions of acyclic tuples, lists and sets: the collector's passes cost a third
         return _check(text, source, gens, modulus, chunk_bytes, protocol, max_steps)
 
 
@@ -406,20 +404,6 @@ def _check(text: str, source: str, gens: frozenset[int], modulus: int, chunk_byt
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
     return costs.pop()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A check allocates millions of acyclic tuples, lists and sets, and the cyclic collector's passes
-    over them cost about a third of it (9 of 29 s CPU for the paper's 512-rank all-reduce):
-    paused for the call, restored after (if it was on)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]], source: str,

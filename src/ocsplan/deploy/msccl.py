@@ -19,15 +19,13 @@ minBytes = maxBytes = the demand's payload (the executor's nBytes for this call)
 
 from __future__ import annotations
 
-import gc
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
 from ..cayley import members
 from ..errors import OcsplanError
+from ..gcpause import paused_gc
 from ..schedules import Program
 
 __all__ = [
@@ -341,7 +339,7 @@ def program_xml(program: Program, name: str, *, protocol: str = "Simple", channe
     """The MSCCL XML of ``program`` (one communicator of ``program.size`` ranks); ``max_steps`` is the
     executor's build-time MSCCL_MAX_NUM_STEPS. ``threadblocks``, if given, receives per rank its
     threadblocks' (send, recv, chan) in id order."""
-    with _collector_paused():
+    with paused_gc():  # millions of acyclic tuples, lists and sets: the collector's passes cost a fifth
         return _program_xml(program, name, protocol, channels, max_steps, threadblocks)
 
 
@@ -418,20 +416,6 @@ def _program_xml(program: Program, name: str, protocol: str, channels: int, max_
     if threadblocks is not None:
         threadblocks.extend([(tb.send, tb.recv, tb.chan) for tb in rank.tbs] for rank in ranks)
     return _render(program, name, protocol, channels, layout, ranks, max_steps)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """An export allocates millions of acyclic tuples, lists and sets, and the cyclic collector's passes
-    over them cost about a fifth of it (1.6 of 8.3 s CPU for the paper's 512-rank all-reduce):
-    paused for the call, restored after (if it was on)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
