@@ -247,3 +247,29 @@ def test_small_rings_by_hand(shape: tuple[int, int], ring_bits: tuple[int, ...],
     pairs = Counter((circ.a, circ.b) for circ in c.circuits if circ.generator == ring.label)
     assert set(pairs.values()) == {2 * copies if len(ring_bits) == 1 else copies}
     assert validate(c, plan) == []
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_writing_and_reading_leave_the_cyclic_collector_as_they_found_it(enabled: bool) -> None:
+    """The circuits writer and reader pause the collector (a million small containers at N = 2048:
+    3.9 -> 1.3 s to read, 1.5 -> 0.7 s to write) and restore it, also when the file is refused."""
+    import gc
+
+    from ocsplan.errors import PlanError
+
+    c = realize(small_plan(), small_fabric())
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        text = dumps_circuits(c)
+        assert gc.isenabled() is enabled
+        assert loads_circuits(text) == c
+        assert gc.isenabled() is enabled
+        with pytest.raises(PlanError, match="circuits"):
+            loads_circuits(text.replace('"circuits": [', '"circuits": [7,', 1))
+        assert gc.isenabled() is enabled
+        with pytest.raises(PlanError, match="not JSON"):
+            loads_circuits(text[:-3])
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

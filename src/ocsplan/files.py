@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError, OcsplanError, PlanError
+from .gcpause import paused_gc
 from .limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_JSON_BYTES, nesting_depth
 
 __all__ = [
@@ -153,9 +154,10 @@ def read_json(text: str, source: str) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise PlanError(f"{source}: nested {depth} deep, the limit is {MAX_DEPTH}")
     try:
-        data = json.loads(
-            text, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=_duplicates_refused
-        )
+        with paused_gc(keep=True):  # a circuits file is a million small containers: no collection pass per 700
+            data = json.loads(
+                text, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=_duplicates_refused
+            )
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: not JSON: {exc}") from None
     except (RecursionError, ValueError) as exc:  # Infinity, 1e999, 5000 digits, a duplicate key

@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import PlanError
 from ...fields import KeySpec, strict_tree
 from ...files import read_json, read_text, write_atomic
+from ...gcpause import paused_gc
 from ...limits import MAX_CIRCUITS, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_int
 from ..fabrics import Level
 from ..wiring import Inventory, LevelCount
@@ -118,6 +119,11 @@ def dumps_circuits(c: Circuits) -> str:
     ``validate``, ``simulate`` or ``faults`` would refuse."""
     if len(c.circuits) > MAX_CIRCUITS:
         raise PlanError(f"circuits: {len(c.circuits)} circuits, a circuits file holds at most {MAX_CIRCUITS}")
+    with paused_gc():  # a million short-lived lists and strings: no collection pass over the realization per 700
+        return _dumps(c)
+
+
+def _dumps(c: Circuits) -> str:
     data = circuits_to_dict(c)
     parts = []
     for key, value in data.items():
@@ -288,7 +294,8 @@ def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> C
         if isinstance(data.get(name), list) and len(data[name]) > limit:
             raise PlanError(f"{source}: {name}: {len(data[name])} entries, the limit is {limit}")
     try:
-        return _bounded(_circuits(data), source)
+        with paused_gc(keep=True):  # hundreds of thousands of small frozen dataclasses and tuples, all kept
+            return _bounded(_circuits(data), source)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
         from ...schemas import first_error  # the error path only: name the field the schema finds
 
