@@ -212,8 +212,20 @@ def test_sweep_rejects_a_wrong_schedule(plan_file: Path, tmp_path: Path) -> None
     assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.fixture(scope="module")
+def default_simulated_s(plan_file: Path) -> float:
+    """simulate's time for the attention[1] demand on nvl576-all-eps without --spray (run once a module)."""
+    default = runner.invoke(app, ["simulate", str(plan_file), "--fabric", "all-eps", "--demand", "attention:1",
+                                  "--json", "-"])
+    assert default.exit_code == 0, default.output
+    simulated_s = json.loads(default.stdout)["demands"][0]["simulated_s"]
+    assert isinstance(simulated_s, float)
+    return simulated_s
+
+
 @pytest.mark.parametrize("spray", [None, "packet", "flit-1"])
-def test_sweep_sprays_as_simulate_does(plan_file: Path, tmp_path: Path, spray: str | None) -> None:
+def test_sweep_sprays_as_simulate_does(plan_file: Path, tmp_path: Path, spray: str | None,
+                                       default_simulated_s: float) -> None:
     # the attention[1] demand at its own payload (32 KiB) crosses racks of nvl576-all-eps: sweep's simulated
     # time is simulate's with the same granularity, and packet / flit-1 differ from the default
     given = [] if spray is None else ["--spray", spray]
@@ -229,9 +241,7 @@ def test_sweep_sprays_as_simulate_does(plan_file: Path, tmp_path: Path, spray: s
     (demand,) = json.loads(simulated.stdout)["demands"]
     assert demand["payload_bytes"] == int(row["payload_bytes"]) == 32768
     assert float(row["simulated_s"]) == demand["simulated_s"]
-    default = runner.invoke(app, ["simulate", str(plan_file), "--fabric", "all-eps", "--demand", "attention:1",
-                                  "--json", "-"])
-    assert (json.loads(default.stdout)["demands"][0]["simulated_s"] == demand["simulated_s"]) == (spray is None)
+    assert (default_simulated_s == demand["simulated_s"]) == (spray is None)
 
 
 @pytest.mark.parametrize(("args", "needle"), [

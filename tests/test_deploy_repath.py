@@ -140,23 +140,50 @@ def brute_force(c: Circuits, faults: list[str], wiring: tuple[int, int, int, int
         choices.append(sorted(row, key=lambda t: t[0]))
     if any(not row for row in choices):
         return None
-    floor = [min(cost for cost, _ in row) for row in choices]
+    # rows that can share no port are independent: the least sum is the sum of each group's least,
+    # whatever order the rows are tried in; each set of ports as a bitmask
+    bit: dict[tuple[str, int], int] = {}
+    masks = [[(change, sum(1 << bit.setdefault(p, len(bit)) for p in ports)) for change, ports in row]
+             for row in choices]
+    groups: list[tuple[int, list[list[tuple[int, int]]]]] = []  # (every port any row may take, the rows)
+    for masked in masks:
+        reach = 0
+        for _, taken in masked:
+            reach |= taken
+        members = [masked]
+        for g in [g for g in groups if g[0] & reach]:
+            groups.remove(g)
+            reach |= g[0]
+            members += g[1]
+        groups.append((reach, members))
+    total = 0
+    for _, members in groups:
+        least = _least(members)
+        if least is None:
+            return None
+        total += least
+    return total
+
+
+def _least(rows: list[list[tuple[int, int]]]) -> int | None:
+    """The least total change of one choice per row, no port taken twice (None: no such choice)."""
+    floor = [min(cost for cost, _ in row) for row in rows]
     rest = [sum(floor[k:]) for k in range(len(floor) + 1)]  # the bound: the cheapest choice of each row left
     best: list[int | None] = [None]
 
-    def search(k: int, taken: set[tuple[str, int]], cost: int) -> None:
+    def search(k: int, taken: int, cost: int) -> None:
         if best[0] is not None and cost + rest[k] >= best[0]:
             return
-        if k == len(choices):
+        if k == len(rows):
             best[0] = cost
             return
-        for change, ports in choices[k]:  # cheapest first: once one is bounded out, so are the rest
+        for change, ports in rows[k]:  # cheapest first: once one is bounded out, so are the rest
             if best[0] is not None and cost + change + rest[k + 1] >= best[0]:
                 break
             if not ports & taken:
                 search(k + 1, taken | ports, cost + change)
 
-    search(0, set(), 0)
+    search(0, 0, 0)
     return best[0]
 
 
