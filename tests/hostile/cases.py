@@ -540,7 +540,7 @@ CASES: tuple[Case, ...] = (
        names="--connect-timeout", outputs=("{dir}/s.csv",)),
 )
 
-# the cases that hung or exhausted memory before issue 13: run in a subprocess under RLIMIT_AS
+# the cases that hung or exhausted memory before issue 13: run in a process of their own under RLIMIT_AS
 HEAVY = frozenset({
     "solve-world-2^70", "solve-ports-1e9", "solve-ports-2^63", "generate-count-1e12", "realize-mult-1e9",
     "realize-mult-1e9-ports", "simulate-mult-1e9", "simulate-ideal-mult-1e9", "sweep-mult-1e9",

@@ -36,13 +36,20 @@ from typing import Any, TextIO
 
 __all__ = ["PRELOAD", "Completed", "ForkServer"]
 
-# ``ocsplan.cli`` and what nearly every refusal imports after it (typer's adapters and pydantic, rich's
-# console, the plan table, the plan and fabric checks, the schemas): 0.4 s a case. None of them opens
-# a file or starts a thread at import (the server checks it has one thread before each fork);
-# ``ocsplan.realization.validate`` stays out: its solver's import starts a thread, and maps 120 MB
-# that would count against a child's ``RLIMIT_AS``. The server's address space is about 40 MB.
-PRELOAD: tuple[str, ...] = ("ocsplan.cli", "typer._adapters", "ocsplan.cli.console", "ocsplan.cli.render",
-                            "ocsplan.planning.check_stacked", "ocsplan.schemas", "ocsplan.realization.fabric_check")
+# ``ocsplan.cli`` and what the refusals import after it that needs neither numpy nor multiprocessing:
+# typer's adapters and pydantic, rich's console, the plan table, the checks, the schemas and
+# jsonschema, the workload and Simlette modules. None of them opens a file, registers an ``atexit``
+# function or starts a thread at import (the server checks it has one thread before each fork).
+# numpy stays out (OpenBLAS starts threads at import; it maps 120 MB that would count against
+# the ``RLIMIT_AS`` of children that never import it), and so does all that imports it, and
+# multiprocessing (it would take the server's ``__main__`` for ``__mp_main__``). The server's address
+# space is about 50 MB, a fresh interpreter's 20 MB.
+PRELOAD: tuple[str, ...] = (
+    "ocsplan.cli", "typer._adapters", "ocsplan.cli.console", "ocsplan.cli.render", "ocsplan.planning.check_stacked",
+    "ocsplan.schemas", "ocsplan.realization.fabric_check", "jsonschema", "importlib.metadata",
+    "pydantic.plugin._loader", "ocsplan.workload.step", "ocsplan.workload.power", "ocsplan.simlette.simulate",
+    "ocsplan.simlette.report", "ocsplan.simlette.runs",
+)
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,7 @@ class ForkServer:
 
 def _serve(preload: Sequence[str]) -> None:
     """Import ``preload``, then fork one child per request line and reply with its status."""
+    sys.path[0] = os.getcwd()  # not this file's folder: the imports find what ``python -m`` finds
     for name in preload:
         importlib.import_module(name)
     _send({"ready": True})

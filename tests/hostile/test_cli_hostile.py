@@ -1,15 +1,13 @@
 """Every hostile input of issue 13 (tests/hostile/cases.py): the documented exit status,
 one line on stderr naming the file and field or the option, no traceback, no output file.
 
-The cases that hung or ran out of memory before the fix run in a subprocess with
-1 GiB of address space (``RLIMIT_AS``); the rest run in-process (CliRunner)."""
+The cases that hung or ran out of memory before the fix run in a process of their own with
+1 GiB of address space (``RLIMIT_AS``), forked from the server of :mod:`tests.hostile.forked`
+(as ``python -m ocsplan`` would run them); the rest run in-process (CliRunner)."""
 
 from __future__ import annotations
 
 import os
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from typer.testing import CliRunner
 from ocsplan.cli import app
 
 from .cases import CASES, HEAVY, Case, build
+from .forked import ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 runner = CliRunner()
@@ -27,10 +26,6 @@ GIB = 1 << 30
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return build(tmp_path_factory.mktemp("hostile"))
-
-
-def _limit() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
 
 
 def _check(case: Case, files: dict[str, str], status: int, stderr: str) -> None:
@@ -51,11 +46,10 @@ def test_hostile_input(case: Case, files: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in HEAVY], ids=lambda c: c.id)
-def test_hostile_input_bounded(case: Case, files: dict[str, str]) -> None:
+def test_hostile_input_bounded(case: Case, files: dict[str, str], fork_server: ForkServer) -> None:
     # the timeout only detects a hang; the limit is far above what the refusal needs
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    proc = subprocess.run([sys.executable, "-m", "ocsplan", *(a.format(**files) for a in case.argv)],
-                          capture_output=True, text=True, timeout=120, env=env, preexec_fn=_limit)
+    proc = fork_server.run([a.format(**files) for a in case.argv], cwd=os.getcwd(), env=env, limit=GIB, timeout=120)
     _check(case, files, proc.returncode, proc.stderr)
 
 

@@ -1,8 +1,9 @@
 """The worst instance the planners' read-time bounds accept is solved within the documented
 memory (issue 38, category 4), and the first one past each bound is refused at read time.
 
-Each runs in a subprocess under 2 GiB of address space; the timeout only detects a hang
-(no test asserts on wall-clock time)."""
+Each runs in a subprocess under 2 GiB of address space (the refusals in a child of the fork
+server, :mod:`tests.hostile.forked`); the timeout only detects a hang (no test asserts on
+wall-clock time)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from ocsplan.limits import MAX_BIT_TYPES, MAX_DEMANDS, MAX_TOTAL_DEMANDS
+
+from .forked import ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 LIMIT = 2 << 30
@@ -70,10 +73,13 @@ def test_the_worst_accepted_instance_is_solved_within_2_gib(which: str, tmp_path
                                f"that have demands), the limit is {MAX_BIT_TYPES}"),
     (9, MAX_DEMANDS, f"1152 demands in all, the limit is {MAX_TOTAL_DEMANDS}"),
 ])
-def test_one_past_a_bound_is_refused_at_read_time(meshes: int, demands: int, text: str, tmp_path: Path) -> None:
+def test_one_past_a_bound_is_refused_at_read_time(meshes: int, demands: int, text: str, tmp_path: Path,
+                                                  fork_server: ForkServer) -> None:
+    """In a child of the fork server (a refusal at read time needs no fresh interpreter)."""
     path = tmp_path / "past.toml"
     path.write_text(_instance(meshes, demands))
-    proc = _solve(path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = fork_server.run(["solve", str(path)], cwd=os.getcwd(), env=env, limit=LIMIT, timeout=600)
     assert proc.returncode == 2 and proc.stderr.strip() == f"{path}: mesh: {text}"
 
 
