@@ -16,8 +16,8 @@ HEAVY = ("ortools", "pulp", "highspy", "simpy", "matplotlib", "networkx", "scipy
 # the command modules, the L0 modules and the file helpers, and the planner registry (the names
 # --method lists); the core (instance, plan, schedules, cayley, realization, workload, ...) is
 # imported by the command that runs.
-LIGHT = {"ocsplan", "ocsplan.errors", "ocsplan.limits", "ocsplan.units", "ocsplan.files", "ocsplan.planning",
-         "ocsplan.planning.registry"}
+LIGHT = {"ocsplan", "ocsplan.errors", "ocsplan.limits", "ocsplan.units", "ocsplan.files", "ocsplan.gcpause",
+         "ocsplan.planning", "ocsplan.planning.registry"}
 
 
 def _ocsplan_modules(code: str) -> set[str]:
