@@ -195,7 +195,11 @@ def link_pattern(schedule: Schedule, topo: Topology, payload: int) -> tuple[dict
     """Per phase, each sending rank's peers in the order its program sends to them (the routing tables'
     order): from the schedule's ``masks`` when it declares them (no program built), else from the cached program."""
     if schedule.masks is not None:
-        return tuple({x: tuple(x ^ g for g in phase) for x in range(topo.size)} for phase in schedule.masks(topo))
+        import numpy as np  # the command that realizes has it loaded; --help does not
+
+        ranks = np.arange(topo.size, dtype=np.int64)[:, None]
+        return tuple(dict(enumerate(map(tuple, (ranks ^ np.array(phase, dtype=np.int64)).tolist())))
+                     for phase in schedule.masks(topo))
     out = []
     for phase in program(schedule.name, topo, payload).phases:
         by_src: dict[int, list[int]] = {}
