@@ -20,6 +20,9 @@ from .conftest import ROOT
 
 FABRICS = ROOT / "simulate" / "fabrics"
 RX00 = load_accelerator("rx00")
+# the reference loops' plans (never a sweep's): a memo of the planner keyed by the instance's text, so a
+# split the reference loops of several tests share is planned once a worker, whatever their order
+REFERENCE_PLANS = PlanCache()
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +120,7 @@ def test_skipped_splits_cannot_win(world: int, batch: int, within: float) -> Non
     outcomes = _task(_args(spec, world, batch, 1 / (1 - within)))
     splits = valid_splits(model, world)
     skipped = 0
-    plans = PlanCache()  # the reference's own (not the sweep's): each split planned once for both contexts
+    plans = REFERENCE_PLANS  # the reference's own (not the sweep's): each split planned once for both contexts
     for c, context in enumerate((32768, 1_000_000)):
         steps = {s: decode_step(model, RX00, spec, world, s, batch, context, cache=plans) for s in splits
                  if memory_per_rank(model, RX00, world, s, batch, context).fits}
@@ -144,7 +147,7 @@ def test_the_bound_is_below_every_priced_step(world: int, batch: int) -> None:
     from ocsplan.decode.technology import PRICERS, StepDemand
 
     model, spec = load_model("gpt-oss-120b"), load_fabric(FABRICS / "nvl576-all-ocs.toml")
-    cache = PlanCache()
+    cache = REFERENCE_PLANS
     for s in valid_splits(model, world):
         bound = PRICERS["ocs"].comm_bound(StepDemand(model, world, s, batch, COMM["fp4"]), spec)
         step = decode_step(model, RX00, spec, world, s, batch, 32768, check_memory=False, cache=cache)
@@ -161,7 +164,7 @@ def test_spray_reaches_the_re_timing_on_the_switched_fabric_only() -> None:
     cells = {c.fabric: c for c in pareto_sweep(model, RX00, [eps, ocs], [32768], [16], 64, network="simlette",
                                                spray="packet")}
     plain = {c.fabric: c for c in pareto_sweep(model, RX00, [eps, ocs], [32768], [16], 64, network="simlette")}
-    plans = PlanCache()  # the reference's own (not the sweeps'): each split planned once for both timings
+    plans = REFERENCE_PLANS  # the reference's own (not the sweeps'): each split planned once for both timings
     steps = [decode_step(model, RX00, eps, 64, s, 16, 32768, cache=plans) for s in valid_splits(model, 64)
              if memory_per_rank(model, RX00, 64, s, 16, 32768).fits]
     bar = 0.93 * max(st.tokens_per_s_user for st in steps)

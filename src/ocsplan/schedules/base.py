@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, wraps
 from threading import Lock
 from typing import Protocol
 
 from ..cayley import Topology
+from ..gcpause import paused_gc
 
 __all__ = [
     "AUTO_EXCLUDED",
@@ -179,8 +180,21 @@ AUTO_EXCLUDED = frozenset({"ring"})
 
 
 def register(schedule: Schedule) -> Schedule:
+    schedule = replace(schedule, build=_gc_paused(schedule.build))
     SCHEDULES[schedule.name] = schedule
     return schedule
+
+
+def _gc_paused(build: Callable[[Topology, int], Program]) -> Callable[[Topology, int], Program]:
+    """``build`` with the cyclic collector paused: a program is up to millions of acyclic transfers,
+    items and tuples, and each collection during the build would rescan all made so far."""
+
+    @wraps(build)
+    def paused(topo: Topology, payload: int) -> Program:
+        with paused_gc(keep=True):
+            return build(topo, payload)
+
+    return paused
 
 
 def register_unlayered(collective: str, name: str, description: str, cost: Callable[[Topology], ClosedForm],
