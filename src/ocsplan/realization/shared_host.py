@@ -233,9 +233,11 @@ def _cayley_table(sends: Sequence[Mapping[int, Sequence[int]]], glob: list[int],
     """The routing table of a Cayley axis on arrays: per phase, every (coset, source, destination)
     entry ``by_xor[x ^ y][y]`` picked from one pool, then grouped per node (None when the
     sources of a phase differ in their number of destinations or do not cover the nodes: the
-    caller walks them)."""
+    caller walks them). The pool is an object array, so picking and grouping are numpy's loops:
+    Python touches each node's cell once (a tuple), not each entry."""
     steps = sorted(by_xor)
-    pool = list(itertools.chain.from_iterable(by_xor[step] for step in steps))  # step index * world + y
+    pool = np.fromiter(itertools.chain.from_iterable(by_xor[step] for step in steps), dtype=object,
+                       count=len(steps) * world)  # step index * world + y -> the shared entry
     index_of = np.zeros(max(steps, default=0) + 1, dtype=np.int64)
     index_of[steps] = np.arange(len(steps))
     offsets, base = np.array(glob, dtype=np.int64), np.array(bases, dtype=np.int64)[:, None]
@@ -245,20 +247,18 @@ def _cayley_table(sends: Sequence[Mapping[int, Sequence[int]]], glob: list[int],
         if len(by_src) != len(glob) or len(fan) > 1:
             return None
         width = fan.pop() if fan else 0
-        src = np.fromiter(by_src, np.int64, len(by_src))
-        dst = np.fromiter(itertools.chain.from_iterable(by_src.values()), np.int64, len(by_src) * width)
-        x = (base | offsets[src]).ravel()  # (coset, source) -> node
         if width == 0:
             cols.append([()] * world)
             continue
+        src = np.fromiter(by_src, np.int64, len(by_src))
+        dst = np.fromiter(itertools.chain.from_iterable(by_src.values()), np.int64, len(by_src) * width)
+        x = (base | offsets[src]).ravel()  # (coset, source) -> node: every node once (the cosets tile the world)
         step = offsets[np.repeat(src, width)] ^ offsets[dst]
         y = base | offsets[dst]  # (coset, transfer) -> peer
-        picked = list(map(pool.__getitem__, (index_of[step] * world + y).ravel().tolist()))
-        cells = list(zip(*[iter(picked)] * width, strict=True))  # (coset, source) -> its entries
-        col: list[tuple[Entry, ...]] = [()] * world
-        for node, cell in zip(x.tolist(), cells, strict=True):
-            col[node] = cell
-        cols.append(col)
+        picked = (index_of[step] * world + y).reshape(len(x), width)  # (coset, source) -> its entries' pool slots
+        row_of = np.empty_like(x)
+        row_of[x] = np.arange(len(x))  # node -> its (coset, source) row
+        cols.append(list(map(tuple, pool[picked[row_of]].tolist())))
     return tuple(zip(*cols, strict=True)) if cols else ((),) * world
 
 
