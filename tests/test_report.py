@@ -271,16 +271,20 @@ def extra(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def _full(files: tuple[Path, Path], extra: dict[str, Path], out: Path) -> _Page:
+@pytest.fixture(scope="module")
+def full(extra: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the whole deployment (plan, simulation, circuits, both decodes, faults): written once
+    per module, then only read by the tests of its parts (the report is deterministic: its own test)."""
+    out = tmp_path_factory.mktemp("report-full") / "r.html"
     result = runner.invoke(app, ["report", str(extra["plan"]), "--simulation", str(extra["sim"]), "--circuits",
                                  str(extra["circuits"]), "--decode", str(extra["ocs"]), "--decode",
                                  str(extra["eps"]), "--faults", str(extra["faults"]), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    return _page(out)
+    return out
 
 
-def test_report_host_graphs(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
-    page = _full(files, extra, tmp_path / "r.html")
+def test_report_host_graphs(extra: dict[str, Path], full: Path) -> None:
+    page = _page(full)
     plan: dict[str, Any] = json.loads(extra["plan"].read_text())
     circuits: dict[str, Any] = json.loads(extra["circuits"].read_text())
     gens = {g["generator"]: g for g in circuits["generators"]}
@@ -363,8 +367,8 @@ def test_report_of_a_stacked_plan(instance: str, tmp_path: Path) -> None:
     assert len(page.svgs) >= 2 + len(axes)  # the port budget and the fabric's picture beside the graphs
 
 
-def test_report_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
-    page = _full(files, extra, tmp_path / "r.html")
+def test_report_decode(extra: dict[str, Path], full: Path) -> None:
+    page = _page(full)
     [(_, rows)] = _tables(page, "decode")
     steps = [json.loads(extra[t].read_text()) for t in ("ocs", "eps")]
     assert rows[0] == ["file", extra["ocs"].name, extra["eps"].name]
@@ -383,8 +387,8 @@ def test_report_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_pat
     assert steps[0]["technology"] == "ocs" and steps[1]["technology"] == "eps"
 
 
-def test_report_faults(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
-    page = _full(files, extra, tmp_path / "r.html")
+def test_report_faults(extra: dict[str, Path], full: Path) -> None:
+    page = _page(full)
     s = FAULTS["summary"]
     assert page.summary["faults-kind"] == "circuit"
     assert _same(page.summary["faults-healthy-objective_s"], FAULTS["healthy"]["objective"])
@@ -423,8 +427,8 @@ def test_report_faults(files: tuple[Path, Path], extra: dict[str, Path], tmp_pat
         assert (cells["fallback"] == "-") == (not first["demands"])
 
 
-def test_report_full_images_decode(files: tuple[Path, Path], extra: dict[str, Path], tmp_path: Path) -> None:
-    page = _full(files, extra, tmp_path / "r.html")
+def test_report_full_images_decode(full: Path) -> None:
+    page = _page(full)
     assert page.scripts == 0 and len(page.svgs) >= 3
     for svg in page.svgs:
         assert ET.fromstring(svg).tag.endswith("svg")
@@ -489,11 +493,8 @@ class _Elements(HTMLParser):
             self.stack[-1][1] += data
 
 
-def test_report_no_empty_element_no_external_url(files: tuple[Path, Path], extra: dict[str, Path],
-                                                 tmp_path: Path) -> None:
-    out = tmp_path / "r.html"
-    _full(files, extra, out)
-    text = out.read_text()
+def test_report_no_empty_element_no_external_url(full: Path) -> None:
+    text = full.read_text()
     found = _Elements()
     found.feed(text)
     found.close()
@@ -502,8 +503,7 @@ def test_report_no_empty_element_no_external_url(files: tuple[Path, Path], extra
     assert "@import" not in text and "<script" not in text and "<link" not in text
 
 
-def test_report_renders_in_headless_chromium(files: tuple[Path, Path], extra: dict[str, Path],
-                                             tmp_path: Path) -> None:
+def test_report_renders_in_headless_chromium(full: Path, tmp_path: Path) -> None:
     """A 1400 px screenshot of the whole deployment page: Chromium renders it with the network off
     (no proxy reachable), and the picture is a page, not a blank."""
     import shutil
@@ -514,8 +514,7 @@ def test_report_renders_in_headless_chromium(files: tuple[Path, Path], extra: di
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
-    out, png = tmp_path / "r.html", tmp_path / "r.png"
-    _full(files, extra, out)
+    out, png = full, tmp_path / "r.png"
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run", "--proxy-server=127.0.0.1:9",
                f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={png}", "--window-size=1400,3000",

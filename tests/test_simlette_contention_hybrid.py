@@ -66,16 +66,22 @@ def _routes(spec: FabricSpec, bits: tuple[int, ...], world: int) -> RackRoutes:
     return hybrid_uplinks(plan, spec)
 
 
+def _network(spec: FabricSpec, bits: tuple[int, ...], world: int) -> tuple[object, SwitchedNetwork]:
+    """Simlette's message-mode network factory on ``spec`` with the axis's uplink routes, and one network
+    from it (neither depends on the schedule)."""
+    factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports,
+                              routes=_routes(spec, bits, world))
+    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
+    assert isinstance(net, SwitchedNetwork) and net.routes is not None
+    return factory, net
+
+
 def _setup(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
            world: int) -> tuple[Workload, object, SwitchedNetwork]:
     a = len(bits)
     topo = Topology.from_profile([a]) if layout == "flat" else Topology.cube(a)
     workload = program_workload(SCHEDULES[schedule].build(topo, payload), bits, world)
-    factory = network_factory(spec, SimOptions(mode="message"), ports=spec.ports,
-                              routes=_routes(spec, bits, world))
-    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
-    assert isinstance(net, SwitchedNetwork) and net.routes is not None
-    return workload, factory, net
+    return (workload, *_network(spec, bits, world))
 
 
 def _times(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
@@ -175,7 +181,9 @@ def test_an_axis_inside_the_racks_of_the_paper_hybrid() -> None:
 
 def _queues_both_ways(spec: FabricSpec, schedule: str, layout: str, bits: tuple[int, ...], payload: int,
                       world: int) -> tuple[object, object]:
-    _, _, net = _setup(spec, schedule, layout, bits, payload, world)
+    """The queues folded to rack 0 and solved for every rack (the schedule's sends alone: no workload
+    is programmed, no simulation run)."""
+    _, net = _network(spec, bits, world)
     shape, latencies = hybrid_shape(net)
     hop = (latencies[1] - latencies[0]) / (DL_FLIT / spec.link)
     sends = native_sends(schedule, layout, 1 << len(bits), payload)

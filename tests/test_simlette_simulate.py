@@ -7,6 +7,8 @@ Figures 3, 19-21 and its worked example of App. C.4.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
@@ -22,6 +24,7 @@ from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import (
     DL_FLIT,
     SimOptions,
+    SimReport,
     Stages,
     dumps_report,
     network_factory,
@@ -260,6 +263,17 @@ def two_level_plan() -> Plan:
     return assemble(loads_instance(text), decision, method="manual", status="manual")
 
 
+@pytest.fixture(scope="module")
+def unlimited(two_level_plan: Plan) -> Callable[[str, str], SimReport]:
+    """Simlette's run of the two-level plan with unlimited buffers (the default options, lookahead on) on a
+    fabric in a mode, run once per module for the tests that read it (a frozen report, never mutated)."""
+
+    def run(fabric: str, mode: str) -> SimReport:
+        return simulate_plan(two_level_plan, _fabric(fabric), SimOptions(mode=mode))
+
+    return functools.cache(run)
+
+
 @pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "nvl576-all-ocs"])
 @pytest.mark.parametrize("mode", ["message", "flit"])
 def test_lookahead_changes_nothing(two_level_plan: Plan, fabric: str, mode: str) -> None:
@@ -276,12 +290,13 @@ def test_lookahead_changes_nothing(two_level_plan: Plan, fabric: str, mode: str)
 
 @pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "nvl576-all-ocs", "eps-single"])
 @pytest.mark.parametrize("mode", ["message", "flit"])
-def test_lookahead_changes_nothing_unlimited(two_level_plan: Plan, fabric: str, mode: str) -> None:
+def test_lookahead_changes_nothing_unlimited(two_level_plan: Plan, unlimited: Callable[[str, str], SimReport],
+                                            fabric: str, mode: str) -> None:
     # Unlimited buffers take the fast paths (direct accelerator ports, final drain, lockstep
     # rails on one level; whole pieces without credits on two): bit-identical to one
     # decision per event, write responses included.
     spec = _fabric(fabric)
-    fast = simulate_plan(two_level_plan, spec, SimOptions(mode=mode))
+    fast = unlimited(fabric, mode)
     slow = simulate_plan(two_level_plan, spec, SimOptions(mode=mode, lookahead=False))
     assert [(d.simulated_s, d.acked_s, d.analytical_s) for d in fast.demands] == [
         (d.simulated_s, d.acked_s, d.analytical_s) for d in slow.demands
@@ -289,21 +304,20 @@ def test_lookahead_changes_nothing_unlimited(two_level_plan: Plan, fabric: str, 
 
 
 @pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid", "nvl576-all-ocs", "eps-single"])
-def test_message_and_flit_modes_agree(two_level_plan: Plan, fabric: str) -> None:
-    spec = _fabric(fabric)
-    msg = simulate_plan(two_level_plan, spec, SimOptions(mode="message"))
-    flit = simulate_plan(two_level_plan, spec, SimOptions(mode="flit"))
+def test_message_and_flit_modes_agree(unlimited: Callable[[str, str], SimReport], fabric: str) -> None:
+    msg = unlimited(fabric, "message")
+    flit = unlimited(fabric, "flit")
     for a, b in zip(msg.demands, flit.demands, strict=True):
         assert a.simulated_s == pytest.approx(b.simulated_s, rel=0.02)
         assert a.simulated_s >= a.analytical_s * 0.999  # never faster than the model's paths
 
 
-def test_two_level_latencies(two_level_plan: Plan) -> None:
+def test_two_level_latencies(unlimited: Callable[[str, str], SimReport]) -> None:
     # The all-gather axis (8 ranks on bits 2..0) stays in a rack: one OCS (520 ns) or one
     # EPS (810 ns) per hop. The all-reduce axis crosses racks: three OCS devices and four
     # cables (560 ns) or three EPS (1430 ns) per hop (Table 9, nominal).
-    eps = simulate_plan(two_level_plan, _fabric("nvl576-all-eps"), SimOptions(mode="message"))
-    ocs = simulate_plan(two_level_plan, _fabric("nvl576-all-ocs"), SimOptions(mode="message"))
+    eps = unlimited("nvl576-all-eps", "message")
+    ocs = unlimited("nvl576-all-ocs", "message")
     reduce_eps, gather_eps = eps.demands
     reduce_ocs, gather_ocs = ocs.demands
     h_reduce, h_gather = reduce_ocs.phases, gather_ocs.phases

@@ -3,7 +3,7 @@
 A hostile-input case needs a process of its own: ``RLIMIT_AS``, a timeout that can kill it, its
 exit status, and file descriptors 1 and 2 on real files. A subprocess gives all of that and
 spends 0.4 s starting Python and importing ``ocsplan.cli``. Here one server per pytest worker
-(this file run as a script, started with :mod:`subprocess`: single-threaded, small, and not the
+(this file run as a script, started with :mod:`subprocess`: single-threaded, and not the
 xdist worker with its threads) imports :data:`PRELOAD` once; per case it forks a child that sets
 the limit, the environment, the working directory and the descriptors the subprocess had, runs
 what ``python -m ocsplan`` runs (:func:`runpy.run_module` with ``alter_sys``: the same ``argv``
@@ -34,22 +34,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["PRELOAD", "Completed", "ForkServer"]
+__all__ = ["ONE_THREAD", "PRELOAD", "Completed", "ForkServer"]
 
-# ``ocsplan.cli`` and what the refusals import after it that needs neither numpy nor multiprocessing:
-# typer's adapters and pydantic, rich's console, the plan table, the checks, the schemas and
-# jsonschema, the workload and Simlette modules. None of them opens a file, registers an ``atexit``
-# function or starts a thread at import (the server checks it has one thread before each fork).
-# numpy stays out (OpenBLAS starts threads at import; it maps 120 MB that would count against
-# the ``RLIMIT_AS`` of children that never import it), and so does all that imports it, and
-# multiprocessing (it would take the server's ``__main__`` for ``__mp_main__``). The server's address
-# space is about 50 MB, a fresh interpreter's 20 MB.
+# ``ocsplan.cli`` and what the refusals import after it that needs no multiprocessing: typer's
+# adapters and pydantic, rich's console, the plan table, the checks, the schemas and jsonschema, the
+# workload and Simlette modules, then numpy and the numpy-using modules that the planning, deploy,
+# report and export refusals import (182 and 28 to 168 of the 253 round-4 cases). None of them opens
+# a file, registers an ``atexit`` function or starts a thread at import (the server checks it has one
+# thread before each fork): OpenBLAS would start one per core at numpy's import, so the server
+# imports with its thread pools held to one (:data:`ONE_THREAD` in the server's environment only;
+# each child's ``os.environ`` is exactly the case's). multiprocessing stays out (it would take the
+# server's ``__main__`` for ``__mp_main__``), and so does all that imports it or scipy. The server's
+# address space is about 136 MB (a fresh interpreter's 20 MB, one that imports numpy with OpenBLAS's
+# threads about 180 MB), the start of each child's 1 GiB of ``RLIMIT_AS``.
 PRELOAD: tuple[str, ...] = (
     "ocsplan.cli", "typer._adapters", "ocsplan.cli.console", "ocsplan.cli.render", "ocsplan.planning.check_stacked",
     "ocsplan.schemas", "ocsplan.realization.fabric_check", "jsonschema", "importlib.metadata",
     "pydantic.plugin._loader", "ocsplan.workload.step", "ocsplan.workload.power", "ocsplan.simlette.simulate",
     "ocsplan.simlette.report", "ocsplan.simlette.runs",
+    "numpy", "ocsplan.planning.check", "ocsplan.realization.plan_check", "ocsplan.deploy.check",
+    "ocsplan.deploy.faults", "ocsplan.deploy.msccl", "ocsplan.plotting", "ocsplan.report.html",
+    "ocsplan.report.provenance", "ocsplan.report.svg", "ocsplan.deploy.export", "ocsplan.report.inputs",
+    "ocsplan.realization.validate", "ocsplan.planning.allocate", "ocsplan.planning.context",
+    "ocsplan.planning.space",
 )
+# the BLAS and OpenMP thread pools of the server's imports: one thread, so none is started
+ONE_THREAD: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class ForkServer:
     """The client side: one server process, started here, shut down by :meth:`close`."""
 
     def __init__(self, src: str, preload: Sequence[str] = PRELOAD) -> None:
-        env = dict(os.environ, PYTHONPATH=src)
+        env = dict(os.environ, PYTHONPATH=src, **ONE_THREAD)  # the children get the environment of each request
         self._proc = subprocess.Popen([sys.executable, __file__, *preload], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, env=env, cwd="/")
         assert self._proc.stdin is not None and self._proc.stdout is not None
@@ -131,6 +141,10 @@ def _serve(preload: Sequence[str]) -> None:
     sys.path[0] = os.getcwd()  # not this file's folder: the imports find what ``python -m`` finds
     for name in preload:
         importlib.import_module(name)
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1 or threading.active_count() != 1:
+        _send({"ready": False, "threads": threads})
+        return
     _send({"ready": True})
     for line in sys.stdin.buffer:
         request = json.loads(line)

@@ -35,8 +35,7 @@ class IdealNetwork(Network):
     @property
     def load(self) -> dict[tuple[int, int], Fraction]:
         """Bytes each logical edge (src, gen) carried."""
-        return {key: sum((Fraction(*n) * c for n, c in sizes.items()), Fraction(0))
-                for key, sizes in self._sizes.items()}
+        return {key: _exact_sum(sizes) for key, sizes in self._sizes.items()}
 
     def _edge(self, src: int, gen: int, nbytes: Fraction, size: float, t: float) -> float:
         """``size`` is float(nbytes)."""
@@ -67,3 +66,15 @@ class IdealNetwork(Network):
 
     def resources(self, src: int, dst: int, gen: int) -> list[Resource]:
         return [(("edge", src, gen), self.multiplicity[gen] * self.rate)]
+
+
+def _exact_sum(sizes: dict[tuple[int, int], int]) -> Fraction:
+    """The exact sum of ``count`` messages of ``numerator / denominator`` bytes each: integers summed per
+    denominator, one Fraction per denominator (the same value as summing Fractions, far fewer of them)."""
+    by_denominator: dict[int, int] = {}
+    for (numerator, denominator), count in sizes.items():
+        by_denominator[denominator] = by_denominator.get(denominator, 0) + numerator * count
+    total = Fraction(0)
+    for denominator, numerator in by_denominator.items():
+        total += Fraction(numerator, denominator)
+    return total
