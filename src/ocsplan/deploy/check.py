@@ -281,6 +281,58 @@ _RECEIVES = frozenset(("r", "rrc"))
 _KINDS = frozenset(("nop", "cpy", "re")) | _SENDS | _RECEIVES
 
 
+_PAIRED = itemgetter(1, 2, 3, 4, 5)  # srcbuf srcoff dstbuf dstoff cnt: a send's and its receive's agree
+
+
+def _clean(gpus: list[list[_Tb]], declared: dict[str, int]) -> bool:
+    """True if :func:`_canonical` and :func:`_offsets` would find nothing; False sends the file to them
+    (they name the first fault). Builds no message, and looks at each step object's own fields once
+    (ranks share them: see _Reader.parsed)."""
+    sends: dict[tuple[int, int, int], list[_Step]] = {}
+    recvs: dict[tuple[int, int, int], list[_Step]] = {}
+    distinct: dict[int, _Step] = {}
+    for x, tbs in enumerate(gpus):
+        ends: set[tuple[int, int, int]] = set()
+        ntb = len(tbs)
+        for b, tb in enumerate(tbs):
+            for side, peer in ((0, tb.send), (1, tb.recv)):
+                if peer != -1:
+                    if (side, peer, tb.chan) in ends:
+                        return False
+                    ends.add((side, peer, tb.chan))
+            steps = tb.steps
+            if steps and steps[-1][0] == "nop":
+                return False
+            distinct.update(zip(map(id, steps), steps, strict=True))
+            out = [st for st in steps if st[0] == "s"]
+            if out:
+                sends[(x, tb.send, tb.chan)] = out
+            into = [st for st in steps if st[0] == "r" or st[0] == "rrc"]
+            if into:
+                recvs[(tb.recv, x, tb.chan)] = into
+            for st in [st for st in steps if st[6] != -1]:
+                depid, deps = st[6], st[7]
+                if not 0 <= depid < ntb or depid == b:
+                    return False
+                on = tbs[depid]
+                if not 0 <= deps < len(on.steps) or on.steps[deps][0] == "nop" or not on.signals[deps]:
+                    return False
+    for kind, srcbuf, srcoff, dstbuf, dstoff, cnt, _, _ in distinct.values():
+        if kind != "nop":
+            if kind not in _KINDS or not 0 < cnt < MSCCL_MAX_COUNT:
+                return False
+            src, dst = declared.get(srcbuf), declared.get(dstbuf)
+            if src is None or dst is None or srcoff < 0 or srcoff + cnt > src or dstoff < 0 or dstoff + cnt > dst:
+                return False
+    if sends.keys() != recvs.keys():
+        return False
+    for link, out in sends.items():
+        into = recvs[link]
+        if len(out) != len(into) or list(map(_PAIRED, out)) != list(map(_PAIRED, into)):
+            return False
+    return True
+
+
 def _canonical(gpus: list[list[_Tb]], source: str) -> None:
     """The rules msccl-tools' writer keeps and tools that pair sends with receives check."""
     links: dict[tuple[int, int, int], list[list[tuple[int, int, _Step]]]] = defaultdict(lambda: [[], []])
@@ -442,8 +494,9 @@ def _check(text: str, source: str, gens: frozenset[int], modulus: int, chunk_byt
     algo, gpu_attrs, gpus = _parse(text, source)
     first = gpu_attrs[0]
     declared = _limits(algo, gpu_attrs, gpus, source, protocol, min(max_steps, INT16))
-    _canonical(gpus, source)
-    _offsets(gpus, declared, source)
+    if not _clean(gpus, declared):
+        _canonical(gpus, source)
+        _offsets(gpus, declared, source)
     costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
