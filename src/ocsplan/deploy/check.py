@@ -433,6 +433,17 @@ def _union(a: Bits, b: Bits) -> tuple[Bits, Bits]:
     return (la, ma | mb), (la, ma & mb)
 
 
+def _summed(a: list[Value], b: list[Value]) -> list[Value] | None:
+    """The chunkwise sums of ``a`` and ``b`` when every pair is of one row and disjoint (the common case),
+    else None (the caller's general path then sums or names the overlap)."""
+    out: list[Value] = []
+    for (sa, da), (sb, db) in zip(a, b, strict=True):
+        if sa[0] != sb[0] or sa[1] & sb[1]:
+            return None
+        out.append(((sa[0], sa[1] | sb[1]), da if da > db else db))
+    return out
+
+
 def _expected_bits(coll: str, n: int, x: int, i_chunks: int, o_chunks: int, k: int) -> Bits | None:
     """:func:`_expected` as bits; None when it names an atom no input holds (no value can equal it)."""
     if coll == "allreduce":
@@ -458,8 +469,14 @@ def _outputs(coll: str, cells: list[dict[str, list[Value | None]]], i_chunks: in
     n = len(cells)
     same = coll in ("allreduce", "allgather")
     wanted: dict[int, Bits | None] = {}
+    wants: list[Bits | None] | None = None
     for x in range(n):
         held = cells[x]["o"]
+        if same and x:
+            if wants is None:
+                wants = [wanted[k] for k in range(o_chunks)]
+            if None not in held and [got[0] for got in held] == wants:  # type: ignore[index]
+                continue
         for k in range(o_chunks):
             got = held[k]
             if same:
@@ -631,6 +648,19 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                                 mine[k] = prev = now
                                 k += 1
                                 continue
+                        elif cnt > 1:  # all chunks present, each pair of one row and disjoint: inline
+                            src = held[srcbuf][srcoff:srcoff + cnt]
+                            dst = held[dstbuf][dstoff:dstoff + cnt]
+                            if None not in src and None not in dst:
+                                summed = _summed(src, dst)  # type: ignore[arg-type]
+                                if summed is not None:
+                                    held[dstbuf][dstoff:dstoff + cnt] = summed
+                                    for _, d in summed:
+                                        if d > now:
+                                            now = d
+                                    mine[k] = prev = now
+                                    k += 1
+                                    continue
                         vals = reduce(read(x, b, k, kind, srcbuf, srcoff, cnt),
                                       read(x, b, k, kind, dstbuf, dstoff, cnt), (x, b, k, kind))
                         held[dstbuf][dstoff:dstoff + cnt] = vals
@@ -652,6 +682,17 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                                 mine[k] = prev = now
                                 k += 1
                                 continue
+                        elif cnt > 1:
+                            src = held[srcbuf][srcoff:srcoff + cnt]
+                            if None not in src:
+                                summed = _summed(src, [(a, depth) for a in msg])  # type: ignore[arg-type]
+                                if summed is not None:
+                                    held[dstbuf][dstoff:dstoff + cnt] = summed
+                                    if depth > now:
+                                        now = depth
+                                    mine[k] = prev = now
+                                    k += 1
+                                    continue
                         held[dstbuf][dstoff:dstoff + cnt] = reduce(read(x, b, k, kind, srcbuf, srcoff, cnt),
                                                                    [(a, depth) for a in msg], (x, b, k, kind))
                         if depth > now:
