@@ -6,8 +6,8 @@ refused in one line naming the file and the field."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
@@ -221,34 +221,40 @@ def test_two_channels_measured_as_p_circuits() -> None:
     assert one == two
 
 
-def _cells(outputs: Sequence[Mapping[int, frozenset[tuple[int, ...]]]]) -> list[defaultdict[str, dict[int, tuple[
-        frozenset[tuple[int, ...]], int]]]]:
-    cells = []
+def _cells(outputs: Sequence[Mapping[int, frozenset[tuple[int, int]]]], o_chunks: int) -> list[dict[
+        str, list[tuple[tuple[int, int], int] | None]]]:
+    """Ranks' output cells holding the atom sets (rank, chunk) given, as the checker's bits (atom k * n + rank:
+    lo the first atom's row, a bit per atom above it)."""
+    n = len(outputs)
+    cells: list[dict[str, list[tuple[tuple[int, int], int] | None]]] = []
     for held in outputs:
-        rank: defaultdict[str, dict[int, tuple[frozenset[tuple[int, ...]], int]]] = defaultdict(dict)
-        rank["o"] = {k: (atoms, 1) for k, atoms in held.items()}
-        cells.append(rank)
+        out: list[tuple[tuple[int, int], int] | None] = [None] * o_chunks
+        for k, atoms in held.items():
+            lo = min(c * n + r for r, c in atoms) // n * n
+            out[k] = ((lo, sum(1 << (c * n + r - lo) for r, c in atoms)), 1)
+        cells.append({"o": out})
     return cells
 
 
-def test_outputs_accept_a_shared_proven_chunk_and_catch_a_wrong_one_on_any_rank() -> None:
-    """The output check accepts the object it proved for chunk k again by identity; an equal set that is
-    another object is compared, and a wrong set on the last rank alone is still named (by hand: 4 ranks, 2
-    chunks, chunk k of an all-reduce is {(r, k) for r in 0..3})."""
+def test_outputs_accept_every_rank_s_equal_chunk_and_catch_a_wrong_one_on_any_rank() -> None:
+    """The output check works out chunk k's expected bits once and compares every rank's with them; a
+    wrong set on the last rank alone is still named, as (rank, chunk) atoms (by hand: 4 ranks, 2 chunks,
+    chunk k of an all-reduce is {(r, k) for r in 0..3})."""
     from ocsplan.deploy.check import _outputs
 
     whole = [frozenset((r, k) for r in range(4)) for k in range(2)]
     equal = frozenset((r, 1) for r in range(4))
     good = [{0: whole[0], 1: whole[1]}] * 3 + [{0: whole[0], 1: equal}]
-    _outputs("allreduce", _cells(good), 2, "f.xml")
+    _outputs("allreduce", _cells(good, 2), 2, 2, "f.xml")
     bad = [*good[:3], {0: whole[0], 1: frozenset((r, 1) for r in range(3)) | {(3, 0)}}]
-    with pytest.raises(CheckError, match=r"^f\.xml: gpu 3 output chunk 1 holds "):
-        _outputs("allreduce", _cells(bad), 2, "f.xml")
+    with pytest.raises(CheckError, match=re.escape("f.xml: gpu 3 output chunk 1 holds [(0, 1), (1, 1), (2, 1), "
+                                                   "(3, 0)], expected [(0, 1), (1, 1), (2, 1), (3, 1)]")):
+        _outputs("allreduce", _cells(bad, 2), 2, 2, "f.xml")
     missing = [*good[:3], {0: whole[0]}]
     with pytest.raises(CheckError, match=r"^f\.xml: gpu 3 output chunk 1 holds nothing"):
-        _outputs("allreduce", _cells(missing), 2, "f.xml")
+        _outputs("allreduce", _cells(missing, 2), 2, 2, "f.xml")
     with pytest.raises(CheckError, match="collective 'broadcast' not checked"):
-        _outputs("broadcast", _cells([{}] * 4), 0, "f.xml")
+        _outputs("broadcast", _cells([{}] * 4, 0), 0, 0, "f.xml")
 
 
 _STEP = ('<step s="{s}" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" '

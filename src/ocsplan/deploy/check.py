@@ -41,7 +41,7 @@ MAX_XML_ATTR_CHARS = 1024  # characters of one attribute value
 _FEED = 1 << 16  # characters fed to the parser at a time
 
 Atom = tuple[int, ...]
-Value = tuple[frozenset[Atom], int]  # (atoms summed/held, message depth at which it became available)
+Value = tuple[tuple[int, int], int]  # (atoms summed/held as bits (see _atoms), depth at which it became available)
 
 
 class CheckError(OcsplanError):
@@ -281,6 +281,58 @@ _RECEIVES = frozenset(("r", "rrc"))
 _KINDS = frozenset(("nop", "cpy", "re")) | _SENDS | _RECEIVES
 
 
+_PAIRED = itemgetter(1, 2, 3, 4, 5)  # srcbuf srcoff dstbuf dstoff cnt: a send's and its receive's agree
+
+
+def _clean(gpus: list[list[_Tb]], declared: dict[str, int]) -> bool:
+    """True if :func:`_canonical` and :func:`_offsets` would find nothing; False sends the file to them
+    (they name the first fault). Builds no message, and looks at each step object's own fields once
+    (ranks share them: see _Reader.parsed)."""
+    sends: dict[tuple[int, int, int], list[_Step]] = {}
+    recvs: dict[tuple[int, int, int], list[_Step]] = {}
+    distinct: dict[int, _Step] = {}
+    for x, tbs in enumerate(gpus):
+        ends: set[tuple[int, int, int]] = set()
+        ntb = len(tbs)
+        for b, tb in enumerate(tbs):
+            for side, peer in ((0, tb.send), (1, tb.recv)):
+                if peer != -1:
+                    if (side, peer, tb.chan) in ends:
+                        return False
+                    ends.add((side, peer, tb.chan))
+            steps = tb.steps
+            if steps and steps[-1][0] == "nop":
+                return False
+            distinct.update(zip(map(id, steps), steps, strict=True))
+            out = [st for st in steps if st[0] == "s"]
+            if out:
+                sends[(x, tb.send, tb.chan)] = out
+            into = [st for st in steps if st[0] == "r" or st[0] == "rrc"]
+            if into:
+                recvs[(tb.recv, x, tb.chan)] = into
+            for st in [st for st in steps if st[6] != -1]:
+                depid, deps = st[6], st[7]
+                if not 0 <= depid < ntb or depid == b:
+                    return False
+                on = tbs[depid]
+                if not 0 <= deps < len(on.steps) or on.steps[deps][0] == "nop" or not on.signals[deps]:
+                    return False
+    for kind, srcbuf, srcoff, dstbuf, dstoff, cnt, _, _ in distinct.values():
+        if kind != "nop":
+            if kind not in _KINDS or not 0 < cnt < MSCCL_MAX_COUNT:
+                return False
+            src, dst = declared.get(srcbuf), declared.get(dstbuf)
+            if src is None or dst is None or srcoff < 0 or srcoff + cnt > src or dstoff < 0 or dstoff + cnt > dst:
+                return False
+    if sends.keys() != recvs.keys():
+        return False
+    for link, out in sends.items():
+        into = recvs[link]
+        if len(out) != len(into) or list(map(_PAIRED, out)) != list(map(_PAIRED, into)):
+            return False
+    return True
+
+
 def _canonical(gpus: list[list[_Tb]], source: str) -> None:
     """The rules msccl-tools' writer keeps and tools that pair sends with receives check."""
     links: dict[tuple[int, int, int], list[list[tuple[int, int, _Step]]]] = defaultdict(lambda: [[], []])
@@ -332,18 +384,6 @@ def _canonical(gpus: list[list[_Tb]], source: str) -> None:
                                  f"reads {s[1]}[{s[2]}]")
 
 
-def _initial(coll: str, n: int, x: int, i_chunks: int) -> defaultdict[str, dict[int, Value]]:
-    """A rank's cells, buffer name -> offset -> value, holding its input."""
-    cells: defaultdict[str, dict[int, Value]] = defaultdict(dict)
-    for k in range(i_chunks):
-        if coll == "alltoall":
-            c = i_chunks // n
-            cells["i"][k] = (frozenset({(x, k // c, k % c)}), 0)
-        else:
-            cells["i"][k] = (frozenset({(x, k)}), 0)
-    return cells
-
-
 def _expected(coll: str, n: int, x: int, o_chunks: int, k: int) -> frozenset[Atom]:
     """What rank ``x``'s output chunk ``k`` holds after the collective."""
     if coll == "allreduce":
@@ -356,27 +396,100 @@ def _expected(coll: str, n: int, x: int, o_chunks: int, k: int) -> frozenset[Ato
     raise CheckError(f"collective {coll!r} not checked")
 
 
-def _outputs(coll: str, cells: list[defaultdict[str, dict[int, Value]]], o_chunks: int, source: str) -> None:
-    """Every rank's output chunks hold what the collective defines. All-reduce and all-gather give every
-    rank the same chunk k; a set object once proven equal to it is accepted again by identity (the
-    executor forwards one object along the all-gather), so 512 ranks cost one comparison per chunk."""
+# Atoms as bits. Input chunk k of rank x is atom number k * n + x: (x, k), or for all-to-all
+# (x, k // c, k % c) with c = i_chunks // n (decoded only for an error). A set of atoms is a pair
+# (lo, mask): atom lo + i for every bit i of mask, lo the first atom's row k * n, so a pair is one
+# set's only form (== is set equality) and a row's atoms fit in n bits.
+Bits = tuple[int, int]
+
+
+def _atoms(bits: Bits, coll: str, n: int, i_chunks: int) -> list[Atom]:
+    """The atoms ``bits`` holds, sorted (for an error message)."""
+    lo, mask = bits
+    out: list[Atom] = []
+    i = 0
+    while mask:
+        if mask & 1:
+            k, x = divmod(lo + i, n)
+            if coll == "alltoall":
+                c = i_chunks // n
+                out.append((x, k // c, k % c))
+            else:
+                out.append((x, k))
+        mask >>= 1
+        i += 1
+    return sorted(out)
+
+
+def _union(a: Bits, b: Bits) -> tuple[Bits, Bits]:
+    """(a | b, a & b) of two sets."""
+    la, ma = a
+    lb, mb = b
+    if la != lb:
+        lo = la if la < lb else lb
+        ma <<= la - lo
+        mb <<= lb - lo
+        la = lo
+    return (la, ma | mb), (la, ma & mb)
+
+
+def _summed(a: list[Value], b: list[Value]) -> list[Value] | None:
+    """The chunkwise sums of ``a`` and ``b`` when every pair is of one row and disjoint (the common case),
+    else None (the caller's general path then sums or names the overlap)."""
+    out: list[Value] = []
+    for (sa, da), (sb, db) in zip(a, b, strict=True):
+        if sa[0] != sb[0] or sa[1] & sb[1]:
+            return None
+        out.append(((sa[0], sa[1] | sb[1]), da if da > db else db))
+    return out
+
+
+def _expected_bits(coll: str, n: int, x: int, i_chunks: int, o_chunks: int, k: int) -> Bits | None:
+    """:func:`_expected` as bits; None when it names an atom no input holds (no value can equal it)."""
+    if coll == "allreduce":
+        return (k * n, (1 << n) - 1) if k < i_chunks else None
+    c = o_chunks // n
+    if coll == "allgather":
+        src, j = k // c, k % c
+    else:  # alltoall: (k // c, x, k % c) is input chunk x * ci + k % c of rank k // c
+        ci = i_chunks // n
+        src, cc = k // c, k % c
+        if not cc < ci:
+            return None
+        j = x * ci + cc
+    return (j * n, 1 << src) if src < n and j < i_chunks else None
+
+
+def _outputs(coll: str, cells: list[dict[str, list[Value | None]]], i_chunks: int, o_chunks: int,
+             source: str) -> None:
+    """Every rank's output chunks hold what the collective defines (all-reduce and all-gather give every
+    rank the same chunk k: its expected bits are worked out once)."""
     if coll not in ("allreduce", "allgather", "alltoall"):
         raise CheckError(f"collective {coll!r} not checked")
     n = len(cells)
-    proven: dict[int, frozenset[Atom]] = {}
     same = coll in ("allreduce", "allgather")
+    wanted: dict[int, Bits | None] = {}
+    wants: list[Bits | None] | None = None
     for x in range(n):
         held = cells[x]["o"]
-        for k in range(o_chunks):
-            got = held.get(k)
-            if got is not None and same and proven.get(k) is got[0]:
+        if same and x:
+            if wants is None:
+                wants = [wanted[k] for k in range(o_chunks)]
+            if None not in held and [got[0] for got in held] == wants:  # type: ignore[index]
                 continue
-            want = _expected(coll, n, x, o_chunks, k)
-            if got is None or got[0] != want:
-                raise CheckError(f"{source}: gpu {x} output chunk {k} holds "
-                                 f"{sorted(got[0]) if got else 'nothing'}, expected {sorted(want)}")
+        for k in range(o_chunks):
+            got = held[k]
             if same:
-                proven[k] = got[0]
+                if k not in wanted:
+                    wanted[k] = _expected_bits(coll, n, x, i_chunks, o_chunks, k)
+                want = wanted[k]
+            else:
+                want = _expected_bits(coll, n, x, i_chunks, o_chunks, k)
+            if got is None or want is None or got[0] != want:
+                expected = _expected(coll, n, x, o_chunks, k)
+                raise CheckError(f"{source}: gpu {x} output chunk {k} holds "
+                                 f"{_atoms(got[0], coll, n, i_chunks) if got else 'nothing'}, "
+                                 f"expected {sorted(expected)}")
 
 
 def check_xml(text: str, source: str, gens: frozenset[int], modulus: int, chunk_bytes: Fraction,
@@ -398,8 +511,9 @@ def _check(text: str, source: str, gens: frozenset[int], modulus: int, chunk_byt
     algo, gpu_attrs, gpus = _parse(text, source)
     first = gpu_attrs[0]
     declared = _limits(algo, gpu_attrs, gpus, source, protocol, min(max_steps, INT16))
-    _canonical(gpus, source)
-    _offsets(gpus, declared, source)
+    if not _clean(gpus, declared):
+        _canonical(gpus, source)
+        _offsets(gpus, declared, source)
     costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
@@ -424,110 +538,171 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
             for peer, allowed in ((tb.send, out_to[x]), (tb.recv, in_from[x])):
                 if peer != -1 and peer not in allowed:
                     raise CheckError(f"{source}: gpu {x} tb {b}: peer {peer} is not a neighbour in the axis graph")
-    cells = [_initial(coll, n, x, i_chunks) for x in range(n)]
-    fifo: dict[tuple[int, int, int], deque[tuple[list[frozenset[Atom]], int]]] = defaultdict(deque)
+    s_chunks = _int(first, "s_chunks", source)
+    if coll == "alltoall" and i_chunks:
+        i_chunks // (i_chunks // n)  # no chunk per rank: ZeroDivisionError, as ever
+    # a rank's cells, buffer name -> offset -> value (None: nothing written), holding its input;
+    # _offsets proved every step's chunks inside its buffers
+    cells: list[dict[str, list[Value | None]]] = [
+        {"i": [((k * n, 1 << x), 0) for k in range(i_chunks)], "o": [None] * o_chunks, "s": [None] * s_chunks}
+        for x in range(n)]
+    # a message: the chunks' atoms and the depth at which it arrives
+    fifo: dict[tuple[int, int, int], deque[tuple[list[Bits], int]]] = defaultdict(deque)
     pc = [[0] * len(tbs) for tbs in gpus]
     times = [[[0] * len(tb.steps) for tb in tbs] for tbs in gpus]  # message depth each step ran at
-    # a message: the chunks' atoms and the depth at which it arrives
     # per depth, chunks per (sender, receiver, channel): channel ch is its own circuit
     load: dict[int, dict[tuple[int, int, int], int]] = defaultdict(lambda: defaultdict(int))
 
-    At = tuple[int, int, int, str]  # (gpu, tb, step, type): formatted only for an error
+    def name(x: int, b: int, k: int, kind: str) -> str:
+        return f"{source}: gpu {x} tb {b} step {k} ({kind})"
 
-    def name(at: At) -> str:
-        return f"{source}: gpu {at[0]} tb {at[1]} step {at[2]} ({at[3]})"
+    def read(x: int, b: int, k: int, kind: str, buf: str, off: int, cnt: int) -> list[Value]:
+        vals = cells[x][buf][off:off + cnt]
+        for j, v in enumerate(vals, off):
+            if v is None:
+                raise CheckError(f"{name(x, b, k, kind)}: reads {buf}[{j}] before anything is written there")
+        return vals  # type: ignore[return-value]
 
-    def read(x: int, buf: str, off: int, cnt: int, where: At) -> list[Value]:
-        held = cells[x][buf]
-        try:
-            return [held[off]] if cnt == 1 else [held[k] for k in range(off, off + cnt)]
-        except KeyError as exc:
-            raise CheckError(f"{name(where)}: reads {buf}[{exc.args[0]}] before anything is written there") from None
-
-    def write(x: int, buf: str, off: int, vals: list[Value]) -> None:
-        held = cells[x][buf]
-        for k, v in enumerate(vals, off):
-            held[k] = v
-
-    def reduce(a: list[Value], b: list[Value], where: At) -> list[Value]:
+    def reduce(a: list[Value], b: list[Value], where: tuple[int, int, int, str]) -> list[Value]:
         out = []
         for (sa, da), (sb, db) in zip(a, b, strict=True):
-            if sa & sb:
-                raise CheckError(f"{name(where)}: inputs {sorted(sa & sb)} summed twice")
-            out.append((sa | sb, max(da, db)))
+            both, twice = _union(sa, sb)
+            if twice[1]:
+                raise CheckError(f"{name(*where)}: inputs {_atoms(twice, coll, n, i_chunks)} summed twice")
+            out.append((both, da if da > db else db))
         return out
 
     receiving = frozenset(("r", "rrc", "rcs", "rrs", "rrcs"))
-
-    def run(x: int, b: int) -> bool:
-        tb = gpus[x][b]
-        k = pc[x][b]
-        kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps = tb.steps[k]
-        tx = times[x]
-        if depid != -1:
-            if not 0 <= depid < len(tx):
-                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): depid {depid} names no threadblock")
-            if pc[x][depid] <= deps:
-                return False
-        before = tx[b][k - 1] if k else 0
-        if depid != -1 and tx[depid][deps] > before:
-            before = tx[depid][deps]
-        if kind in receiving:
-            if tb.recv == -1:
-                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives on a threadblock "
-                                 "without a recv peer")
-            q = fifo[(tb.recv, x, tb.chan)]
-            if not q:
-                return False
-            msg, depth = q.popleft()
-            if len(msg) != cnt:
-                raise CheckError(f"{source}: gpu {x} tb {b} step {k} ({kind}): receives {cnt} chunks, "
-                                 f"the message has {len(msg)}")
-        where = (x, b, k, kind)
-        now = before
-        if kind == "nop":
-            pass
-        elif kind == "cpy":
-            held = cells[x]
-            if cnt == 1 and srcoff in held[srcbuf]:  # the common case, inline
-                held[dstbuf][dstoff] = held[srcbuf][srcoff]
-            else:
-                write(x, dstbuf, dstoff, read(x, srcbuf, srcoff, cnt, where))
-        elif kind == "s":
-            if tb.send == -1:
-                raise CheckError(f"{name(where)}: sends on a threadblock without a send peer")
-            vals = read(x, srcbuf, srcoff, cnt, where)
-            depth = before
-            for _, d in vals:
-                if d > depth:
-                    depth = d
-            depth += 1
-            fifo[(x, tb.send, tb.chan)].append(([a for a, _ in vals], depth))
-            load[depth][(x, tb.send, tb.chan)] += cnt
-            now = depth - 1
-        elif kind == "re":
-            vals = reduce(read(x, srcbuf, srcoff, cnt, where), read(x, dstbuf, dstoff, cnt, where), where)
-            write(x, dstbuf, dstoff, vals)
-            now = max(before, *(d for _, d in vals))
-        elif kind == "r":
-            write(x, dstbuf, dstoff, [(a, depth) for a in msg])
-            now = max(before, depth)
-        elif kind == "rrc":
-            write(x, dstbuf, dstoff, reduce(read(x, srcbuf, srcoff, cnt, where), [(a, depth) for a in msg], where))
-            now = max(before, depth)
-        else:
-            raise CheckError(f"{name(where)}: step type {kind!r} not checked")
-        tx[b][k] = now
-        pc[x][b] = k + 1
-        return True
-
     progress = True
     while progress:
         progress = False
         for x, tbs in enumerate(gpus):
+            pcx, tx, held = pc[x], times[x], cells[x]
             for b in range(len(tbs))[::order]:
-                steps = len(tbs[b].steps)
-                while pc[x][b] < steps and run(x, b):
+                # run threadblock b until it waits (a dependency not yet run, an empty FIFO) or ends
+                tb = tbs[b]
+                steps = tb.steps
+                k = start = pcx[b]
+                nsteps = len(steps)
+                mine = tx[b]
+                prev = mine[k - 1] if k else 0
+                rq: deque[tuple[list[Bits], int]] | None = None
+                sq: deque[tuple[list[Bits], int]] | None = None
+                link = (x, tb.send, tb.chan)
+                while k < nsteps:
+                    kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps = steps[k]
+                    before = prev
+                    if depid != -1:
+                        if not 0 <= depid < len(tx):
+                            raise CheckError(f"{name(x, b, k, kind)}: depid {depid} names no threadblock")
+                        if pcx[depid] <= deps:
+                            break
+                        if tx[depid][deps] > before:
+                            before = tx[depid][deps]
+                    if kind in receiving:
+                        if tb.recv == -1:
+                            raise CheckError(f"{name(x, b, k, kind)}: receives on a threadblock without a recv "
+                                             "peer")
+                        if rq is None:
+                            rq = fifo[(tb.recv, x, tb.chan)]
+                        if not rq:
+                            break
+                        msg, depth = rq.popleft()
+                        if len(msg) != cnt:
+                            raise CheckError(f"{name(x, b, k, kind)}: receives {cnt} chunks, the message has "
+                                             f"{len(msg)}")
+                    now = before
+                    if kind == "s":
+                        if tb.send == -1:
+                            raise CheckError(f"{name(x, b, k, kind)}: sends on a threadblock without a send peer")
+                        if cnt == 1 and (v := held[srcbuf][srcoff]) is not None:  # the common case, inline
+                            depth = (before if before > v[1] else v[1]) + 1
+                            sent = [v[0]]
+                        else:
+                            vals = read(x, b, k, kind, srcbuf, srcoff, cnt)
+                            depth = before
+                            for _, d in vals:
+                                if d > depth:
+                                    depth = d
+                            depth += 1
+                            sent = [a for a, _ in vals]
+                        if sq is None:
+                            sq = fifo[link]
+                        sq.append((sent, depth))
+                        load[depth][link] += cnt
+                        now = depth - 1
+                    elif kind == "cpy":
+                        if cnt == 1 and (v := held[srcbuf][srcoff]) is not None:
+                            held[dstbuf][dstoff] = v
+                        else:
+                            held[dstbuf][dstoff:dstoff + cnt] = read(x, b, k, kind, srcbuf, srcoff, cnt)
+                    elif kind == "re":
+                        if (cnt == 1 and (v := held[srcbuf][srcoff]) is not None
+                                and (w := held[dstbuf][dstoff]) is not None):
+                            (la, ma), (lb, mb) = v[0], w[0]
+                            if la == lb and not ma & mb:
+                                d = v[1] if v[1] > w[1] else w[1]
+                                held[dstbuf][dstoff] = ((la, ma | mb), d)
+                                if d > now:
+                                    now = d
+                                mine[k] = prev = now
+                                k += 1
+                                continue
+                        elif cnt > 1:  # all chunks present, each pair of one row and disjoint: inline
+                            src = held[srcbuf][srcoff:srcoff + cnt]
+                            dst = held[dstbuf][dstoff:dstoff + cnt]
+                            if None not in src and None not in dst:
+                                summed = _summed(src, dst)  # type: ignore[arg-type]
+                                if summed is not None:
+                                    held[dstbuf][dstoff:dstoff + cnt] = summed
+                                    for _, d in summed:
+                                        if d > now:
+                                            now = d
+                                    mine[k] = prev = now
+                                    k += 1
+                                    continue
+                        vals = reduce(read(x, b, k, kind, srcbuf, srcoff, cnt),
+                                      read(x, b, k, kind, dstbuf, dstoff, cnt), (x, b, k, kind))
+                        held[dstbuf][dstoff:dstoff + cnt] = vals
+                        now = max(before, *(d for _, d in vals))
+                    elif kind == "r":
+                        if cnt == 1:
+                            held[dstbuf][dstoff] = (msg[0], depth)
+                        else:
+                            held[dstbuf][dstoff:dstoff + cnt] = [(a, depth) for a in msg]
+                        if depth > now:
+                            now = depth
+                    elif kind == "rrc":
+                        if cnt == 1 and (v := held[srcbuf][srcoff]) is not None:
+                            (la, ma), (lb, mb) = v[0], msg[0]
+                            if la == lb and not ma & mb:
+                                held[dstbuf][dstoff] = ((la, ma | mb), v[1] if v[1] > depth else depth)
+                                if depth > now:
+                                    now = depth
+                                mine[k] = prev = now
+                                k += 1
+                                continue
+                        elif cnt > 1:
+                            src = held[srcbuf][srcoff:srcoff + cnt]
+                            if None not in src:
+                                summed = _summed(src, [(a, depth) for a in msg])  # type: ignore[arg-type]
+                                if summed is not None:
+                                    held[dstbuf][dstoff:dstoff + cnt] = summed
+                                    if depth > now:
+                                        now = depth
+                                    mine[k] = prev = now
+                                    k += 1
+                                    continue
+                        held[dstbuf][dstoff:dstoff + cnt] = reduce(read(x, b, k, kind, srcbuf, srcoff, cnt),
+                                                                   [(a, depth) for a in msg], (x, b, k, kind))
+                        if depth > now:
+                            now = depth
+                    elif kind != "nop":
+                        raise CheckError(f"{name(x, b, k, kind)}: step type {kind!r} not checked")
+                    mine[k] = prev = now
+                    k += 1
+                if k != start:
+                    pcx[b] = k
                     progress = True
     for x, tbs in enumerate(gpus):
         for b, tb in enumerate(tbs):
@@ -536,9 +711,9 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
     left = [k for k, q in fifo.items() if q]
     if left:
         raise CheckError(f"{source}: messages never received on {left[0][0]}->{left[0][1]} channel {left[0][2]}")
-    _outputs(coll, cells, o_chunks, source)
+    _outputs(coll, cells, i_chunks, o_chunks, source)
     h = max(load, default=0)
     # v as the cost model states it at multiplicity p = nchannels: T = h * latency + v / (p * R), so p
     # times the bytes of the busiest circuit (link and channel) summed over depths
-    v = sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()), Fraction(0)) * channels
-    return XmlCost(h, v)
+    return XmlCost(h, sum((Fraction(max(links.values())) * chunk_bytes for links in load.values()),
+                          Fraction(0)) * channels)
