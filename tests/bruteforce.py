@@ -119,6 +119,8 @@ def _best_multiplicities(
     for f in folds:
         start[f] = 1
     best = float("inf")
+    if sum(start.values()) > ports:  # every combination is over budget (with no demand, too)
+        return best
     for choice in product(*options):
         for ps in _within([gens for _, _, gens in choice], start, ports):
             value = sum(lat + vol / p for (lat, vol, _), p in zip(choice, ps, strict=True))
