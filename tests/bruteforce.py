@@ -9,6 +9,7 @@ planners' option tables). Only for n <= 4 and a couple of demands.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import combinations, product
 
 from ocsplan.cayley import Topology, compress, sub_masks
@@ -111,17 +112,35 @@ def brute_force(instance: Instance) -> float:
 def _best_multiplicities(
     options: list[list[tuple[float, float, frozenset[int]]]], folds: set[int], n: int, ports: int
 ) -> float:
+    """The cheapest choice of option and multiplicity per demand within ``ports``: every
+    combination, except those past the budget (what :func:`_within` skips, the exhaustive
+    product skipped as over budget too; the same values, the same minimum)."""
+    start: dict[int, int] = {1 << b: 1 for b in range(n)}
+    for f in folds:
+        start[f] = 1
     best = float("inf")
+    if sum(start.values()) > ports:  # every combination is over budget (with no demand, too)
+        return best
     for choice in product(*options):
-        for ps in product(range(1, ports + 1), repeat=len(choice)):
-            level: dict[int, int] = {1 << b: 1 for b in range(n)}
-            for f in folds:
-                level[f] = 1
-            for (_, _, gens), p in zip(choice, ps, strict=True):
-                for g in gens:
-                    level[g] = max(level[g], p)
-            if sum(level.values()) > ports:
-                continue
+        for ps in _within([gens for _, _, gens in choice], start, ports):
             value = sum(lat + vol / p for (lat, vol, _), p in zip(choice, ps, strict=True))
             best = min(best, value)
     return best
+
+
+def _within(gens: list[frozenset[int]], level: dict[int, int], ports: int) -> Iterator[tuple[int, ...]]:
+    """Every multiplicity per demand (1 to ``ports``, demand k lifting the generators
+    ``gens[k]``) whose port levels sum to at most ``ports``. A multiplicity only raises
+    levels, so once a prefix is over budget, so is every larger multiplicity at its last
+    position and every completion: the walk stops there."""
+    if not gens:
+        yield ()
+        return
+    for p in range(1, ports + 1):
+        raised = dict(level)
+        for g in gens[0]:
+            raised[g] = max(raised[g], p)
+        if sum(raised.values()) > ports:
+            break
+        for rest in _within(gens[1:], raised, ports):
+            yield (p, *rest)

@@ -38,7 +38,8 @@ def test_table6_realizes_at_17_ports_on_a_single_level_fabric() -> None:
 
 def test_megatron_on_the_all_ocs_fabric_counts() -> None:
     plan = named_plan("megatron-5t-n512-b1")
-    c = realize(plan, fabric("nvl576-all-ocs"))
+    spec = fabric("nvl576-all-ocs")
+    c = realize(plan, spec)
     # Hand count. Contiguous placement: rack = bits 8..5, slot = bits 4..0. Generators
     # inside bits 4..0: cubes 4,3,2,1,0 with p = 1,2,2,2,2 and folds 110,101,011,111 on
     # bits 2..0 with p = 2: 9 + 8 = 17 intra-rack ports; the other 35 - 17 = 18 leave
@@ -66,7 +67,7 @@ def test_megatron_on_the_all_ocs_fabric_counts() -> None:
     assert all(circ.stages == (3 if circ.scope == "inter-rack" else 1) for circ in c.circuits)
     # Table 9 nominal budget: endpoint 390 + protocol 100 + cables x 10 + OCS stages x 10 ns,
     # i.e. 520 ns in a rack (the instance's lambda = 0.52 us) and 560 ns between racks
-    hop = {circ.scope: circ.latency(fabric("nvl576-all-ocs").latency) for circ in c.circuits}
+    hop = {circ.scope: circ.latency(spec.latency) for circ in c.circuits}
     assert hop == pytest.approx({"intra-rack": 520e-9, "inter-rack": 560e-9})
     ends = by_port(c)
     assert all(ends[(x, e.port)].generator == e.generator for x, node in enumerate(c.nodes) for e in node)

@@ -100,6 +100,9 @@ class Allocator:
         self.member = np.zeros((count, gens), dtype=bool)
         self.member[[s for s, members in enumerate(self.sets) for _ in members],
                     [g for members in self.sets for g in members]] = True
+        # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
+        # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
+        self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.weights = np.asarray(weights, dtype=np.int64)
         width = max((len(o) for o in options), default=1)
         pad = (math.inf, 0.0, 0)  # never the cheapest
@@ -114,8 +117,8 @@ class Allocator:
 
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """For rows of generator levels: every set's level and the objective."""
-        eff = np.where(self.member[None, :, :], levels[:, None, :], _BIG).min(axis=2)
-        costs = (self.lat[None] + self.vol[None] / eff[:, self.on]).min(axis=2)
+        eff = np.maximum(levels[:, None, :], self.outside).min(axis=2)
+        costs = (self.lat + self.vol / eff[:, self.on]).min(axis=2)
         return eff, costs.sum(axis=1)
 
     def moves(
@@ -202,15 +205,15 @@ class Allocator:
         ok = (extra > 0) & (extra <= spare)
         if not ok.any():
             return None
-        idx = np.flatnonzero(ok)
+        (idx,) = ok.nonzero()
         eff_rows, new_totals = self.price(raised[idx])
         gains = total - new_totals
-        keep = np.flatnonzero(gains > total * NEGLIGIBLE)
+        (keep,) = (gains > total * NEGLIGIBLE).nonzero()
         if not len(keep):
             return None
         rows = idx[keep]
         scores = gains[keep] / extra[rows] if per_port else gains[keep]
-        top = np.flatnonzero(scores == scores.max())
+        (top,) = (scores == scores.max()).nonzero()
         if len(top) == 1:
             best = keep[top[0]]
         else:  # lexsort: the last key is the primary one; the best move sorts last
