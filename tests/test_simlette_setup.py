@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gc
 import importlib
-import weakref
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -100,26 +101,38 @@ def test_sweep_on_processes_gives_the_serial_rows(plan: Plan, fabric: str) -> No
     assert sorted(seen) == sorted(r.schedule for r in serial)
 
 
-class _Node:
-    def __init__(self) -> None:
+_PAUSE_PROBE = """
+import gc, weakref
+from ocsplan.gcpause import paused_gc
+
+class Node:
+    def __init__(self):
         self.me = self  # a reference cycle: only the cyclic collector frees it
+
+gc.collect()
+assert gc.isenabled()
+with paused_gc(keep={keep}):
+    assert not gc.isenabled()
+    built = [[i] for i in range(20_000)]  # tracked objects made during the pause
+    node = Node()
+    ref = weakref.ref(node)
+assert gc.isenabled() and gc.get_freeze_count() == 0  # nothing left out of collection
+# kept: aged into the oldest generation at once (else a young collection moves them up one)
+assert any(o is built for o in gc.get_objects(generation=2)) is {keep}
+del node
+gc.collect()
+assert ref() is None  # the full collection still frees a cycle made during the pause
+print("ok")
+"""
 
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_paused_gc_pauses_and_still_collects_what_it_kept(keep: bool) -> None:
-    gc.collect()
-    assert gc.isenabled()
-    with paused_gc(keep=keep):
-        assert not gc.isenabled()
-        built = [[i] for i in range(20_000)]  # tracked objects made during the pause
-        node = _Node()
-        ref = weakref.ref(node)
-    assert gc.isenabled() and gc.get_freeze_count() == 0  # nothing left out of collection
-    # kept: aged into the oldest generation at once (else a young collection moves them up one)
-    assert any(o is built for o in gc.get_objects(generation=2)) is keep
-    del node
-    gc.collect()
-    assert ref() is None  # the full collection still frees a cycle made during the pause
+    """In a fresh interpreter: the collector's generations are the process's, and a test worker's
+    (millions of objects, the suite's thresholds) made the full collections cost seconds."""
+    result = subprocess.run([sys.executable, "-c", _PAUSE_PROBE.format(keep=keep)], capture_output=True,
+                            text=True, cwd=ROOT, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "ok\n", "")
 
 
 def test_paused_gc_nested_leaves_the_collector_to_the_outer_pause() -> None:
