@@ -76,4 +76,4 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     objects, and each young collection's cascade walks what the session keeps (collected items,
     cached plans). Only the timing of collection changes (about a tenth of the test time on four
     heavy files); nothing asserts on it. (No freeze: ``paused_gc(keep=True)`` unfreezes everything.)"""
-    gc.set_threshold(50_000, 20, 20)
+    gc.set_threshold(100_000, 50, 100)
