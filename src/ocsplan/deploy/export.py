@@ -20,7 +20,8 @@ from ..plan import Plan, construction, demand_topology
 from ..realization.circuits import Circuits, plan_mismatch
 from ..schedules import closed_form, verify
 from ..schedules import program as build
-from .check import INT16, CheckError, XmlCost, check_xml
+from .check import CheckError, XmlCost, check_xml
+from .check_read import INT16
 from .msccl import MAX_STEPS, MscclError, program_xml
 
 __all__ = ["INDEX", "INDEX_SCHEMA", "check_export", "export_msccl"]
