@@ -18,7 +18,7 @@ from .conftest import ROOT, instance_path
 
 runner = CliRunner()
 FABRICS = ROOT / "simulate" / "fabrics"
-FORMATS = ["plan-1", "plan-2", "circuits-1", "simulation-1", "decode-1", "study-1", "compare-1",
+FORMATS = ["plan-1", "plan-2", "circuits-1", "circuits-2", "simulation-1", "decode-1", "study-1", "compare-1",
            "export-index-1", "export-index-2", "rows-1", "repair-diff-1", "validation-1"]
 
 
@@ -42,6 +42,10 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
         _run("simulate", str(plan), "--fabric", str(FABRICS / f"{fabric}.toml"), "--json", str(sim))
         out["plan-2" if method == "stacked" else "plan-1"].append(plan)
         out["circuits-1"].append(circ)
+        circ2 = d / f"{tag}.circ2.json"
+        _run("realize", str(plan), "--fabric", str(FABRICS / f"{fabric}.toml"), "--out", str(circ2),
+             "--circuits-format", "2")
+        out["circuits-2"].append(circ2)
         out["simulation-1"].append(sim)
     for fabric, network in (("nvl576-all-ocs", "analytical"), ("nvl576-all-eps", "simlette")):
         step = d / f"{fabric}.{network}.dec.json"

@@ -37,6 +37,7 @@ __all__ = [
     "check_directory",
     "check_output",
     "code_fingerprint",
+    "read_head",
     "read_json",
     "read_json_file",
     "read_text",
@@ -82,6 +83,23 @@ def read_text(path: str | Path, error: Callable[[str], OcsplanError], limit: int
     except UnicodeDecodeError:
         raise error("not a UTF-8 text file") from None
     return text[1:] if text.startswith("\ufeff") else text  # a UTF-8 byte-order mark is accepted
+
+
+def read_head(path: str | Path, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file, to tell its format before reading it with its
+    limit; b"" when it cannot be read or is no regular file (then :func:`read_text` says why)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, size)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _kind(mode: int) -> str:
@@ -142,14 +160,15 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     return toml_data(read_text(path, lambda msg: InstanceError(source, "", msg)), source)
 
 
-def read_json(text: str, source: str) -> dict[str, Any]:
+def read_json(text: str, source: str, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
     """A JSON object (output files read back: errors are PlanError, exit status 2).
 
-    The project's bounded JSON reader: at most :data:`~ocsplan.limits.MAX_JSON_BYTES` (a text of
-    more characters is refused unparsed), nesting within :data:`~ocsplan.limits.MAX_DEPTH`,
-    finite numbers, no duplicate key."""
-    if len(text) > MAX_JSON_BYTES:
-        raise PlanError(f"{source}: larger than the limit of {_size(MAX_JSON_BYTES)} of a JSON file")
+    The project's bounded JSON reader: at most ``limit`` characters, :data:`~ocsplan.limits.MAX_JSON_BYTES`
+    unless a reader sets another (a longer text is refused unparsed; the columnar circuits files of
+    :mod:`ocsplan.realization.circuits.columnar` are the one larger format), nesting within
+    :data:`~ocsplan.limits.MAX_DEPTH`, finite numbers, no duplicate key."""
+    if len(text) > limit:
+        raise PlanError(f"{source}: larger than the limit of {_size(limit)} of a JSON file")
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
         raise PlanError(f"{source}: nested {depth} deep, the limit is {MAX_DEPTH}")

@@ -20,6 +20,8 @@ __all__ = [
     "MAX_AXES",
     "MAX_BIT_TYPES",
     "MAX_CIRCUITS",
+    "MAX_COLUMNAR_BYTES",
+    "MAX_COLUMNAR_CIRCUITS",
     "MAX_CONNECT_TIMEOUT_S",
     "MAX_COUNT",
     "MAX_DEMANDS",
@@ -37,6 +39,7 @@ __all__ = [
     "MAX_MODEL_VOCAB",
     "MAX_PAYLOAD",
     "MAX_PORTS",
+    "MAX_ROUTE_ENTRIES",
     "MAX_SEED",
     "MAX_TIME_LIMIT_S",
     "MAX_TOTAL_DEMANDS",
@@ -74,6 +77,13 @@ MAX_JSON_BYTES = 32 << 20
 # circuits of one circuits file, in all (each node has at most the file's fabric.ports): twice the full
 # 1024 x 64-port fabric's 32,768, about 18 MiB of JSON, within MAX_JSON_BYTES
 MAX_CIRCUITS = 1 << 16
+# a columnar circuits file (``ocsplan.circuits/2``, what a realization beyond the two limits above is written
+# as): its size, its circuits, and its routing-table entries (a (peer, ports) pair of one node in one phase) and
+# cells (a node in a phase), each in all over its routes, checked before any table is expanded. The realization
+# at N = 65536 of scripts/bench_scale.py (1.4 M circuits, 38 M entries) is within them.
+MAX_COLUMNAR_BYTES = MAX_FILE_BYTES
+MAX_COLUMNAR_CIRCUITS = 1 << 21
+MAX_ROUTE_ENTRIES = 1 << 26
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)

@@ -63,13 +63,20 @@ def realize_command(
         str, typer.Option(help="contiguous, bits (the plan's generators pick the rack bits) or bits:4,3,2,1,0")
     ] = "contiguous",
     quiet: Annotated[bool, typer.Option(help=QUIET_HELP)] = False,
+    circuits_format: Annotated[str, typer.Option(
+        "--circuits-format", help="auto (ocsplan.circuits/1 within its limits, the columnar /2 beyond), 1 or 2")
+    ] = "auto",
 ) -> None:
     """Map a plan onto ports and OCS cross-connects of a fabric, with routing tables."""
+    from ..errors import InstanceError
     from ..plan import load_plan
     from ..planning.check import require_valid
-    from ..realization.circuits import dumps_circuits
+    from ..realization.circuits import FORMATS, dumps_circuits
     from .console import Bar
 
+    if circuits_format not in FORMATS:
+        raise InstanceError("--circuits-format", "", f"expected one of {', '.join(FORMATS)}, got "
+                            f"{circuits_format[:40]!r}")
     check_outputs((out_path, "--out"), inputs=((plan_path, "PLAN"), (fabric, "--fabric")))
     plan = load_plan(plan_path)
     require_valid(plan, str(plan_path))
@@ -77,7 +84,7 @@ def realize_command(
     with Bar(err.console, f"realize: {circuits} circuits", 2, quiet=quiet or circuits < BAR_CIRCUITS) as bar:
         realized = realize_plan(plan, fabric, placement)
         bar.update(1, description="realize: the circuits JSON")
-        text = None if out_path is None else dumps_circuits(realized)
+        text = None if out_path is None else dumps_circuits(realized, circuits_format)
         bar.update(2)
     report_realization(realized, out_path, text=text)
 

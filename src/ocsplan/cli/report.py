@@ -10,7 +10,7 @@ import typer
 
 from ..errors import InstanceError, OcsplanError, PlanError
 from ..files import read_json, read_text, write_atomic
-from ..limits import MAX_JSON_BYTES
+from ..limits import MAX_COLUMNAR_BYTES, MAX_JSON_BYTES
 from .app import app, handle_errors
 from .checks import check_outputs, check_suffix
 from .streams import write_stdout
@@ -18,11 +18,11 @@ from .streams import write_stdout
 __all__ = ["report", "schema"]
 
 
-def _text(path: Path, option: str, texts: dict[Path, str]) -> str:
+def _text(path: Path, option: str, texts: dict[Path, str], limit: int = MAX_JSON_BYTES) -> str:
     """The file's text, kept in ``texts`` (for the page's provenance: each file is read once more,
     never twice more); with ``option``, an error names it too."""
     try:
-        texts[path] = read_text(path, lambda m: PlanError(f"{path}: {m}"), MAX_JSON_BYTES)
+        texts[path] = read_text(path, lambda m: PlanError(f"{path}: {m}"), limit)
         return texts[path]
     except OcsplanError as exc:
         if not option:
@@ -83,7 +83,7 @@ def report(
         differs = plan_mismatch(realized.plan, the_plan)
         if differs:
             raise InstanceError("--circuits", "", f"{circuits}: {differs}")
-        _text(circuits, "--circuits", texts)
+        _text(circuits, "--circuits", texts, MAX_COLUMNAR_BYTES)  # read above by its reader, within its limit
     steps = [(str(p), _read(p, "--decode", texts)) for p in decode or ()]
     check_decode(steps, the_plan, "--decode")
     try:

@@ -1,4 +1,5 @@
-"""Circuit files (schema ``ocsplan.circuits/1``): a realized plan, its data and JSON.
+"""Circuit files (schema ``ocsplan.circuits/1``, or the columnar ``ocsplan.circuits/2`` beyond /1's
+limits): a realized plan, its data and JSON.
 
 What :func:`ocsplan.realize.realize` returns and ``ocsplan realize`` writes,
 and all that :mod:`ocsplan.validate` and the simulator read: per node and port
@@ -11,19 +12,22 @@ the fabric accelerator that runs rank x.
 The reader only checks the shape of the file (PlanError, exit status 2): a
 file that parses may still be wrong, which is the validator's business.
 :mod:`.labels` names the generators, :mod:`.types` holds the data,
-:mod:`.codec` writes and reads the JSON.
+:mod:`.codec` writes and reads the JSON (:mod:`.columnar` the /2 bodies).
 """
 
 from __future__ import annotations
 
 from . import codec as _codec
+from . import columnar as _columnar
 from . import labels as _labels
 from . import types as _types
 from .codec import *  # noqa: F403  (the re-export: each module's __all__ is the list)
+from .columnar import *  # noqa: F403
 from .labels import *  # noqa: F403
 from .types import *  # noqa: F403
 
 __all__ = []
 __all__ += _codec.__all__
+__all__ += _columnar.__all__
 __all__ += _labels.__all__
 __all__ += _types.__all__

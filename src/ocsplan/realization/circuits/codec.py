@@ -1,4 +1,5 @@
-"""Circuit files as JSON (schema ``ocsplan.circuits/1``): the writer and the bounded reader."""
+"""Circuit files as JSON (schema ``ocsplan.circuits/1``): the writer and the bounded reader, both also of
+the columnar ``ocsplan.circuits/2`` (:mod:`.columnar`) beside it."""
 
 from __future__ import annotations
 
@@ -10,20 +11,23 @@ from typing import Any
 
 from ...errors import PlanError
 from ...fields import KeySpec, strict_tree
-from ...files import read_json, read_text, write_atomic
+from ...files import read_head, read_json, read_text, write_atomic
 from ...gcpause import paused_gc
-from ...limits import MAX_CIRCUITS, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_int
+from ...limits import MAX_CIRCUITS, MAX_COLUMNAR_BYTES, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_int
 from ..fabrics import Level
 from ..wiring import Inventory, LevelCount
 from .labels import CIRCULANT, parse_circulant, parse_label
 from .types import Circuit, Circuits, Counts, Device, FabricRef, GeneratorUse, Hop, NodePort, Placement, PlanRef, Route
 
 __all__ = [
+    "FORMATS",
     "KEYS",
     "SCHEMA",
     "circuits_from_dict",
     "circuits_to_dict",
     "dumps_circuits",
+    "header_from_dict",
+    "header_to_dict",
     "load_circuits",
     "loads_circuits",
     "write_circuits",
@@ -50,10 +54,11 @@ def _inventory(inv: Inventory) -> dict[str, Any]:
     }
 
 
-def circuits_to_dict(c: Circuits) -> dict[str, Any]:
+def header_to_dict(c: Circuits, schema: str = SCHEMA) -> dict[str, Any]:
+    """The keys every circuits file begins with (``schema`` to ``generators``), as /1 writes them."""
     f = c.fabric
     return {
-        "schema": SCHEMA,
+        "schema": schema,
         "plan": {
             "instance": c.plan.instance, "method": c.plan.method, "world": c.plan.world,
             "ports": c.plan.ports, "ports_used": c.plan.ports_used, "objective_s": c.plan.objective_s,
@@ -86,6 +91,12 @@ def circuits_to_dict(c: Circuits) -> dict[str, Any]:
              "circuits": g.circuits, "inter_rack": g.inter_rack, "scope": g.scope}
             for g in c.generators
         ],
+    }
+
+
+def circuits_to_dict(c: Circuits) -> dict[str, Any]:
+    return {
+        **header_to_dict(c),
         "nodes": [[[e.port, e.peer, e.peer_port, e.generator] for e in node] for node in c.nodes],
         "circuits": [
             {"a": [x.a, x.a_port], "b": [x.b, x.b_port], "generator": x.generator, "scope": x.scope,
@@ -111,16 +122,34 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def dumps_circuits(c: Circuits) -> str:
-    """JSON text, one list element per line for the long lists (nodes, circuits, devices).
+FORMATS = ("auto", "1", "2")
 
-    A realization beyond what the reader accepts (:data:`~ocsplan.limits.MAX_CIRCUITS` circuits,
-    :data:`~ocsplan.limits.MAX_JSON_BYTES` of text) is a PlanError, so no file is written that
-    ``validate``, ``simulate`` or ``faults`` would refuse."""
-    if len(c.circuits) > MAX_CIRCUITS:
-        raise PlanError(f"circuits: {len(c.circuits)} circuits, a circuits file holds at most {MAX_CIRCUITS}")
-    with paused_gc():  # a million short-lived lists and strings: no collection pass over the realization per 700
-        return _dumps(c)
+
+def dumps_circuits(c: Circuits, circuits_format: str = "auto") -> str:
+    """JSON text of ``ocsplan.circuits/1`` (format "1"), of the columnar ``ocsplan.circuits/2``
+    (format "2", :mod:`.columnar`) or, by default ("auto"), /1 when the realization fits /1's limits
+    and /2 beyond.
+
+    /1 is one list element per line for the long lists (nodes, circuits, devices). A realization
+    beyond what the reader accepts of the format (/1: :data:`~ocsplan.limits.MAX_CIRCUITS` circuits,
+    :data:`~ocsplan.limits.MAX_JSON_BYTES` of text; /2: :func:`.columnar.dumps_columnar`) is a
+    PlanError, so no file is written that ``validate``, ``simulate`` or ``faults`` would refuse."""
+    if circuits_format not in FORMATS:
+        raise ValueError(f"circuits format {circuits_format!r}, expected one of {', '.join(FORMATS)}")
+    if circuits_format != "2":
+        if len(c.circuits) <= MAX_CIRCUITS:
+            with paused_gc():  # a million short-lived lists and strings: no collection pass over the realization
+                text = _dumps(c)
+            if len(text) <= MAX_JSON_BYTES:
+                return text
+            if circuits_format == "1":
+                raise PlanError(f"circuits: {len(text) >> 20} MiB of JSON, a circuits file holds at most "
+                                f"{MAX_JSON_BYTES >> 20} MiB")
+        elif circuits_format == "1":
+            raise PlanError(f"circuits: {len(c.circuits)} circuits, a circuits file holds at most {MAX_CIRCUITS}")
+    from .columnar import dumps_columnar
+
+    return dumps_columnar(c)
 
 
 def _dumps(c: Circuits) -> str:
@@ -139,15 +168,11 @@ def _dumps(c: Circuits) -> str:
             parts.append(f" {_compact(key)}: [\n" + ",\n".join(routes) + "\n ]")
         else:
             parts.append(f" {_compact(key)}: {json.dumps(value, ensure_ascii=False)}")
-    text = "{\n" + ",\n".join(parts) + "\n}\n"
-    if len(text) > MAX_JSON_BYTES:
-        raise PlanError(f"circuits: {len(text) >> 20} MiB of JSON, a circuits file holds at most "
-                        f"{MAX_JSON_BYTES >> 20} MiB")
-    return text
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def write_circuits(c: Circuits, path: str | Path) -> None:
-    write_atomic(path, dumps_circuits(c))
+def write_circuits(c: Circuits, path: str | Path, circuits_format: str = "auto") -> None:
+    write_atomic(path, dumps_circuits(c, circuits_format))
 
 
 # -- reader ---------------------------------------------------------------------------
@@ -199,7 +224,7 @@ def _pair(value: object) -> tuple[int, int]:
     return _int(items[0]), _int(items[1])
 
 
-def _bounded(c: Circuits, source: str) -> Circuits:
+def bounded(c: Circuits, source: str) -> Circuits:
     """The size limits (README "Limits") on the numbers the validator iterates over."""
 
     def fail(field: str, message: str) -> PlanError:
@@ -285,30 +310,43 @@ KEYS: KeySpec = {
 
 
 def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> Circuits:
-    """Read a circuits dict (as :func:`circuits_to_dict` writes it); PlanError if malformed
-    or if it has a key :data:`KEYS` does not know."""
+    """Read a circuits dict (as :func:`circuits_to_dict` writes it, or a columnar one as
+    :func:`.columnar.circuits_to_columns` does); PlanError if malformed or if it has a key
+    :data:`KEYS` (:data:`.columnar.KEYS_2`) does not know."""
+    from . import columnar  # it builds on this module
+
+    if data.get("schema") == columnar.SCHEMA_2:
+        return columnar.circuits_from_columns(data, source)
     if data.get("schema") != SCHEMA:
-        raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
+        raise PlanError(f"{source}: schema: expected {SCHEMA!r} or {columnar.SCHEMA_2!r}, "
+                        f"got {data.get('schema')!r}")
     strict_tree(data, KEYS, lambda field, message: PlanError(f"{source}: {field}: {message}"))
     for name, limit in (("circuits", MAX_CIRCUITS), ("nodes", MAX_WORLD)):
         if isinstance(data.get(name), list) and len(data[name]) > limit:
             raise PlanError(f"{source}: {name}: {len(data[name])} entries, the limit is {limit}")
     try:
         with paused_gc(keep=True):  # hundreds of thousands of small frozen dataclasses and tuples, all kept
-            return _bounded(_circuits(data), source)
+            return bounded(_circuits(data), source)
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
-        from ...schemas import first_error  # the error path only: name the field the schema finds
-
-        found = first_error(data, "circuits-1")
-        where = f"{found[0]}: " if found is not None else ""
-        raise PlanError(f"{source}: {where}malformed circuits file: {_first(exc)}") from None
+        raise malformed(data, exc, source, "circuits-1") from None
 
 
-def _circuits(data: Mapping[str, Any]) -> Circuits:
+def malformed(data: Mapping[str, Any], exc: BaseException, source: str, schema: str) -> PlanError:
+    """The error of a file the reader could not read: the field the schema ``schema`` finds at fault, if any."""
+    from ...schemas import first_error  # the error path only: name the field the schema finds
+
+    found = first_error(data, schema)
+    where = f"{found[0]}: " if found is not None else ""
+    return PlanError(f"{source}: {where}malformed circuits file: {_first(exc)}")
+
+
+def header_from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The header of a circuits file (``plan`` to ``generators``, as :func:`header_to_dict` writes it)
+    as keyword arguments of :class:`Circuits`; KeyError, TypeError or ValueError if malformed."""
     p, f, w = data["plan"], data["fabric"], data["fabric"]["wiring"]
     counts = data["counts"]
     slot_bits = data["placement"]["slot_bits"]
-    return Circuits(
+    return dict(
         plan=PlanRef(_str(p["instance"]), _str(p["method"]), _int(p["world"]), _int(p["ports"]),
                      _int(p["ports_used"]), _float(p["objective_s"]),
                      tuple((_str(label), _int(mult)) for label, mult in _list(p["generators"]))),
@@ -331,6 +369,16 @@ def _circuits(data: Mapping[str, Any]) -> Circuits:
                          _ints(g["ports"]), _int(g["circuits"]), _int(g["inter_rack"]), _str(g["scope"]))
             for g in _list(data["generators"])
         ),
+        counts=Counts(_int(counts["nodes"]), _int(counts["ports_per_node"]), _int(counts["circuits"]),
+                      _int(counts["intra_rack"]), _int(counts["inter_rack"]),
+                      _inventory_from(counts["installed"]), _inventory_from(counts["used"])),
+        notes=tuple(_str(x) for x in _list(data.get("notes", []))),
+    )
+
+
+def _circuits(data: Mapping[str, Any]) -> Circuits:
+    return Circuits(
+        **header_from_dict(data),
         nodes=tuple(
             tuple(NodePort(_int(e[0]), _int(e[1]), _int(e[2]), _str(e[3])) for e in _list(node))
             for node in _list(data["nodes"])
@@ -353,17 +401,26 @@ def _circuits(data: Mapping[str, Any]) -> Circuits:
                         for node in _list(r["table"])))
             for r in _list(data["routes"])
         ),
-        counts=Counts(_int(counts["nodes"]), _int(counts["ports_per_node"]), _int(counts["circuits"]),
-                      _int(counts["intra_rack"]), _int(counts["inter_rack"]),
-                      _inventory_from(counts["installed"]), _inventory_from(counts["used"])),
-        notes=tuple(_str(x) for x in _list(data.get("notes", []))),
     )
 
 
+def _limit(head: str) -> int:
+    """The size a circuits file may have: /2's (:data:`~ocsplan.limits.MAX_COLUMNAR_BYTES`) if it begins
+    as a /2 file does (its schema key first), else :data:`~ocsplan.limits.MAX_JSON_BYTES`."""
+    from .columnar import COLUMNAR_HEAD
+
+    return MAX_COLUMNAR_BYTES if COLUMNAR_HEAD.match(head) else MAX_JSON_BYTES
+
+
 def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:
-    return circuits_from_dict(read_json(text, source), source)
+    return circuits_from_dict(read_json(text, source, _limit(text[:_HEAD])), source)
 
 
 def load_circuits(path: str | Path) -> Circuits:
-    """A circuits file, at most :data:`~ocsplan.limits.MAX_JSON_BYTES` (refused unread beyond)."""
-    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}"), MAX_JSON_BYTES), str(path))
+    """A circuits file of either schema, at most :data:`~ocsplan.limits.MAX_JSON_BYTES`, or
+    :data:`~ocsplan.limits.MAX_COLUMNAR_BYTES` for a columnar one (refused unread beyond)."""
+    limit = _limit(read_head(path, _HEAD).decode("utf-8", "replace"))
+    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}"), limit), str(path))
+
+
+_HEAD = 256  # bytes (characters) of a file's beginning that tell a columnar one
