@@ -339,3 +339,23 @@ def test_validate_and_schema_accept_v2(tmp_path: Path) -> None:
     assert "valid: 64 nodes, 256 circuits" in result.stdout
     printed = runner.invoke(app, ["schema", "circuits-2"])
     assert printed.exit_code == 0 and json.loads(printed.output) == schema("circuits-2")
+
+
+def test_realize_circuits_format_option(tmp_path: Path) -> None:
+    """realize --circuits-format 2 writes /2 (read back as the realization); auto writes /1 here; a bad value
+    is one line naming the option, exit 2."""
+    plan, spec = tmp_path / "plan.json", tmp_path / "fabric.toml"
+    write_plan(small_plan(), plan)
+    spec.write_text(SMALL_FABRIC)
+    for fmt, schema_name in (("2", "ocsplan.circuits/2"), ("auto", "ocsplan.circuits/1")):
+        out = tmp_path / f"c-{fmt}.json"
+        result = runner.invoke(app, ["realize", str(plan), "--fabric", str(spec), "--out", str(out),
+                                     "--circuits-format", fmt])
+        assert result.exit_code == 0, result.output
+        assert json.loads(out.read_text())["schema"] == schema_name
+        assert load_circuits(out) == replace(case("two-level"), fabric=replace(case("two-level").fabric,
+                                                                                source=str(spec)))
+    bad = runner.invoke(app, ["realize", str(plan), "--fabric", str(spec), "--out", str(tmp_path / "x.json"),
+                              "--circuits-format", "3"])
+    assert bad.exit_code == 2 and "--circuits-format: expected one of auto, 1, 2, got '3'" in bad.stderr
+    assert not (tmp_path / "x.json").exists()
