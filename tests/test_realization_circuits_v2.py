@@ -359,3 +359,15 @@ def test_realize_circuits_format_option(tmp_path: Path) -> None:
                               "--circuits-format", "3"])
     assert bad.exit_code == 2 and "--circuits-format: expected one of auto, 1, 2, got '3'" in bad.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_validate_refuses_a_hostile_v2_in_one_line(tmp_path: Path) -> None:
+    """A /2 file whose runs do not cover its table: exit 2, one line naming the file and the field."""
+    doc = json.loads(dumps_circuits(case("two-level"), "2"))
+    doc["routes"][0]["runs"][0][1] -= 1
+    path = tmp_path / "bad2.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr.strip().startswith(f"{path}: routes[0].runs: cover "), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
