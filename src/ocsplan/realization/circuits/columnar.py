@@ -105,7 +105,7 @@ def _rows(r: Route, where: str) -> tuple[list[Any], list[list[int]]]:
     runs: list[list[int]] = []
     for phase in range(phases):
         for x, node in enumerate(r.table):
-            row = tuple((peer ^ x, ports) for peer, ports in node[phase])
+            row = tuple([(peer ^ x, ports) for peer, ports in node[phase]])
             k = index.setdefault(row, len(index))
             if runs and runs[-1][0] == k:
                 runs[-1][1] += 1
