@@ -219,7 +219,8 @@ def test_auto_writes_v2_beyond_v1s_limits(monkeypatch: pytest.MonkeyPatch) -> No
                 dumps_circuits(c, "1")
     for name, value, message in (("MAX_COLUMNAR_CIRCUITS", 100, "256 circuits, a columnar circuits file holds"),
                                  ("MAX_ROUTE_ENTRIES", 100, "routing-table entries in"),
-                                 ("MAX_COLUMNAR_BYTES", 10_000, "MiB of JSON, a columnar circuits file")):
+                                 ("MAX_COLUMNAR_BYTES", 10_000, "MiB of JSON, a columnar circuits file"),
+                                 ("MAX_ROUTE_EXPANSION", 0, "expands to at most 0 of each per character")):
         with monkeypatch.context() as m:
             m.setattr(codec, "MAX_CIRCUITS", 100)
             m.setattr(columnar, name, value)

@@ -40,6 +40,7 @@ __all__ = [
     "MAX_PAYLOAD",
     "MAX_PORTS",
     "MAX_ROUTE_ENTRIES",
+    "MAX_ROUTE_EXPANSION",
     "MAX_SEED",
     "MAX_TIME_LIMIT_S",
     "MAX_TOTAL_DEMANDS",
@@ -80,10 +81,15 @@ MAX_CIRCUITS = 1 << 16
 # a columnar circuits file (``ocsplan.circuits/2``, what a realization beyond the two limits above is written
 # as): its size, its circuits, and its routing-table entries (a (peer, ports) pair of one node in one phase) and
 # cells (a node in a phase), each in all over its routes, checked before any table is expanded. The realization
-# at N = 65536 of scripts/bench_scale.py (1.4 M circuits, 38 M entries) is within them.
-MAX_COLUMNAR_BYTES = MAX_FILE_BYTES
+# at N = 65536 of scripts/bench_scale.py (1.4 M circuits, 38 M entries, 52 MiB) is within them. Run-length
+# runs make cells cheap to state, so entries and cells are also bounded per character of the file: what a file
+# expands to is paid for by its size (the bench instance: 0.3 - 0.73 entries and under 0.1 cells per character;
+# a 45 KB file once stated 2^26 entries, 11 GiB and 3 minutes to read). 64 MiB keeps the worst file to parse
+# (empty arrays) near /1's 830 MB per 32 MiB: about 1.7 GB.
+MAX_COLUMNAR_BYTES = 64 << 20
 MAX_COLUMNAR_CIRCUITS = 1 << 21
 MAX_ROUTE_ENTRIES = 1 << 26
+MAX_ROUTE_EXPANSION = 4  # routing-table entries, and cells, per character of a columnar circuits file
 MAX_MODEL_FILE_BYTES = 1 << 20  # a model or accelerator file (config.json of the largest published: < 10 KiB)
 MAX_SEED = (1 << 63) - 1  # every --seed: 0 .. 2^63 - 1
 MAX_JOBS = 256  # every --jobs: local processes (or Dask workers with --scheduler local)

@@ -58,6 +58,11 @@ class _OneLineErrors(TyperGroup):
             code = 2
         except Abort:
             code = 130
+        except MemoryError:  # past the commands' own handler (handle_errors)
+            code = -1  # reported below, once the except block has let go of the traceback and what it holds
+        if code == -1:
+            err.print(f"ocsplan: {OUT_OF_MEMORY}", markup=False, soft_wrap=True)
+            code = 2
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
@@ -119,6 +124,11 @@ def warn_on_success(message: str) -> None:
     _WARNINGS.append(message)
 
 
+# inputs within every limit whose data outgrow the process (an address-space limit, a small machine)
+OUT_OF_MEMORY = ("out of memory: the inputs need more memory than this process may use (README \"Limits\" "
+                 "gives what a file at each limit takes)")
+
+
 def handle_errors(func: F) -> F:
     """Map ocsplan errors to one line on stderr and the documented exit status; on success the
     :func:`warn_on_success` lines follow on stderr."""
@@ -137,6 +147,9 @@ def handle_errors(func: F) -> F:
             raise fail(f"infeasible: {exc}", 3) from None
         except OcsplanError as exc:
             raise fail(f"error: {exc}", 1) from None
+        except MemoryError:
+            pass  # reported below, once the except block has let go of the traceback and what it holds
+        raise fail(OUT_OF_MEMORY, 2)
 
     return wrapper  # type: ignore[return-value]
 

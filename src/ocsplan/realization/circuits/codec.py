@@ -309,14 +309,15 @@ KEYS: KeySpec = {
 }
 
 
-def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>") -> Circuits:
+def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>", size: int | None = None) -> Circuits:
     """Read a circuits dict (as :func:`circuits_to_dict` writes it, or a columnar one as
     :func:`.columnar.circuits_to_columns` does); PlanError if malformed or if it has a key
-    :data:`KEYS` (:data:`.columnar.KEYS_2`) does not know."""
+    :data:`KEYS` (:data:`.columnar.KEYS_2`) does not know. ``size`` (the characters of the file's
+    text) bounds what a columnar file's routing tables expand to."""
     from . import columnar  # it builds on this module
 
     if data.get("schema") == columnar.SCHEMA_2:
-        return columnar.circuits_from_columns(data, source)
+        return columnar.circuits_from_columns(data, source, size)
     if data.get("schema") != SCHEMA:
         raise PlanError(f"{source}: schema: expected {SCHEMA!r} or {columnar.SCHEMA_2!r}, "
                         f"got {data.get('schema')!r}")
@@ -413,7 +414,7 @@ def _limit(head: str) -> int:
 
 
 def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:
-    return circuits_from_dict(read_json(text, source, _limit(text[:_HEAD])), source)
+    return circuits_from_dict(read_json(text, source, _limit(text[:_HEAD])), source, len(text))
 
 
 def load_circuits(path: str | Path) -> Circuits:

@@ -28,6 +28,7 @@ from ...limits import (
     MAX_COLUMNAR_BYTES,
     MAX_COLUMNAR_CIRCUITS,
     MAX_ROUTE_ENTRIES,
+    MAX_ROUTE_EXPANSION,
     MAX_WORLD,
     check_int,
 )
@@ -199,6 +200,10 @@ def dumps_columnar(c: Circuits) -> str:
     if len(text) > MAX_COLUMNAR_BYTES:
         raise PlanError(f"circuits: {len(text) >> 20} MiB of JSON, a columnar circuits file holds at most "
                         f"{MAX_COLUMNAR_BYTES >> 20} MiB")
+    if max(entries, cells) > MAX_ROUTE_EXPANSION * len(text):
+        raise PlanError(f"circuits: {entries} routing-table entries in {cells} cells for {len(text)} characters "
+                        f"of a columnar circuits file, which expands to at most {MAX_ROUTE_EXPANSION} of each "
+                        "per character (write it as ocsplan.circuits/1)")
     return text
 
 
@@ -334,9 +339,11 @@ class _Route:
         return tuple(map(tuple, table))
 
 
-def circuits_from_columns(data: Mapping[str, Any], source: str = "<circuits>") -> Circuits:
+def circuits_from_columns(data: Mapping[str, Any], source: str = "<circuits>", size: int | None = None) -> Circuits:
     """Read a /2 circuits dict (as :func:`circuits_to_columns` writes it); PlanError naming the field
-    if malformed, beyond a limit or with a key :data:`KEYS_2` does not know."""
+    if malformed, beyond a limit or with a key :data:`KEYS_2` does not know. ``size``, the characters
+    of the file's text, bounds what its routing tables expand to
+    (:data:`~ocsplan.limits.MAX_ROUTE_EXPANSION` entries and cells per character)."""
 
     def fail(field: str, message: str) -> PlanError:
         return PlanError(f"{source}: {field}: {message}")
@@ -349,10 +356,10 @@ def circuits_from_columns(data: Mapping[str, Any], source: str = "<circuits>") -
             head = header_from_dict(data)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             raise malformed(data, exc, source, "circuits-2") from None
-        return bounded(Circuits(**head, **_bodies(data, fail)), source)
+        return bounded(Circuits(**head, **_bodies(data, fail, size)), source)
 
 
-def _bodies(data: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
+def _bodies(data: Mapping[str, Any], fail: Fail, size: int | None) -> dict[str, Any]:
     """Every check first (counts, lengths, indices, ranges, expanded sizes), then the build."""
     strings = _top(data, "strings", fail)
     labels, scopes, ids = (_strings(strings, key, "strings", fail) for key in ("labels", "scopes", "devices"))
@@ -403,6 +410,9 @@ def _bodies(data: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
     if max(cells, entries_all) > MAX_ROUTE_ENTRIES:
         raise fail("routes", f"{entries_all} routing-table entries in {cells} cells, the limit is "
                    f"{MAX_ROUTE_ENTRIES} of each")
+    if size is not None and max(cells, entries_all) > MAX_ROUTE_EXPANSION * size:
+        raise fail("routes", f"{entries_all} routing-table entries in {cells} cells from {size} characters, "
+                   f"the limit is {MAX_ROUTE_EXPANSION} of each per character of the file")
     heads = [_route_head(r.raw, r.where, fail) for r in routes]
     # the build
     hop_list = list(map(Hop, map(ids.__getitem__, hop_device), enter, leave))
