@@ -21,6 +21,7 @@ from typing import Any
 
 import ocsplan.files as files_module
 import ocsplan.realization.circuits.codec as codec
+import ocsplan.realization.circuits.formats as formats
 from ocsplan.gcpause import paused_gc
 from ocsplan.limits import MAX_CIRCUITS
 from ocsplan.planning.heuristic import plan_heuristic
@@ -46,18 +47,18 @@ def _best(stage: Callable[[], Any], repeat: int) -> float:
 
 
 def _patch(name: str, value: Any) -> None:
-    """Set ``name`` in the reader's and the writer's modules (both import it by name)."""
-    for module in (codec, files_module):
+    """Set ``name`` in the reader's, the writer's and the format picker's modules (each imports it by name)."""
+    for module in (codec, formats, files_module):
         if hasattr(module, name):
             setattr(module, name, value)
 
 
 def _stages(circuits: Any, text: str) -> dict[str, Callable[[], Any]]:
     def write() -> Any:
-        return codec.dumps_circuits(circuits)
+        return formats.dumps_circuits(circuits)
 
     def read() -> Any:
-        return codec.circuits_from_dict(files_module.read_json(text, "bench"), "bench")
+        return codec.circuits_from_dict_1(files_module.read_json(text, "bench"), "bench")
 
     return {"write": write, "read": read}
 
@@ -74,7 +75,7 @@ def main() -> None:
         circuits = realize(plan_heuristic(inst), fabric(inst.budget.world, inst.budget.ports))
         _patch("MAX_CIRCUITS", max(limit, len(circuits.circuits)))  # a bench beyond the file limit, not a file
         try:
-            text = codec.dumps_circuits(circuits)
+            text = formats.dumps_circuits(circuits)
             for name, stage in _stages(circuits, text).items():
                 seconds = {}
                 for variant, pause in (("baseline", _running), ("paused", paused)):

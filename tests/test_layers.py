@@ -125,7 +125,8 @@ def test_imports_are_found(tmp_path: Path, source: str, expected: set[str]) -> N
 
 # the modules that write files besides cli/: the files helpers, each format's writer beside its
 # reader, the study's results cache and the exact models' LP/MPS export (through the solver's writer)
-WRITERS = {"ocsplan.files", "ocsplan.instance", "ocsplan.plan.codec", "ocsplan.realization.circuits.codec",
+WRITERS = {"ocsplan.files", "ocsplan.instance", "ocsplan.plan.codec",
+           "ocsplan.realization.circuits.formats",
            "ocsplan.studies.results", "ocsplan.planning.exact.milp", "ocsplan.planning.exact.cpsat"}
 _WRITES = {"write_atomic", "write_atomic_with", "write_atomic_all", "write_text", "write_bytes"}
 

@@ -208,12 +208,12 @@ def test_auto_writes_v1_byte_for_byte_within_its_limits() -> None:
 def test_auto_writes_v2_beyond_v1s_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Beyond /1's circuits or bytes, auto writes /2 and format "1" is refused; beyond /2's limits too,
     every format is refused before writing."""
-    from ocsplan.realization.circuits import codec, columnar
+    from ocsplan.realization.circuits import columnar, formats
 
     c = case("two-level")
     for name, value in (("MAX_CIRCUITS", 100), ("MAX_JSON_BYTES", 10_000)):
         with monkeypatch.context() as m:
-            m.setattr(codec, name, value)
+            m.setattr(formats, name, value)
             assert json.loads(dumps_circuits(c))["schema"] == "ocsplan.circuits/2"
             with pytest.raises(PlanError, match="a circuits file holds at most"):
                 dumps_circuits(c, "1")
@@ -222,7 +222,7 @@ def test_auto_writes_v2_beyond_v1s_limits(monkeypatch: pytest.MonkeyPatch) -> No
                                  ("MAX_COLUMNAR_BYTES", 10_000, "MiB of JSON, a columnar circuits file"),
                                  ("MAX_ROUTE_EXPANSION", 0, "expands to at most 0 of each per character")):
         with monkeypatch.context() as m:
-            m.setattr(codec, "MAX_CIRCUITS", 100)
+            m.setattr(formats, "MAX_CIRCUITS", 100)
             m.setattr(columnar, name, value)
             for fmt in ("auto", "2"):
                 with pytest.raises(PlanError, match=message):

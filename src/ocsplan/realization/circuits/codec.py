@@ -1,36 +1,31 @@
-"""Circuit files as JSON (schema ``ocsplan.circuits/1``): the writer and the bounded reader, both also of
-the columnar ``ocsplan.circuits/2`` (:mod:`.columnar`) beside it."""
+"""Circuit files as JSON (schema ``ocsplan.circuits/1``): the writer and the bounded reader, and the
+header both schemas share (the columnar ``ocsplan.circuits/2``, :mod:`.columnar`, builds on this
+module; :mod:`.formats` picks between them)."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ...errors import PlanError
 from ...fields import KeySpec, strict_tree
-from ...files import read_head, read_json, read_text, write_atomic
 from ...gcpause import paused_gc
-from ...limits import MAX_CIRCUITS, MAX_COLUMNAR_BYTES, MAX_JSON_BYTES, MAX_PORTS, MAX_WORLD, check_int
+from ...limits import MAX_CIRCUITS, MAX_PORTS, MAX_WORLD, check_int
 from ..fabrics import Level
 from ..wiring import Inventory, LevelCount
 from .labels import CIRCULANT, parse_circulant, parse_label
 from .types import Circuit, Circuits, Counts, Device, FabricRef, GeneratorUse, Hop, NodePort, Placement, PlanRef, Route
 
 __all__ = [
-    "FORMATS",
     "KEYS",
     "SCHEMA",
-    "circuits_from_dict",
+    "circuits_from_dict_1",
     "circuits_to_dict",
-    "dumps_circuits",
+    "dumps_1",
     "header_from_dict",
     "header_to_dict",
-    "load_circuits",
-    "loads_circuits",
-    "write_circuits",
 ]
 
 SCHEMA = "ocsplan.circuits/1"
@@ -122,34 +117,11 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-FORMATS = ("auto", "1", "2")
-
-
-def dumps_circuits(c: Circuits, circuits_format: str = "auto") -> str:
-    """JSON text of ``ocsplan.circuits/1`` (format "1"), of the columnar ``ocsplan.circuits/2``
-    (format "2", :mod:`.columnar`) or, by default ("auto"), /1 when the realization fits /1's limits
-    and /2 beyond.
-
-    /1 is one list element per line for the long lists (nodes, circuits, devices). A realization
-    beyond what the reader accepts of the format (/1: :data:`~ocsplan.limits.MAX_CIRCUITS` circuits,
-    :data:`~ocsplan.limits.MAX_JSON_BYTES` of text; /2: :func:`.columnar.dumps_columnar`) is a
-    PlanError, so no file is written that ``validate``, ``simulate`` or ``faults`` would refuse."""
-    if circuits_format not in FORMATS:
-        raise ValueError(f"circuits format {circuits_format!r}, expected one of {', '.join(FORMATS)}")
-    if circuits_format != "2":
-        if len(c.circuits) <= MAX_CIRCUITS:
-            with paused_gc():  # a million short-lived lists and strings: no collection pass over the realization
-                text = _dumps(c)
-            if len(text) <= MAX_JSON_BYTES:
-                return text
-            if circuits_format == "1":
-                raise PlanError(f"circuits: {len(text) >> 20} MiB of JSON, a circuits file holds at most "
-                                f"{MAX_JSON_BYTES >> 20} MiB")
-        elif circuits_format == "1":
-            raise PlanError(f"circuits: {len(c.circuits)} circuits, a circuits file holds at most {MAX_CIRCUITS}")
-    from .columnar import dumps_columnar
-
-    return dumps_columnar(c)
+def dumps_1(c: Circuits) -> str:
+    """JSON text of ``ocsplan.circuits/1``, one list element per line for the long lists (nodes,
+    circuits, devices, routing-table rows); :func:`.formats.dumps_circuits` checks /1's limits."""
+    with paused_gc():  # a million short-lived lists and strings: no collection pass over the realization
+        return _dumps(c)
 
 
 def _dumps(c: Circuits) -> str:
@@ -169,10 +141,6 @@ def _dumps(c: Circuits) -> str:
         else:
             parts.append(f" {_compact(key)}: {json.dumps(value, ensure_ascii=False)}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def write_circuits(c: Circuits, path: str | Path, circuits_format: str = "auto") -> None:
-    write_atomic(path, dumps_circuits(c, circuits_format))
 
 
 # -- reader ---------------------------------------------------------------------------
@@ -309,18 +277,11 @@ KEYS: KeySpec = {
 }
 
 
-def circuits_from_dict(data: Mapping[str, Any], source: str = "<circuits>", size: int | None = None) -> Circuits:
-    """Read a circuits dict (as :func:`circuits_to_dict` writes it, or a columnar one as
-    :func:`.columnar.circuits_to_columns` does); PlanError if malformed or if it has a key
-    :data:`KEYS` (:data:`.columnar.KEYS_2`) does not know. ``size`` (the characters of the file's
-    text) bounds what a columnar file's routing tables expand to."""
-    from . import columnar  # it builds on this module
-
-    if data.get("schema") == columnar.SCHEMA_2:
-        return columnar.circuits_from_columns(data, source, size)
+def circuits_from_dict_1(data: Mapping[str, Any], source: str = "<circuits>") -> Circuits:
+    """Read an ``ocsplan.circuits/1`` dict (as :func:`circuits_to_dict` writes it); PlanError if
+    malformed or if it has a key :data:`KEYS` does not know."""
     if data.get("schema") != SCHEMA:
-        raise PlanError(f"{source}: schema: expected {SCHEMA!r} or {columnar.SCHEMA_2!r}, "
-                        f"got {data.get('schema')!r}")
+        raise PlanError(f"{source}: schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
     strict_tree(data, KEYS, lambda field, message: PlanError(f"{source}: {field}: {message}"))
     for name, limit in (("circuits", MAX_CIRCUITS), ("nodes", MAX_WORLD)):
         if isinstance(data.get(name), list) and len(data[name]) > limit:
@@ -403,25 +364,3 @@ def _circuits(data: Mapping[str, Any]) -> Circuits:
             for r in _list(data["routes"])
         ),
     )
-
-
-def _limit(head: str) -> int:
-    """The size a circuits file may have: /2's (:data:`~ocsplan.limits.MAX_COLUMNAR_BYTES`) if it begins
-    as a /2 file does (its schema key first), else :data:`~ocsplan.limits.MAX_JSON_BYTES`."""
-    from .columnar import COLUMNAR_HEAD
-
-    return MAX_COLUMNAR_BYTES if COLUMNAR_HEAD.match(head) else MAX_JSON_BYTES
-
-
-def loads_circuits(text: str, source: str = "<circuits>") -> Circuits:
-    return circuits_from_dict(read_json(text, source, _limit(text[:_HEAD])), source, len(text))
-
-
-def load_circuits(path: str | Path) -> Circuits:
-    """A circuits file of either schema, at most :data:`~ocsplan.limits.MAX_JSON_BYTES`, or
-    :data:`~ocsplan.limits.MAX_COLUMNAR_BYTES` for a columnar one (refused unread beyond)."""
-    limit = _limit(read_head(path, _HEAD).decode("utf-8", "replace"))
-    return loads_circuits(read_text(path, lambda msg: PlanError(f"{path}: {msg}"), limit), str(path))
-
-
-_HEAD = 256  # bytes (characters) of a file's beginning that tell a columnar one
