@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 solve: $(STAMP)
 	$(BIN)/ocsplan solve $(INSTANCE)
 
-# both cores (pytest-xdist): every test is independent of order and of the other worker
+# both cores (pytest-xdist): every test is independent of order and of the other worker; bytecode is
+# cached even where PYTHONDONTWRITEBYTECODE is set, so the suite's hundreds of `python -m ocsplan`
+# children do not compile every module again (fresh clone: 244 s and 475 s of CPU, against 251 s and 487 s)
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto
 
 # ruff and mypy strict over src, tests and scripts (mypy's files: pyproject.toml)
 lint: $(STAMP)
