@@ -136,9 +136,8 @@ def validate_command(
                "devices": len(circuits.devices), "ports_used": circuits.ports_used, "routing_tables": demands,
                "faults": [str(fault) for fault in faults]}
     emit_json(json.dumps(verdict, indent=1) + "\n", json_out)
-    for fault in faults:
-        console.print(str(fault), markup=False, soft_wrap=True)
-    if faults:
+    if faults:  # one print: rich costs about 0.2 ms a call, and a hostile file may have 131,082 faults
+        console.print("\n".join(map(str, faults)), markup=False, soft_wrap=True)
         raise fail(f"{circuits_path}: {len(faults)} fault(s)", 1)
     console.print(f"{circuits_path}: valid: {circuits.plan.world} nodes, {len(circuits.circuits)} circuits, "
               f"{len(circuits.devices)} devices, {circuits.ports_used} ports per node, {demands} routing tables"
