@@ -257,8 +257,10 @@ def repath(c: Circuits, spec: FabricSpec, faults: Sequence[str]) -> Repair:
 def _routes(routes: Sequence[Route], remap: Mapping[tuple[int, int], int]) -> tuple[Route, ...]:
     """The routing tables with every send on a moved circuit's old port on its spare port."""
     out = []
+    moved = {x for x, _ in remap}  # the other nodes' rows stay as they are
     for r in routes:
-        table = tuple(tuple(tuple((peer, tuple(remap.get((x, p), p) for p in ports)) for peer, ports in sends)
+        table = tuple(phases if x not in moved else
+                      tuple(tuple((peer, tuple(remap.get((x, p), p) for p in ports)) for peer, ports in sends)
                             for sends in phases) for x, phases in enumerate(r.table))
         out.append(replace(r, table=table))
     return tuple(out)
