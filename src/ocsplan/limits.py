@@ -134,12 +134,16 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_JSON_SKIP = re.compile(r'"(?:[^"\\]|\\.)*"')
 _TOML_SKIP = re.compile(
     r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
 )
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+# JSON in one pass: a string, or a run of neither brackets nor quotes; what is left is the brackets
+# and the quotes no string closes (removed after: the brackets of stripping the strings, then the rest)
+_JSON_NOT_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\[\]{}"]+')
 
 
 def nesting_depth(text: str, toml: bool = False) -> int:
@@ -148,5 +152,8 @@ def nesting_depth(text: str, toml: bool = False) -> int:
     Linear and non-recursive (regular expressions strip strings and everything but
     brackets), so it runs before a parser could recurse too deep.
     """
-    brackets = _NOT_BRACKET.sub("", (_TOML_SKIP if toml else _JSON_SKIP).sub("", text))
+    if toml:
+        brackets = _NOT_BRACKET.sub("", _TOML_SKIP.sub("", text))
+    else:
+        brackets = _JSON_NOT_BRACKET.sub("", text).replace('"', "")
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)

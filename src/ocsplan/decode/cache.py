@@ -9,7 +9,9 @@ rate), not on the context, so one plan serves every context of a sweep. A
 disk as ``<sha256 of the instance>.json`` with the analytical prices beside
 them as ``<sha256 of instance and fabric>.times.json`` (files-layer
 :class:`~ocsplan.files.CacheDir`). Pickled (to a worker process), a cache keeps
-its directory and starts with empty memory.
+its directory and starts with empty memory. What the planner is asked to plan is
+remembered across caches in the process (at most 512 texts): the heuristic is
+deterministic, so two sweeps, or a sweep and a reference loop, plan each text once.
 
 Trust model: the directory is untrusted input. Every entry is
 ``{"schema": "ocsplan.cache-entry/1", "key": <sha256 of what it was made from>,
@@ -27,6 +29,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,14 @@ __all__ = ["ENTRY_SCHEMA", "MEMORY_PLANS", "PlanCache"]
 ENTRY_SCHEMA = "ocsplan.cache-entry/1"
 
 MEMORY_PLANS = 512  # plans held in memory; the memory is emptied when full
+
+
+@lru_cache(maxsize=MEMORY_PLANS)
+def _solved(text: str) -> Plan:
+    """``ocsplan.solve`` of the instance ``text``, remembered in this process across caches: the
+    heuristic is deterministic, so the plan another cache made of the same text (another sweep's, a
+    reference loop's) is the plan planning again gives (but its ``solve_seconds``, as from disk)."""
+    return solve(loads_instance(text, "<workload>"))
 
 
 class PlanCache:
@@ -100,10 +111,10 @@ class PlanCache:
                 except (OcsplanError, ValueError, TypeError):
                     plan = None  # a damaged or foreign entry is planned again
             if plan is None:
-                plan = solve(loads_instance(text, "<workload>"))
+                plan = _solved(text)
                 self._put(name, key, json.loads(dumps_plan(plan)))
         if plan is None:
-            plan = solve(loads_instance(text, "<workload>"))
+            plan = _solved(text)
         if len(self._memory) >= MEMORY_PLANS:
             self._memory.clear()
         self._memory[text] = plan

@@ -156,6 +156,9 @@ def _options(x: Circuit, acc: Sequence[int], wire: Wiring, rails: Sequence[int],
 def _assign(options: Sequence[Sequence[_Option]]) -> list[int] | None:
     """One option per circuit, each port at most once, fewest changes then earliest options;
     None when no assignment exists."""
+    alone = _each_alone(options)
+    if alone is not None:
+        return alone
     flat = [(i, j, o) for i, row in enumerate(options) for j, o in enumerate(row)]
     width = max(len(row) for row in options)
     tie = len(options) * width + 1  # the order term never outweighs one change
@@ -177,6 +180,26 @@ def _assign(options: Sequence[Sequence[_Option]]) -> list[int] | None:
     for k, (i, j, _) in enumerate(flat):
         if result.x[k] > 0.5:
             chosen[i] = j
+    return chosen
+
+
+def _each_alone(options: Sequence[Sequence[_Option]]) -> list[int] | None:
+    """Each circuit's own best option (fewest changes, then earliest; its ports distinct) when no
+    two of them share a port: then it is the one assignment of least cost (a single fault's one
+    circuit, mostly), and no solver is needed; None otherwise."""
+    if not options:
+        return None
+    chosen: list[int] = []
+    used: set[_Port] = set()
+    for row in options:
+        fit = [(o.changes, j) for j, o in enumerate(row) if len(set(o.ports)) == len(o.ports)]
+        if not fit:
+            return None
+        j = min(fit)[1]
+        if used.intersection(row[j].ports):
+            return None
+        used.update(row[j].ports)
+        chosen.append(j)
     return chosen
 
 
@@ -234,8 +257,10 @@ def repath(c: Circuits, spec: FabricSpec, faults: Sequence[str]) -> Repair:
 def _routes(routes: Sequence[Route], remap: Mapping[tuple[int, int], int]) -> tuple[Route, ...]:
     """The routing tables with every send on a moved circuit's old port on its spare port."""
     out = []
+    moved = {x for x, _ in remap}  # the other nodes' rows stay as they are
     for r in routes:
-        table = tuple(tuple(tuple((peer, tuple(remap.get((x, p), p) for p in ports)) for peer, ports in sends)
+        table = tuple(phases if x not in moved else
+                      tuple(tuple((peer, tuple(remap.get((x, p), p) for p in ports)) for peer, ports in sends)
                             for sends in phases) for x, phases in enumerate(r.table))
         out.append(replace(r, table=table))
     return tuple(out)

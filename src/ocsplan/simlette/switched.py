@@ -59,6 +59,9 @@ class SwitchedNetwork(Network):
         self._routed: dict[tuple[object, ...], list[Port]] = {}  # switch routes by target rack
         self._drains: dict[int, list[DrainPort | None]] = {}  # open loop: dst -> output queue per rail
         self._rsp_pointer: dict[int, int] = {}
+        self._hops: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}  # rack pair -> OCS hops
+        self._latency: dict[tuple[int, int], float] = {}  # rack pair -> ``latency``
+        self._between: dict[tuple[int, int], tuple[Resource, ...]] = {}  # rack pair -> its ``resources``
         self.wire1 = stages.wire(1)
         self.wire_ocs = stages.wire(2, 1)
         # One level, no credits: accelerator ports decide as pieces arrive (DirectPort; on two
@@ -338,7 +341,12 @@ class SwitchedNetwork(Network):
             index += count
         return tuple(out)
 
-    def _mask_hops(self, src_rack: int, dst_rack: int) -> list[tuple[int, int]]:
+    def _mask_hops(self, src_rack: int, dst_rack: int) -> tuple[tuple[int, int], ...]:
+        """(rack, mask) of each OCS hop from ``src_rack`` to ``dst_rack`` (remembered per rack pair:
+        ``latency`` and ``resources`` ask once per message)."""
+        found = self._hops.get((src_rack, dst_rack))
+        if found is not None:
+            return found
         assert self.routes is not None
         hops = []
         rack = src_rack
@@ -346,13 +354,23 @@ class SwitchedNetwork(Network):
             m = self.routes.next_hop[rack ^ dst_rack]
             hops.append((rack, m))
             rack ^= m
-        return hops
+        found = self._hops[(src_rack, dst_rack)] = tuple(hops)
+        return found
 
     def latency(self, src: int, dst: int, gen: int) -> float:
-        s = self.stages
-        base = s.send + s.rx + s.land + 2 * self.wire1
         r1, r2 = src // self.rack_size, dst // self.rack_size
         if not self.two or r1 == r2:
+            r1 = r2 = 0  # one leaf: the same hop whatever the rack
+        found = self._latency.get((r1, r2))
+        if found is None:
+            found = self._latency[(r1, r2)] = self._rack_latency(r1, r2)
+        return found
+
+    def _rack_latency(self, r1: int, r2: int) -> float:
+        """``latency`` between racks ``r1`` and ``r2`` (equal: within a leaf)."""
+        s = self.stages
+        base = s.send + s.rx + s.land + 2 * self.wire1
+        if r1 == r2:
             return base + s.switch_in
         if self.routes is None:
             return base + 2 * self.wire1 + 3 * s.switch_in
@@ -364,12 +382,18 @@ class SwitchedNetwork(Network):
         out: list[Resource] = [(("out", src), node), (("in", dst), node)]
         r1, r2 = src // self.rack_size, dst // self.rack_size
         if self.two and r1 != r2:
-            if self.routes is None:
-                out += [(("up", r1), node * self.up), (("down", r2), node * self.up)]
-            else:
-                for rack, m in self._mask_hops(r1, r2):
-                    out.append((("l2", rack, m), node * self.routes.masks.count(m)))
+            between = self._between.get((r1, r2))
+            if between is None:
+                between = self._between[(r1, r2)] = self._rack_resources(r1, r2)
+            out += between
         return out
+
+    def _rack_resources(self, r1: int, r2: int) -> tuple[Resource, ...]:
+        """The resources of ``resources`` between two racks: uplinks and downlinks, or each OCS hop's circuits."""
+        node = self.L * self.rate
+        if self.routes is None:
+            return (("up", r1), node * self.up), (("down", r2), node * self.up)
+        return tuple((("l2", rack, m), node * self.routes.masks.count(m)) for rack, m in self._mask_hops(r1, r2))
 
     def phase_cost(self, workload: Workload, k: int) -> float | None:
         """One level: every transfer has ``latency`` ``_hop1`` and loads its source's and its

@@ -113,8 +113,13 @@ def circuits_to_dict(c: Circuits) -> dict[str, Any]:
     }
 
 
+# json.dumps(value, separators=(",", ":"), ensure_ascii=False) without a new encoder per call
+# (a file writes one per line: hundreds of thousands for a large realization)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT(value)
 
 
 def dumps_1(c: Circuits) -> str:
@@ -148,6 +153,8 @@ def _dumps(c: Circuits) -> str:
 
 def _int(value: object) -> int:
     """A JSON integer, strictly (no bool, float or string), of a sane size."""
+    if type(value) is int and -1 <= value <= _MAX_INT:  # the common case, first: a plain int in range
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an integer, got {repr(value)[:40]}")
     if not -1 <= value <= _MAX_INT:

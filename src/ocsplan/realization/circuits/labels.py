@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...cayley import mask_to_str, str_to_mask
 from ...plan import CIRCULANT as CIRCULANT_KIND
 from ...plan import RING, generator_kind, host_kind
@@ -41,10 +43,12 @@ def shift(x: int, size: int, stride: int, delta: int) -> int:
     return x + ((c + delta) % size - c) * stride
 
 
+@lru_cache(maxsize=4096)
 def parse_label(label: str) -> tuple[int, str]:
     """(mask, kind) of a generator label; ValueError if it is not one.
 
-    A stacked plan's ``circulant:A:N:stride:s`` gives (s, "circulant")."""
+    A stacked plan's ``circulant:A:N:stride:s`` gives (s, "circulant"). Remembered: a realization
+    names a handful of generators on each of its many circuits."""
     if label.startswith(CIRCULANT):
         return parse_circulant(label)[2], CIRCULANT_KIND
     ring = label.startswith(_RING)
