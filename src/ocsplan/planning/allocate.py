@@ -104,6 +104,12 @@ class Allocator:
         # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
         self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.weights = np.asarray(weights, dtype=np.int64)
+        # every set's members side by side, for one minimum.reduceat in ``price`` (it needs no empty set)
+        sizes = [len(members) for members in self.sets]
+        self.flat: npt.NDArray[np.intp] | None = None
+        if sizes and all(sizes):
+            self.flat = np.array([g for members in self.sets for g in members], dtype=np.intp)
+            self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
         width = max((len(o) for o in options), default=1)
         pad = (math.inf, 0.0, 0)  # never the cheapest
         table = np.array([[*opts, *([pad] * (width - len(opts)))] for opts in options], dtype=np.float64)
@@ -117,7 +123,10 @@ class Allocator:
 
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """For rows of generator levels: every set's level and the objective."""
-        eff = np.maximum(levels[:, None, :], self.outside).min(axis=2)
+        if self.flat is not None:  # the least level on each set's members (integers: exact either way)
+            eff = np.minimum.reduceat(levels[:, self.flat], self.starts, axis=1)
+        else:
+            eff = np.maximum(levels[:, None, :], self.outside).min(axis=2)
         costs = (self.lat + self.vol / eff[:, self.on]).min(axis=2)
         return eff, costs.sum(axis=1)
 
