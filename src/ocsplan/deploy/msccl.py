@@ -88,6 +88,15 @@ class _Rank:
 
     def add(self, tb: int, kind: str, src: Cell, dst: Cell, cnt: int, deps: list[StepRef]) -> StepRef:
         steps = self.tbs[tb].steps
+        if len(deps) < 2 and not self.pending_join and (self.join is None or tb in self.joined):
+            # the common case, inline: at most one wait and no phase join (what the general path does then)
+            if deps:
+                b, j = deps[0]
+                if b != tb and j > self.covered.get(b, -1):
+                    steps.append((kind, src[0], src[1], dst[0], dst[1], cnt, b, j))
+                    return (tb, len(steps) - 1)
+            steps.append((kind, src[0], src[1], dst[0], dst[1], cnt, -1, -1))
+            return (tb, len(steps) - 1)
         latest: dict[int, int] = {}  # a wait on (b, j) covers b's earlier steps: keep the last per tb
         if deps:
             covered = self.covered
@@ -377,35 +386,52 @@ def _program_xml(program: Program, name: str, protocol: str, channels: int, max_
                 for ch in range(channels):
                     pairs = moves if channels == 1 else [(layout.sub(a, ch), layout.sub(b, ch)) for a, b in moves]
                     pending.append((tr.src, tr.dst, ch, _runs(pairs), item.op == "reduce"))
-        writes: list[tuple[int, int, int, Cell, Cell, int, bool]] = []
-        for src, dst, chan, runs, reduce in pending:
+        for src, dst, chan, runs, _ in pending:
             # sends read the state at the start of the phase, after the previous phase's receives
             sender = ranks[src]
             tb = sender.tb(dst, -1, chan)
             get = sender.writer.get
             readers = sender.readers
+            add = sender.add
             for a, b, n in runs:
+                if n == 1:  # one cell, inline
+                    readers[a].append(add(tb, "s", a, b, 1, [] if (r := get(a)) is None else [r]))
+                    continue
                 cells = span(a, n)
-                # canonical form: a send names where its chunks land, a receive where they came from
-                ref = sender.add(tb, "s", a, b, n, [r for c in cells if (r := get(c)) is not None])
+                # canonical form: a send names where its chunks land, a receive where they came from;
+                # a run's cells were mostly written by one step: its waits are deduplicated (add keeps
+                # the last per threadblock, in any order)
+                waits = set(map(get, cells))
+                waits.discard(None)
+                ref = add(tb, "s", a, b, n, list(waits))  # type: ignore[arg-type]
                 for c in cells:
                     readers[c].append(ref)
-                writes.append((src, dst, chan, a, b, n, reduce))
-        for src, dst, chan, a, b, n, reduce in writes:
+        for src, dst, chan, runs, reduce in pending:
+            if not runs:
+                continue
             recv = ranks[dst]
             tb = recv.tb(-1, src, chan)
-            cells = span(b, n)
-            if reduce and a != b:  # the executor reads an rrc's local operand at srcbuf/srcoff
-                raise MscclError(f"{program.schedule}: a reduction from {a} into {b} has no canonical rrc")
-            # a receive waits for the cells' last write and their reads (a reduction also reads them)
-            get = recv.writer.get
-            deps = [r for c in cells if (r := get(c)) is not None]
-            rget = recv.readers.get
-            for c in cells:
-                if (rs := rget(c)) is not None:
-                    deps.extend(rs)
-            ref = recv.add(tb, "rrc" if reduce else "r", a, b, n, deps)
-            recv.wrote(cells, ref)
+            writer, add, kind = recv.writer, recv.add, "rrc" if reduce else "r"
+            for a, b, n in runs:
+                if reduce and a != b:  # the executor reads an rrc's local operand at srcbuf/srcoff
+                    raise MscclError(f"{program.schedule}: a reduction from {a} into {b} has no canonical rrc")
+                # a receive waits for the cells' last write and their reads (a reduction also reads them)
+                if n == 1:  # one cell, inline
+                    deps = [] if (r := writer.get(b)) is None else [r]
+                    if (rs := recv.readers.get(b)) is not None:
+                        deps.extend(rs)
+                    writer[b] = add(tb, kind, a, b, 1, deps)
+                    if recv.readers:
+                        recv.readers.pop(b, None)
+                    continue
+                cells = span(b, n)
+                waits = set(map(writer.get, cells))  # deduplicated, as for a send
+                waits.discard(None)
+                rget = recv.readers.get
+                for c in cells:
+                    if (rs := rget(c)) is not None:
+                        waits.update(rs)
+                recv.wrote(cells, add(tb, kind, a, b, n, list(waits)))  # type: ignore[arg-type]
     if layout.raw:
         _final_sums(layout, ranks)
     if layout.staged:
@@ -483,6 +509,7 @@ def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None
 
 # a step is rendered as f'<step s="{k}" {_ROW % row}{hasdep}"/>'
 _ROW = 'type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" deps="%d" hasdep="'
+_SIGNALLED, _UNSIGNALLED = '1"/>', '0"/>'
 INT16 = 32767  # srcOffset, dstOffset and dependentStep are int16_t in the executor (msccl_struct.h)
 INT8 = 127  # dependentBid is int8_t: a threadblock waited for needs an id below 128
 
@@ -501,6 +528,7 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
         f"maxBytes=\"{program.payload}\">"
     ]
     texts: dict[_StepRow, str] = {}  # a step's attributes from type to deps (few distinct across ranks)
+    heads: list[str] = []  # a step's line up to its attributes, by index
     for g, rank in enumerate(ranks):
         peers = Counter((role, tb.chan) for tb in rank.tbs for role, peer in (("send", tb.send),
                                                                               ("receive", tb.recv)) if peer != -1)
@@ -510,24 +538,38 @@ def _render(program: Program, name: str, protocol: str, channels: int, layout: _
                                  f"the executor allows {MAX_TBS_PER_CHANNEL}")
         marked = _dependences(program.schedule, g, rank)
         gpu = [f"<gpu id=\"{g}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">"]
-        line = gpu.append
         for b, tb in enumerate(rank.tbs):
-            if len(tb.steps) > max_steps:
-                raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {len(tb.steps)} steps, "
+            steps = tb.steps
+            m = len(steps)
+            if m > max_steps:
+                raise MscclError(f"{program.schedule}: rank {g} threadblock {b} needs {m} steps, "
                                  f"the executor allows {max_steps} (MSCCL_MAX_NUM_STEPS; see --max-steps)")
-            gpu.append(f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">")
-            mine = marked.get(b, ())
-            for k, st in enumerate(tb.steps):
-                text = texts.get(st)
-                if text is None:
-                    text = texts[st] = _ROW % st
-                line(f'<step s="{k}" {text}{"1" if k in mine else "0"}"/>')
+            # the threadblock's tag, then per step k: heads[k], its attributes, its hasdep: one join
+            while len(heads) < m:
+                heads.append(f'\n<step s="{len(heads)}" ')
+            try:
+                rows = [*map(texts.__getitem__, steps)]
+            except KeyError:  # attributes not rendered yet
+                for st in steps:
+                    if st not in texts:
+                        texts[st] = _ROW % st
+                rows = [*map(texts.__getitem__, steps)]
+            tails = [_UNSIGNALLED] * m
+            for k in marked.get(b, ()):
+                if 0 <= k < m:
+                    tails[k] = _SIGNALLED
+            pieces = [""] * (3 * m + 1)
+            pieces[0] = f"<tb id=\"{b}\" send=\"{tb.send}\" recv=\"{tb.recv}\" chan=\"{tb.chan}\">"
+            pieces[1::3] = heads[:m]
+            pieces[2::3] = rows
+            pieces[3::3] = tails
+            gpu.append("".join(pieces))
             gpu.append("</tb>")
             tb.steps = []  # rendered: freed as the text grows
         gpu.append("</gpu>")
         lines.append("\n".join(gpu))
-    lines.append("</algo>")
-    return "\n".join(lines) + "\n"
+    lines.append("</algo>\n")
+    return "\n".join(lines)
 
 
 def _dependences(schedule: str, g: int, rank: _Rank) -> dict[int, set[int]]:
