@@ -20,8 +20,10 @@ from .conftest import ROOT
 
 FABRICS = ROOT / "simulate" / "fabrics"
 RX00 = load_accelerator("rx00")
-# the reference loops' plans (never a sweep's): a memo of the planner keyed by the instance's text, so a
-# split the reference loops of several tests share is planned once a worker, whatever their order
+# the reference loops' plans: a cache of their own (never a sweep's directory or memory), so a split the
+# reference loops of several tests share is planned once a worker, whatever their order. What it plans is
+# the planner's plan of the instance's text, which the process remembers across caches (decode/cache.py
+# _solved: the heuristic is deterministic, so a plan a sweep asked for in this process is that same plan)
 REFERENCE_PLANS = PlanCache()
 
 

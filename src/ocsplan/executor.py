@@ -204,6 +204,18 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=5)
 
 
+def _submit(pool: ProcessPoolExecutor, fn: Callable[[T], R], task: T, fresh: bool) -> Future[R] | None:
+    """``pool.submit``, or None when the pool broke under it: a worker that died while the pool started
+    another can leave it pickling a closed pipe (OSError) or refusing work (BrokenProcessPool). A pool
+    that has run nothing yet (``fresh``) raises: a new pool would fail the same way."""
+    try:
+        return pool.submit(fn, task)
+    except (RuntimeError, OSError):  # BrokenProcessPool is a RuntimeError
+        if fresh:
+            raise
+        return None
+
+
 def _run_processes(fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts[R], jobs: int) -> None:
     """At most ``jobs`` tasks in flight, so every task in flight is running: when a
     worker dies, exactly those are suspects. Each runs again alone; a task is
@@ -212,18 +224,32 @@ def _run_processes(fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts
     alone: deque[int] = deque()  # suspects of a dead worker, retried one at a time
     inflight: dict[Future[R], int] = {}
     pool = _new_pool(jobs)
+    fresh = True  # nothing submitted to this pool yet
     clean = False
     try:
         while pending or alone or inflight:
+            broken = False  # a submission met the pool breaking (a worker died as another started)
             if alone:
                 if not inflight:
                     index = alone.popleft()
-                    inflight[pool.submit(fn, tasks[index])] = index
+                    future = _submit(pool, fn, tasks[index], fresh)
+                    if future is None:
+                        alone.appendleft(index)
+                        broken = True
+                    else:
+                        inflight[future] = index
+                        fresh = False
             else:
                 while pending and len(inflight) < jobs:
                     index = pending.popleft()
-                    inflight[pool.submit(fn, tasks[index])] = index
-            finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                    future = _submit(pool, fn, tasks[index], fresh)
+                    if future is None:
+                        pending.appendleft(index)
+                        broken = True
+                        break
+                    inflight[future] = index
+                    fresh = False
+            finished = wait(list(inflight), return_when=FIRST_COMPLETED)[0] if inflight else set()
             suspects = []
             for future in finished:
                 index = inflight.pop(future)
@@ -236,12 +262,15 @@ def _run_processes(fn: Callable[[T], R], tasks: Sequence[T], attempts: _Attempts
                         pending.appendleft(index)
                 else:
                     attempts.done(index, result)
+            if broken and not inflight and not suspects:  # the tasks in flight ended: a new pool, no one charged
+                _stop(pool)
+                pool, fresh = _new_pool(jobs), True
             if suspects:
                 # the pool is broken: everything still in flight died with it
                 suspects.extend(inflight.values())
                 inflight.clear()
                 _stop(pool)
-                pool = _new_pool(jobs)
+                pool, fresh = _new_pool(jobs), True
                 if len(suspects) == 1:
                     # it ran alone or its peers finished: it killed the worker
                     if attempts.failed(suspects[0], "worker process died"):
