@@ -255,6 +255,9 @@ def _expected_bits(coll: str, n: int, x: int, i_chunks: int, o_chunks: int, k: i
     return (j * n, 1 << src) if src < n and j < i_chunks else None
 
 
+_BITS = itemgetter(0)  # a value's atoms
+
+
 def _outputs(coll: str, cells: list[dict[str, list[Value | None]]], i_chunks: int, o_chunks: int,
              source: str) -> None:
     """Every rank's output chunks hold what the collective defines (all-reduce and all-gather give every
@@ -270,7 +273,7 @@ def _outputs(coll: str, cells: list[dict[str, list[Value | None]]], i_chunks: in
         if same and x:
             if wants is None:
                 wants = [wanted[k] for k in range(o_chunks)]
-            if None not in held and [got[0] for got in held] == wants:  # type: ignore[index]
+            if None not in held and list(map(_BITS, held)) == wants:  # type: ignore[arg-type]
                 continue
         for k in range(o_chunks):
             got = held[k]
@@ -309,14 +312,17 @@ def _check(text: str, source: str, gens: frozenset[int], modulus: int, chunk_byt
     if not _clean(gpus, declared):
         _canonical(gpus, source)
         _offsets(gpus, declared, source)
-    costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order) for order in (1, -1)}
+    inputs: dict[tuple[int, int], list[list[Value]]] = {}  # the two runs' input cells (immutable values)
+    costs = {_execute(algo, first, gpus, source, gens, modulus, chunk_bytes, order, inputs) for order in (1, -1)}
     if len(costs) != 1:
         raise CheckError(f"{source}: the result depends on the threadblock order (a dependency is missing)")
     return costs.pop()
 
 
 def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]], source: str,
-             gens: frozenset[int], modulus: int, chunk_bytes: Fraction, order: int) -> XmlCost:
+             gens: frozenset[int], modulus: int, chunk_bytes: Fraction, order: int,
+             inputs: dict[tuple[int, int], list[list[Value]]] | None = None) -> XmlCost:
+    """One greedy run in threadblock ``order`` (1 or -1); ``inputs`` keeps the input cells for the other run."""
     n = len(gpus)
     coll = algo.get("coll", "")
     channels = _int(algo, "nchannels", source)
@@ -338,9 +344,14 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
         i_chunks // (i_chunks // n)  # no chunk per rank: ZeroDivisionError, as ever
     # a rank's cells, buffer name -> offset -> value (None: nothing written), holding its input;
     # _offsets proved every step's chunks inside its buffers
+    own = None if inputs is None else inputs.get((n, i_chunks))
+    if own is None:
+        rows = [k * n for k in range(i_chunks)]
+        own = [[((lo, bit), 0) for lo in rows] for bit in [1 << x for x in range(n)]]
+        if inputs is not None:
+            inputs[(n, i_chunks)] = own
     cells: list[dict[str, list[Value | None]]] = [
-        {"i": [((k * n, 1 << x), 0) for k in range(i_chunks)], "o": [None] * o_chunks, "s": [None] * s_chunks}
-        for x in range(n)]
+        {"i": list(own[x]), "o": [None] * o_chunks, "s": [None] * s_chunks} for x in range(n)]
     # a message: the chunks' atoms and the depth at which it arrives
     fifo: dict[tuple[int, int, int], deque[tuple[list[Bits], int]]] = defaultdict(deque)
     pc = [[0] * len(tbs) for tbs in gpus]
@@ -368,17 +379,32 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
         return out
 
     receiving = frozenset(("r", "rrc", "rcs", "rrs", "rrcs"))
+    # Visits that cannot run a step are skipped, which changes nothing else (the visit order, the FIFOs
+    # created): a rank none of whose threadblocks ran and none of whose FIFOs was sent to since its last
+    # visit (dirty), a threadblock that has ended or whose step waits for a step not run yet or for an
+    # empty FIFO (the same test the run below starts with, the FIFO created as there).
+    dirty = [True] * n
     progress = True
     while progress:
         progress = False
         for x, tbs in enumerate(gpus):
+            if not dirty[x]:
+                continue
+            dirty[x] = False
             pcx, tx, held = pc[x], times[x], cells[x]
             for b in range(len(tbs))[::order]:
-                # run threadblock b until it waits (a dependency not yet run, an empty FIFO) or ends
                 tb = tbs[b]
                 steps = tb.steps
                 k = start = pcx[b]
                 nsteps = len(steps)
+                if k == nsteps:
+                    continue
+                st = steps[k]
+                if st[6] != -1 and 0 <= st[6] < len(tx) and pcx[st[6]] <= st[7]:
+                    continue
+                if st[0] in receiving and tb.recv != -1 and not fifo[(tb.recv, x, tb.chan)]:
+                    continue
+                # run threadblock b until it waits (a dependency not yet run, an empty FIFO) or ends
                 mine = tx[b]
                 prev = mine[k - 1] if k else 0
                 rq: deque[tuple[list[Bits], int]] | None = None
@@ -498,7 +524,9 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                     k += 1
                 if k != start:
                     pcx[b] = k
-                    progress = True
+                    progress = dirty[x] = True
+                if sq is not None and tb.send < n:
+                    dirty[tb.send] = True
     for x, tbs in enumerate(gpus):
         for b, tb in enumerate(tbs):
             if pc[x][b] < len(tb.steps):
