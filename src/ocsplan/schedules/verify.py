@@ -93,34 +93,44 @@ def _verify_all_reduce(program: Program) -> None:
     acc = [[1 << x] * segs for x in range(size)]
     raw = [[1 << x] * segs for x in range(size)]
     for k, phase in enumerate(program.phases):
-        deliveries = []
+        # per item, its segments checked in order (the first fault as segment by segment), then delivered
+        deliveries: list[tuple[str, int, list[int], str, int]] = []
         for t in phase:
             for item in t.items:
                 where = f"{program.schedule} phase {k}: {t.src}->{t.dst}"
-                for seg in _members(item.segs, segs, where):
-                    if item.op in ("reduce", "store"):
-                        if acc[t.src][seg] != item.sources:
+                segments = _members(item.segs, segs, where)
+                sources = item.sources
+                if item.op in ("reduce", "store"):
+                    held = acc[t.src]
+                    for seg in segments:
+                        if held[seg] != sources:
                             raise ScheduleError(
                                 f"{where}: segment {seg}: sender holds the sum over "
-                                f"{acc[t.src][seg]:b}, sends {item.sources:b}"
+                                f"{held[seg]:b}, sends {sources:b}"
                             )
-                    elif item.op == "raw":
-                        if item.sources & ~raw[t.src][seg]:
+                elif item.op == "raw":
+                    held = raw[t.src]
+                    for seg in segments:
+                        if sources & ~held[seg]:
                             raise ScheduleError(f"{where}: segment {seg}: forwards inputs it lacks")
-                    else:
-                        raise ScheduleError(f"{where}: op {item.op!r} in an all-reduce")
-                    deliveries.append((where, t.dst, seg, item.op, item.sources))
-        for where, dst, seg, op, sources in deliveries:
+                elif segments:
+                    raise ScheduleError(f"{where}: op {item.op!r} in an all-reduce")
+                deliveries.append((where, t.dst, segments, item.op, sources))
+        for where, dst, segments, op, sources in deliveries:
+            held = acc[dst] if op != "raw" else raw[dst]
             if op == "reduce":
-                if acc[dst][seg] & sources:
-                    raise ScheduleError(
-                        f"{where}: segment {seg}: inputs {acc[dst][seg] & sources:b} counted twice"
-                    )
-                acc[dst][seg] |= sources
+                for seg in segments:
+                    if held[seg] & sources:
+                        raise ScheduleError(
+                            f"{where}: segment {seg}: inputs {held[seg] & sources:b} counted twice"
+                        )
+                    held[seg] |= sources
             elif op == "store":
-                acc[dst][seg] = sources
+                for seg in segments:
+                    held[seg] = sources
             else:
-                raw[dst][seg] |= sources
+                for seg in segments:
+                    held[seg] |= sources
     for x in range(size):
         for seg in range(segs):
             if acc[x][seg] != everyone and raw[x][seg] != everyone:
