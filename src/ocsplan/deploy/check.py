@@ -357,7 +357,11 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
     pc = [[0] * len(tbs) for tbs in gpus]
     times = [[[0] * len(tb.steps) for tb in tbs] for tbs in gpus]  # message depth each step ran at
     # per depth, chunks per (sender, receiver, channel): channel ch is its own circuit
-    load: dict[int, dict[tuple[int, int, int], int]] = defaultdict(lambda: defaultdict(int))
+    # (a link's number in ids: the same maxima, an int hashed per send instead of a tuple)
+    load: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    ids: dict[tuple[int, int, int], int] = {}
+    links = [[(x, tb.send, tb.chan) for tb in tbs] for x, tbs in enumerate(gpus)]
+    link_ids = [[ids.setdefault(link, len(ids)) for link in row] for row in links]
 
     def name(x: int, b: int, k: int, kind: str) -> str:
         return f"{source}: gpu {x} tb {b} step {k} ({kind})"
@@ -391,7 +395,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
             if not dirty[x]:
                 continue
             dirty[x] = False
-            pcx, tx, held = pc[x], times[x], cells[x]
+            pcx, tx, held, linksx, idsx = pc[x], times[x], cells[x], links[x], link_ids[x]
             for b in range(len(tbs))[::order]:
                 tb = tbs[b]
                 steps = tb.steps
@@ -409,7 +413,7 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                 prev = mine[k - 1] if k else 0
                 rq: deque[tuple[list[Bits], int]] | None = None
                 sq: deque[tuple[list[Bits], int]] | None = None
-                link = (x, tb.send, tb.chan)
+                link, lid = linksx[b], idsx[b]
                 while k < nsteps:
                     kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps = steps[k]
                     before = prev
@@ -450,11 +454,22 @@ def _execute(algo: dict[str, str], first: dict[str, str], gpus: list[list[_Tb]],
                         if sq is None:
                             sq = fifo[link]
                         sq.append((sent, depth))
-                        load[depth][link] += cnt
+                        load[depth][lid] += cnt
                         now = depth - 1
                     elif kind == "cpy":
                         if cnt == 1 and (v := held[srcbuf][srcoff]) is not None:
                             held[dstbuf][dstoff] = v
+                            if depid == -1:  # now == prev: the copies that follow alike, inline
+                                mine[k] = prev
+                                k += 1
+                                while k < nsteps:
+                                    st = steps[k]
+                                    if st[0] != "cpy" or st[5] != 1 or st[6] != -1 or (v := held[st[1]][st[2]]) is None:
+                                        break
+                                    held[st[3]][st[4]] = v
+                                    mine[k] = prev
+                                    k += 1
+                                continue
                         else:
                             held[dstbuf][dstoff:dstoff + cnt] = read(x, b, k, kind, srcbuf, srcoff, cnt)
                     elif kind == "re":
