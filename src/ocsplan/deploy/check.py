@@ -1,7 +1,7 @@
 """An independent check of MSCCL XML: execute it on symbolic chunks.
 
-Reads the XML with :mod:`xml.etree` only (:mod:`.check_read`, none of the writer's structures), runs
-every rank's threadblocks in order with their dependencies, one FIFO per
+Reads the XML with :mod:`xml.etree` and its own decoder of step lines (:mod:`.check_read`, none of the
+writer's structures), runs every rank's threadblocks in order with their dependencies, one FIFO per
 (sender, receiver, channel), and proves: no deadlock, nothing left in a FIFO, every
 peer a neighbour of the axis graph, the collective's result, and the message depth
 h and bytes per link v (sum over depths of the busiest directed link) the cost model

@@ -3,7 +3,9 @@ parse into threadblocks of step tuples, and the limits re-derived from the file.
 
 Part of :mod:`ocsplan.deploy.check` (which executes what this reads); like it, it imports nothing of
 the writer (:mod:`ocsplan.deploy.msccl`). Hostile text is refused before or while parsing (see
-:func:`_read`).
+:func:`_read`). A file laid out one tag per line, as the writers lay theirs out, has its step lines
+decoded here and only its algo/gpu/tb tags parsed (:func:`_read_lines`, a fifth of the parse's
+Python work); the layout is the reader's own rule, checked line by line, not the writer's code.
 """
 
 from __future__ import annotations
