@@ -463,21 +463,18 @@ def _final_sums(layout: _Layout, ranks: list[_Rank]) -> None:
 def _unstage(layout: _Layout, ranks: list[_Rank]) -> None:
     """Staged all-gather: every received chunk copied from scratch to its place in the output, on
     the threadblock that received it (after it, in its own order: no wait)."""
+    size = layout.size
+    copies = [(seg, layout.sub(layout.gather_cell(seg), ch), layout.sub(("o", layout.gather_off(seg)), ch))
+              for seg in range(layout.segments) for ch in range(layout.channels)]  # the same on every rank
     for x, rank in enumerate(ranks):
-        for seg in range(layout.segments):
-            if seg % layout.size == x:
+        get = rank.writer.get
+        for seg, cell, out in copies:
+            if seg % size == x:
                 continue
-            for ch in range(layout.channels):
-                cell = layout.sub(layout.gather_cell(seg), ch)
-                if cell not in rank.writer:
-                    raise MscclError(f"rank {x} never receives chunk {seg // layout.size} of rank "
-                                     f"{seg % layout.size}")
-                ref = rank.writer[cell]  # the output cell is written once and never read: not recorded
-                rank.add(ref[0], "cpy", cell, layout.sub(("o", layout.gather_off(seg)), ch), 1, [ref])
-
-
-def _span(start: Cell, n: int) -> list[Cell]:
-    return [(start[0], start[1] + k) for k in range(n)]
+            ref = get(cell)
+            if ref is None:
+                raise MscclError(f"rank {x} never receives chunk {seg // size} of rank {seg % size}")
+            rank.add(ref[0], "cpy", cell, out, 1, [ref])  # the output cell is written once and never read
 
 
 def _local_copies(program: Program, layout: _Layout, ranks: list[_Rank]) -> None:
