@@ -375,13 +375,14 @@ class _Checker(FaultLog):
     def _walk(self, x: int, k: int, rank_at: dict[int, int], two: bool
               ) -> tuple[list[tuple[str, int, int]], tuple[int, int] | None] | None:
         """Follow node x's port k through cables and cross-connects to the far node."""
-        f = self.c.fabric
+        f, cross, ids = self.c.fabric, self.cross, self._ids
         acc = self.c.placement.accelerator[x]
         group, port = divmod(acc, f.domain)
-        dev = self._id(1, k, group, two)
+        dev = ids.get((1, k, group)) or self._id(1, k, group, two)
         walked: list[tuple[str, int, int]] = []
         for _ in range(3):
-            partner = self.cross.get(dev, {}).get(port)
+            table = cross.get(dev)
+            partner = None if table is None else table.get(port)
             if partner is None:
                 self.fault(f"device {dev} port {port} has no cross-connect on the way", x, k)
                 return walked, None
@@ -395,14 +396,14 @@ class _Checker(FaultLog):
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
                 spine, j = divmod(up, f.fanout)
-                dev, port = self._id(2, k, spine, two), group * f.fanout + j
+                dev, port = ids.get((2, k, spine)) or self._id(2, k, spine, two), group * f.fanout + j
             else:
                 group, j = divmod(partner, f.fanout)
                 spine = int(dev[8:])
                 if group >= f.groups:
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
-                dev, port = self._id(1, k, group, two), f.down + spine * f.fanout + j
+                dev, port = ids.get((1, k, group)) or self._id(1, k, group, two), f.down + spine * f.fanout + j
         self.fault("path does not return to an accelerator within three devices", x, k)
         return walked, None
 
