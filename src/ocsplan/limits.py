@@ -155,5 +155,38 @@ def nesting_depth(text: str, toml: bool = False) -> int:
     if toml:
         brackets = _NOT_BRACKET.sub("", _TOML_SKIP.sub("", text))
     else:
+        fast = _json_depth_fast(text)
+        if fast is not None:
+            return fast
         brackets = _JSON_NOT_BRACKET.sub("", text).replace('"', "")
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+# ASCII to "[" (opening), "]" (closing), '"' or nothing: the brackets and quotes of a JSON text
+_JSON_SKELETON = str.maketrans({chr(i): None for i in range(128) if chr(i) not in '[]{}"'}
+                               | {"{": "[", "}": "]"})
+
+
+def _json_depth_fast(text: str) -> int | None:
+    """:func:`nesting_depth` of a JSON text with no backslash, closed strings and balanced, shallow
+    brackets (every file ocsplan writes), by string methods at C speed; None for any other text.
+
+    With no backslash every quote opens or closes a string, so the even pieces between quotes are
+    what lies outside strings. Balanced brackets are a forest whose height is the deepest nesting,
+    and each ``replace("[]", "")`` removes exactly its leaves: the passes until nothing is left are
+    the depth. A bracket unmatched, a character left (non-ASCII outside a string) or a text deeper
+    than :data:`MAX_DEPTH` (the passes are bounded) is None: the general strip answers."""
+    if "\\" in text:
+        return None
+    pieces = text.translate(_JSON_SKELETON).split('"')
+    if not len(pieces) % 2:
+        return None  # an unclosed quote
+    brackets = "".join(pieces[::2])
+    for passes in range(MAX_DEPTH + 2):
+        if not brackets:
+            return passes
+        shorter = brackets.replace("[]", "")
+        if len(shorter) == len(brackets):
+            return None
+        brackets = shorter
+    return None

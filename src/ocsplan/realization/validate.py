@@ -291,10 +291,20 @@ class _Checker(FaultLog):
         two = len(f.levels) == 2
         rank_at = {a: x for x, a in enumerate(c.placement.accelerator)}
         twice = self._dup_devices()
+        matchings = True  # every device a matching of distinct ports in its radix, under an id of its own
         for d in c.devices:
             radix = f.levels[d.level - 1].radix if 1 <= d.level <= len(f.levels) else 0
+            fresh = d.id not in self.cross
             table = self.cross.setdefault(d.id, {})
             self._device_fields(d)
+            if fresh and _matching(d.cross_connects, radix):  # none of the faults below can arise
+                table.update(d.cross_connects)
+                table.update(zip(map(operator.itemgetter(1), d.cross_connects),
+                                 map(operator.itemgetter(0), d.cross_connects), strict=True))
+                if d.id in twice:
+                    self.fault("device listed twice", None, None, d.id)
+                continue
+            matchings = False
             listed = Counter((min(p, q), max(p, q)) for p, q in d.cross_connects)
             for (p, q), times in sorted(listed.items()):
                 if times > 1:
@@ -329,6 +339,11 @@ class _Checker(FaultLog):
             elif walked != [(h.device, h.enter, h.leave) for h in circ.path]:
                 self.fault(f"recorded path to node {circ.b} differs from the cross-connects "
                            f"({len(circ.path)} hops recorded, {len(walked)} walked)", circ.a, circ.a_port)
+        if matchings and len(used) == sum(len(d.cross_connects) for d in c.devices) \
+                and max(used.values(), default=0) <= 1:
+            # each walked hop is a listed cross-connect (the tables are the listed matchings), so
+            # as many distinct ones as are listed, each once, is every cross-connect carrying one
+            return
         for d in c.devices:
             for p, q in d.cross_connects:
                 key = (d.id, min(p, q), max(p, q))
@@ -360,13 +375,14 @@ class _Checker(FaultLog):
     def _walk(self, x: int, k: int, rank_at: dict[int, int], two: bool
               ) -> tuple[list[tuple[str, int, int]], tuple[int, int] | None] | None:
         """Follow node x's port k through cables and cross-connects to the far node."""
-        f = self.c.fabric
+        f, cross, ids = self.c.fabric, self.cross, self._ids
         acc = self.c.placement.accelerator[x]
         group, port = divmod(acc, f.domain)
-        dev = self._id(1, k, group, two)
+        dev = ids.get((1, k, group)) or self._id(1, k, group, two)
         walked: list[tuple[str, int, int]] = []
         for _ in range(3):
-            partner = self.cross.get(dev, {}).get(port)
+            table = cross.get(dev)
+            partner = None if table is None else table.get(port)
             if partner is None:
                 self.fault(f"device {dev} port {port} has no cross-connect on the way", x, k)
                 return walked, None
@@ -380,14 +396,14 @@ class _Checker(FaultLog):
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
                 spine, j = divmod(up, f.fanout)
-                dev, port = self._id(2, k, spine, two), group * f.fanout + j
+                dev, port = ids.get((2, k, spine)) or self._id(2, k, spine, two), group * f.fanout + j
             else:
                 group, j = divmod(partner, f.fanout)
                 spine = int(dev[8:])
                 if group >= f.groups:
                     self.fault(f"device {dev} port {partner} is not cabled", x, k)
                     return walked, None
-                dev, port = self._id(1, k, group, two), f.down + spine * f.fanout + j
+                dev, port = ids.get((1, k, group)) or self._id(1, k, group, two), f.down + spine * f.fanout + j
         self.fault("path does not return to an accelerator within three devices", x, k)
         return walked, None
 
@@ -468,6 +484,14 @@ class _Checker(FaultLog):
         if (used.accelerators, used.accelerator_ports, got_levels) != (self.world, 2 * total, want_levels):
             self.fault("counts.used differ from the circuits and devices (accelerators, accelerator ports "
                        "or per-level devices, ports, logical switches, links)")
+
+
+def _matching(pairs: tuple[tuple[int, int], ...], radix: int) -> bool:
+    """Whether a device's cross-connects are pairs of distinct ports, no port twice, all in
+    ``range(radix)``: then :meth:`_Checker.devices` has no fault of its own cross-connects to report."""
+    ports = list(itertools.chain.from_iterable(pairs))
+    return len(ports) == 2 * len(pairs) and len(set(ports)) == len(ports) \
+        and (not ports or (min(ports) >= 0 and max(ports) < radix))
 
 
 def _routes_ride(r: Route, grid: npt.NDArray[np.int64]) -> bool:
