@@ -132,17 +132,19 @@ class Allocator:
             self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
         self.options = options
-        self._users: list[set[int]] | None = None
+        self._users: npt.NDArray[np.int64] | None = None
 
     @property
-    def users(self) -> list[set[int]]:
-        """Per set, the demands with an option on it; worked out on first use (only a
-        per-port greedy that finds no one-level move asks)."""
+    def users(self) -> npt.NDArray[np.int64]:
+        """Per set, how many demands have an option on it; worked out on first use (only
+        a per-port greedy that finds no one-level move asks)."""
         if self._users is None:
-            self._users = [set() for _ in self.sets]
-            for d, opts in enumerate(self.options):
-                for _, _, s in opts:
-                    self._users[s].add(d)
+            demands, width = self.on.shape
+            real = np.arange(width)[None, :] < np.fromiter(map(len, self.options), np.int64, demands)[:, None]
+            rows = np.broadcast_to(np.arange(demands)[:, None], self.on.shape)
+            sets = max(len(self.sets), 1)
+            pairs = np.unique(rows[real] * sets + self.on[real])  # each (demand, set) once
+            self._users = np.bincount(pairs % sets, minlength=len(self.sets)).astype(np.int64)
         return self._users
 
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
@@ -193,9 +195,11 @@ class Allocator:
                 choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
                 if choice is None:
                     tops = self.affordable(level, eff, spare)
-                    best_now = self._running_sets(eff)
+                    # a set that some demand runs on, and every demand with an option on it does,
+                    # is left out (a demand runs on one of its own options: never more than its users)
+                    running, users = self._running(eff).tolist(), self.users.tolist()
                     pairs = [
-                        (s, t) for s in range(count) if s not in best_now or self.users[s] - best_now[s]
+                        (s, t) for s in range(count) if not running[s] or users[s] > running[s]
                         for t in range(int(eff[s]) + 2, tops[s] + 1)
                     ]
                     if pairs:
@@ -215,14 +219,11 @@ class Allocator:
             level, eff, total = choice.level, choice.eff, choice.total
         return total, [int(x) for x in level], [int(x) for x in eff]
 
-    def _running_sets(self, eff: npt.NDArray[np.int64]) -> dict[int, set[int]]:
-        """Per set, the demands whose cheapest option runs on it now."""
+    def _running(self, eff: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per set, how many demands' cheapest option (the first of equals) runs on it now."""
         costs = self.lat + self.vol / eff[self.on]
         best = self.on[np.arange(len(self.lat)), costs.argmin(axis=1)]
-        out: dict[int, set[int]] = {}
-        for d, s in enumerate(best):
-            out.setdefault(int(s), set()).add(d)
-        return out
+        return np.bincount(best, minlength=len(self.sets)).astype(np.int64)
 
     def _pick(
         self,
