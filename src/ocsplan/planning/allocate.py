@@ -20,9 +20,10 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["NEGLIGIBLE", "Allocator", "allocate", "lower_bound", "undominated"]
+__all__ = ["NEGLIGIBLE", "Allocator", "Arrays", "allocate", "lower_bound", "option_arrays", "undominated"]
 
 Options = Sequence[Sequence[tuple[float, float, int]]]  # per demand: (latency s, volume s at p = 1, set)
+Arrays = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]  # see option_arrays
 Result = tuple[float, list[int], list[int]]  # objective, level per generator, level per set
 
 T = TypeVar("T")
@@ -32,7 +33,7 @@ _BIG = 1 << 30
 
 def allocate(
     sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, effort: int = 1,
-    late: Callable[[], bool] | None = None,
+    late: Callable[[], bool] | None = None, arrays: Arrays | None = None,
 ) -> Result:
     """Levels for the generators: the better of two greedy allocations.
 
@@ -42,8 +43,9 @@ def allocate(
     Effort 2 adds a local search: lower one set, refill greedily, keep what helps
     (a greedy fills a knapsack badly at its end). Effort -1 prices everything at
     multiplicity 1. The local search stops with its best so far once ``late()`` is true.
+    ``arrays``: :func:`option_arrays` of ``options``, when the caller has them already.
     """
-    alloc = Allocator(sets, weights, options)
+    alloc = Allocator(sets, weights, options, arrays)
     start = [1] * len(weights)
     if spare <= 0 or effort < 0:
         return alloc.greedy(start, 0, True)
@@ -69,14 +71,30 @@ def allocate(
     return best
 
 
-def lower_bound(sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int) -> float:
+def lower_bound(
+    sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, spare: int, arrays: Arrays | None = None,
+) -> float:
     """A lower bound on the objective of every allocation within ``spare`` ports: lifting
     a set to multiplicity e costs (e - 1) x its generators' ports, so no set passes
     1 + spare // those ports; each demand costs at least its cheapest option there.
-    Exact where latency dominates; the planner skips allocations it shows cannot win."""
+    Exact where latency dominates; the planner skips allocations it shows cannot win.
+    The per-demand minima come from :func:`option_arrays` (``arrays`` if given; the same
+    IEEE operations, a minimum is exact), their sum is Python's, in demand order as ever."""
     weight = weights.__getitem__
     ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
-    return sum(min(lat + vol / ceiling[s] for lat, vol, s in opts) for opts in options)
+    lat, vol, on = option_arrays(options) if arrays is None else arrays
+    cheapest: list[float] = (lat + vol / np.asarray(ceiling, dtype=np.int64)[on]).min(axis=1).tolist()
+    return sum(cheapest)
+
+
+def option_arrays(options: Options) -> Arrays:
+    """Per demand (rows) and option (columns): latencies, volumes and sets, each demand's
+    row padded to the widest with (inf, 0, set 0): never the cheapest."""
+    width = max((len(o) for o in options), default=1)
+    pad = (math.inf, 0.0, 0)
+    table = np.array([[*opts, *([pad] * (width - len(opts)))] for opts in options], dtype=np.float64)
+    table = table.reshape(len(options), width, 3)
+    return table[:, :, 0].copy(), table[:, :, 1].copy(), table[:, :, 2].astype(np.int64)
 
 
 def undominated(opts: Sequence[tuple[float, float, T]]) -> tuple[tuple[float, float, T], ...]:
@@ -94,7 +112,9 @@ def undominated(opts: Sequence[tuple[float, float, T]]) -> tuple[tuple[float, fl
 class Allocator:
     """One allocation problem as arrays: set membership, port weights, options."""
 
-    def __init__(self, sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options) -> None:
+    def __init__(
+        self, sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, arrays: Arrays | None = None,
+    ) -> None:
         count, gens = len(sets), len(weights)
         self.sets = [list(members) for members in sets]
         self.member = np.zeros((count, gens), dtype=bool)
@@ -110,16 +130,22 @@ class Allocator:
         if sizes and all(sizes):
             self.flat = np.array([g for members in self.sets for g in members], dtype=np.intp)
             self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
-        width = max((len(o) for o in options), default=1)
-        pad = (math.inf, 0.0, 0)  # never the cheapest
-        table = np.array([[*opts, *([pad] * (width - len(opts)))] for opts in options], dtype=np.float64)
-        table = table.reshape(len(options), width, 3)
-        self.lat, self.vol = table[:, :, 0].copy(), table[:, :, 1].copy()
-        self.on = table[:, :, 2].astype(np.int64)
-        self.users: list[set[int]] = [set() for _ in range(count)]
-        for d, opts in enumerate(options):
-            for _, _, s in opts:
-                self.users[s].add(d)
+        self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
+        self.options = options
+        self._users: npt.NDArray[np.int64] | None = None
+
+    @property
+    def users(self) -> npt.NDArray[np.int64]:
+        """Per set, how many demands have an option on it; worked out on first use (only
+        a per-port greedy that finds no one-level move asks)."""
+        if self._users is None:
+            demands, width = self.on.shape
+            real = np.arange(width)[None, :] < np.fromiter(map(len, self.options), np.int64, demands)[:, None]
+            rows = np.broadcast_to(np.arange(demands)[:, None], self.on.shape)
+            sets = max(len(self.sets), 1)
+            pairs = np.unique(rows[real] * sets + self.on[real])  # each (demand, set) once
+            self._users = np.bincount(pairs % sets, minlength=len(self.sets)).astype(np.int64)
+        return self._users
 
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """For rows of generator levels: every set's level and the objective."""
@@ -169,9 +195,11 @@ class Allocator:
                 choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
                 if choice is None:
                     tops = self.affordable(level, eff, spare)
-                    best_now = self._running_sets(eff)
+                    # a set that some demand runs on, and every demand with an option on it does,
+                    # is left out (a demand runs on one of its own options: never more than its users)
+                    running, users = self._running(eff).tolist(), self.users.tolist()
                     pairs = [
-                        (s, t) for s in range(count) if s not in best_now or self.users[s] - best_now[s]
+                        (s, t) for s in range(count) if not running[s] or users[s] > running[s]
                         for t in range(int(eff[s]) + 2, tops[s] + 1)
                     ]
                     if pairs:
@@ -191,14 +219,11 @@ class Allocator:
             level, eff, total = choice.level, choice.eff, choice.total
         return total, [int(x) for x in level], [int(x) for x in eff]
 
-    def _running_sets(self, eff: npt.NDArray[np.int64]) -> dict[int, set[int]]:
-        """Per set, the demands whose cheapest option runs on it now."""
+    def _running(self, eff: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per set, how many demands' cheapest option (the first of equals) runs on it now."""
         costs = self.lat + self.vol / eff[self.on]
         best = self.on[np.arange(len(self.lat)), costs.argmin(axis=1)]
-        out: dict[int, set[int]] = {}
-        for d, s in enumerate(best):
-            out.setdefault(int(s), set()).add(d)
-        return out
+        return np.bincount(best, minlength=len(self.sets)).astype(np.int64)
 
     def _pick(
         self,

@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
+import numpy as np
+
 from ..cayley import Topology, profile_folds
 from ..instance import Budget, Demand, Instance
 from ..schedules import closed_form
-from .allocate import allocate, lower_bound, undominated
+from .allocate import Arrays, allocate, lower_bound, option_arrays, undominated
 from .space import RING, Groups, Shape, floods, integer_partitions, irregular_shapes, shape_folds, shape_options
 
 __all__ = ["BOUND_SLACK", "Axis", "Context", "Eval", "Priced", "better", "improves"]
@@ -74,7 +76,10 @@ class Context:
         self.settled: dict[tuple[object, ...], Sequence[tuple[object, Eval]]] = {}
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
         self._pruned: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
-        self._priced: dict[tuple[int, int, Shape, int, int], Priced | None] = {}
+        self._priced: dict[tuple[int, int, Shape, int, int], tuple[Priced, int] | None] = {}
+        # every distinct priced table (by value) gets a number, and its option arrays: see priced
+        self._tables: dict[Priced, int] = {}
+        self._table_arrays: list[Arrays] = []
         self.deadline: float | None = None  # see plan_heuristic; stopped: some loop stopped at it
         self.stopped = False
 
@@ -86,20 +91,43 @@ class Context:
     def allocate(
         self, sets: tuple[tuple[int, ...], ...], weights: tuple[int, ...],
         options: tuple[tuple[tuple[float, float, int], ...], ...], spare: int, effort: int,
-        cutoff: float | None = None,
+        cutoff: float | None = None, tables: tuple[int, ...] | None = None,
     ) -> tuple[float, list[int], list[int]] | float:
         """:func:`~ocsplan.planning.allocate.allocate`, remembered: partitions and states that
         differ only in bit positions pose the same allocation problem (read-only result).
         Given ``cutoff``, the :func:`~ocsplan.planning.allocate.lower_bound` instead when it
-        exceeds ``cutoff`` (nothing allocated)."""
-        key = (sets, weights, options, spare, effort)
-        if key not in self._allocations:
-            if cutoff is not None:  # effort -1 prices at multiplicity 1: as if no port were spare
-                bound = lower_bound(sets, weights, options, spare if effort >= 0 else 0)
-                if bound > cutoff * (1 + BOUND_SLACK):
-                    return bound
-            self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late)
-        return self._allocations[key]
+        exceeds ``cutoff`` (nothing allocated). ``tables``: the :meth:`priced` number of each
+        axis's part of ``options``, in order; equal exactly when the options are (the axes
+        and their demand counts are fixed), a key far cheaper to hash, and their arrays."""
+        key = (sets, weights, options if tables is None else tables, spare, effort)
+        known = self._allocations.get(key)
+        if known is not None:
+            return known
+        arrays = None if tables is None else self._arrays(tables)
+        if cutoff is not None:  # effort -1 prices at multiplicity 1: as if no port were spare
+            bound = lower_bound(sets, weights, options, spare if effort >= 0 else 0, arrays)
+            if bound > cutoff * (1 + BOUND_SLACK):
+                return bound
+        result = self._allocations[key] = allocate(sets, weights, options, spare, effort, self.late, arrays)
+        return result
+
+    def _arrays(self, tables: tuple[int, ...]) -> Arrays:
+        """:func:`~ocsplan.planning.allocate.option_arrays` of the tables' options laid end
+        to end: each table's rows, padded to the widest as that function pads."""
+        parts = [self._table_arrays[t] for t in tables]
+        width = max((part[0].shape[1] for part in parts), default=1)
+        rows = sum(part[0].shape[0] for part in parts)
+        lat = np.full((rows, width), np.inf)
+        vol = np.zeros((rows, width))
+        on = np.zeros((rows, width), dtype=np.int64)
+        row = 0
+        for part_lat, part_vol, part_on in parts:
+            count, cols = part_lat.shape
+            lat[row:row + count, :cols] = part_lat
+            vol[row:row + count, :cols] = part_vol
+            on[row:row + count, :cols] = part_on
+            row += count
+        return lat, vol, on
 
     def bandwidth_share(self) -> float:
         """Share of the bandwidth terms in the objective of the plain cube at p = 1."""
@@ -143,18 +171,25 @@ class Context:
         self._pruned[key] = tuple(undominated(opts) for opts in out)
         return self._options[key]
 
-    def priced(
-        self, axis: Axis, shape: Shape, prof: int, unit: int
-    ) -> Priced | None:
+    def priced(self, axis: Axis, shape: Shape, prof: int, unit: int) -> tuple[Priced, int] | None:
         """The axis's demand options for the allocation, on its profile's set ``prof`` or its
         unit masks' set ``unit``, without those an earlier one on the same set dominates
-        (same minima, same first minimum); None if some demand has no option."""
+        (same minima, same first minimum); None if some demand has no option. With the
+        options, their table's number: one per distinct table (by value), its option arrays
+        kept alongside, what :meth:`allocate` keys and builds on."""
         key = (axis.mesh, axis.index, shape, prof, unit)
         if key not in self._priced:
             self.options(axis, shape)
             pruned = self._pruned[(axis.mesh, axis.index, shape)]
-            self._priced[key] = None if any(not opts for opts in pruned) else tuple(
-                tuple((lat, vol, prof if onp else unit) for lat, vol, onp in opts) for opts in pruned)
+            if any(not opts for opts in pruned):
+                self._priced[key] = None
+            else:
+                table = tuple(tuple((lat, vol, prof if onp else unit) for lat, vol, onp in opts) for opts in pruned)
+                number = self._tables.get(table)
+                if number is None:
+                    number = self._tables[table] = len(self._table_arrays)
+                    self._table_arrays.append(option_arrays(table))
+                self._priced[key] = (table, number)
         return self._priced[key]
 
 

@@ -340,7 +340,8 @@ class Search:
             return set_index[members]
 
         hosts: list[tuple[int, int]] = []
-        priced: tuple[tuple[tuple[float, float, int], ...], ...] = ()  # undominated options, for the allocation
+        priced: list[tuple[tuple[float, float, int], ...]] = []  # undominated options, for the allocation
+        tables: list[int] = []  # their tables' numbers (see ctx.priced)
         for j, ax in enumerate(ctx.axes):
             if shapes[j] == RING:
                 prof = sid((("ring", j),))
@@ -352,13 +353,14 @@ class Search:
             axis_priced = ctx.priced(ax, shapes[j], prof, unit)
             if axis_priced is None:
                 return None
-            priced += axis_priced
+            priced.extend(axis_priced[0])
+            tables.append(axis_priced[1])
         keys = list(weight)
         index = {key: i for i, key in enumerate(keys)}
         position = index.__getitem__
         weights = tuple(weight.values())  # in the order of keys
-        problem = (tuple(tuple(map(position, members)) for members in sets), weights, priced, fabric.ports - base)
-        allocated = ctx.allocate(*problem, effort, cutoff)
+        members_at = tuple(tuple(map(position, members)) for members in sets)
+        allocated = ctx.allocate(members_at, weights, tuple(priced), fabric.ports - base, effort, cutoff, tuple(tables))
         if isinstance(allocated, float):
             return allocated
         objective, levels, eff = allocated
