@@ -5,8 +5,11 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
+import typer.testing
 
 # pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment; the tests
 # expect what a plain run sees (unset: piped output is 200 columns wide), and set it themselves.
@@ -78,3 +81,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     time on four heavy files at 50,000; 100,000 measured the same within noise on the whole suite);
     nothing asserts on it. (No freeze: ``paused_gc(keep=True)`` unfreezes everything.)"""
     gc.set_threshold(100_000, 50, 100)
+
+
+# typer's CliRunner builds the click command of the whole app on every ``invoke`` (about 40 ms: every
+# command's signature and annotations evaluated again, some 1,000 ``eval`` calls), which was the largest
+# single cost of the suite's in-process CLI tests (about 30 s of CPU over 784 invokes). An app does not
+# change while the tests run, and click makes a fresh context per call, so each app's command is built
+# once. ``python -m ocsplan`` (the subprocess and fork-server tests) builds it as users' processes do.
+_BUILD = typer.main.get_command
+_COMMANDS: dict[typer.Typer, Any] = {}
+
+
+def _command(app: typer.Typer) -> Any:  # typer's click.Command (its own vendored click)
+    if app not in _COMMANDS:
+        _COMMANDS[app] = _BUILD(app)
+    return _COMMANDS[app]
+
+
+if getattr(typer.testing, "_get_command", None) is _BUILD:  # typer 0.29 (any other: built per invoke)
+    typer.testing._get_command = _command  # type: ignore[attr-defined,assignment]  # a private name: checked above

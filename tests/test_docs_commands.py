@@ -9,10 +9,12 @@ does not survive a paste and is refused here too. The commands are parsed, not r
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -86,15 +88,21 @@ def test_the_docs_show_commands() -> None:
     assert {name for name, _, _ in ALL} >= {"README.md", "docs/faults.md", "docs/workload.md"}
 
 
+@functools.cache
+def _group() -> Any:
+    """The app's click group, built once (typer evaluates every command's annotations per build)."""
+    return typer.main.get_command(app)
+
+
 @pytest.mark.parametrize(("doc", "line", "words"), ALL, ids=[f"{d}:{i}" for i, (d, _, _) in enumerate(ALL)])
 def test_every_documented_command_parses(doc: str, line: str, words: list[str]) -> None:
     brackets = [w for w in words if w.startswith("[") or w.endswith("]")]
     if brackets:
         pytest.fail(f"{doc}: {line}: optional part {brackets[0]!r} does not survive a paste")
-    group = typer.main.get_command(app)
+    group = _group()
     ctx = group.make_context("ocsplan", list(words), resilient_parsing=False)
     try:
-        name, command, rest = group.resolve_command(ctx, list(words))  # type: ignore[attr-defined]
+        name, command, rest = group.resolve_command(ctx, list(words))
         assert command is not None and name is not None
         command.make_context(name, rest, parent=ctx)
     except Exception as exc:  # click's UsageError and BadParameter, whichever click Typer ships

@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..errors import InstanceError, RealizationError
 from ..realization.circuits import Circuit, Circuits, GeneratorUse, Hop, Placement
@@ -279,6 +278,8 @@ def _assign(c: Circuits, wire: Wiring, ports: _Ports, base: Mapping[int, int], h
     big = (max(t[0] for t in known) * k + 1) * w_changes
     matrix = np.array([[big if t is None else t[0] * w_changes + t[1] * w_hops + t[2] for t in row]
                        for row in costs], dtype=np.int64)
+    from scipy.optimize import linear_sum_assignment  # here: a refused repair does not pay scipy's import
+
     rows, cols = linear_sum_assignment(matrix)
     if any(matrix[r, col] >= big for r, col in zip(rows, cols, strict=True)):
         raise RealizationError(f"--failed: the spares of fabric {c.fabric.name} cannot take every failed accelerator")

@@ -31,8 +31,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_array
 
 from ..errors import InstanceError, RealizationError
 from ..realization.circuits import Circuit, Circuits, Hop, Route
@@ -159,6 +157,10 @@ def _assign(options: Sequence[Sequence[_Option]]) -> list[int] | None:
     alone = _each_alone(options)
     if alone is not None:
         return alone
+    # scipy here, not at import: a refused or MILP-free repair does not pay its 0.3 s import
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_array
+
     flat = [(i, j, o) for i, row in enumerate(options) for j, o in enumerate(row)]
     width = max(len(row) for row in options)
     tie = len(options) * width + 1  # the order term never outweighs one change
