@@ -52,6 +52,10 @@ def _demand_keys(plan: Plan) -> list[tuple[str, int, int, str, int]]:
 def check_simulation(sim: Mapping[str, Any], plan: Plan, option: str, path: str) -> None:
     """A simulation of this plan: same instance, one row per demand, each row a demand of the plan
     (mesh, axis, index) with its collective and payload."""
+    rows = sim.get("demands")
+    if isinstance(rows, list) and len(rows) > _MAX_ROWS:  # before the schema walks every row
+        raise InstanceError(option, "", f"{path}: demands: {len(rows)} rows, the plan has "
+                                        f"{len(_demand_keys(plan))} demands")
     check_schema(sim, "simulation-1", option, path)
     if sim.get("faults"):
         raise InstanceError(option, "", f"{path}: faults: a simulation of the fabric with "
@@ -79,10 +83,11 @@ def check_simulation(sim: Mapping[str, Any], plan: Plan, option: str, path: str)
 def check_faults(faults: Mapping[str, Any], plan: Plan, option: str, path: str) -> None:
     """A faults analysis of this plan: at most :data:`MAX_REPORT_FAULTS` rows, the plan's healthy
     objective, and demands the plan has."""
+    rows = faults.get("faults")
+    if isinstance(rows, list) and len(rows) > MAX_REPORT_FAULTS:  # before the schema walks every row
+        raise InstanceError(option, "", f"{path}: faults: {len(rows)} rows exceed the limit of {MAX_REPORT_FAULTS}")
     check_schema(faults, "faults-1", option, path)
     rows = faults["faults"]
-    if len(rows) > MAX_REPORT_FAULTS:
-        raise InstanceError(option, "", f"{path}: faults: {len(rows)} rows exceed the limit of {MAX_REPORT_FAULTS}")
     healthy, objective = faults["healthy"]["objective"], plan.objective_s
     if not (isinstance(healthy, int | float) and math.isfinite(healthy)
             and math.isclose(healthy, objective, rel_tol=1e-9, abs_tol=1e-18)):
