@@ -117,19 +117,21 @@ class Allocator:
     ) -> None:
         count, gens = len(sets), len(weights)
         self.sets = [list(members) for members in sets]
-        self.member = np.zeros((count, gens), dtype=bool)
-        self.member[[s for s, members in enumerate(self.sets) for _ in members],
-                    [g for members in self.sets for g in members]] = True
-        # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
-        # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
-        self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
-        self.weights = np.asarray(weights, dtype=np.int64)
-        # every set's members side by side, for one minimum.reduceat in ``price`` (it needs no empty set)
         sizes = [len(members) for members in self.sets]
+        flat = [g for members in self.sets for g in members]
+        self.member = np.zeros((count, gens), dtype=bool)
+        self.member[np.repeat(np.arange(count), sizes), flat] = True
+        self.weights = np.asarray(weights, dtype=np.int64)
+        self.every = np.arange(count)  # every set: moves on it index no rows
+        # every set's members side by side, for one minimum.reduceat in ``price`` (it needs no empty set)
         self.flat: npt.NDArray[np.intp] | None = None
         if sizes and all(sizes):
-            self.flat = np.array([g for members in self.sets for g in members], dtype=np.intp)
+            self.flat = np.array(flat, dtype=np.intp)
             self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
+        else:
+            # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
+            # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
+            self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
         self.options = options
         self._users: npt.NDArray[np.int64] | None = None
@@ -150,18 +152,20 @@ class Allocator:
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """For rows of generator levels: every set's level and the objective."""
         if self.flat is not None:  # the least level on each set's members (integers: exact either way)
-            eff = np.minimum.reduceat(levels[:, self.flat], self.starts, axis=1)
+            eff = np.minimum.reduceat(levels.take(self.flat, axis=1), self.starts, axis=1)
         else:
-            eff = np.maximum(levels[:, None, :], self.outside).min(axis=2)
-        costs = (self.lat + self.vol / eff[:, self.on]).min(axis=2)
-        return eff, costs.sum(axis=1)
+            eff = np.minimum.reduce(np.maximum(levels[:, None, :], self.outside), axis=2)
+        # ufuncs called directly: what ndarray.min and .sum call, without their wrappers
+        costs = np.minimum.reduce(np.add(self.lat, np.divide(self.vol, eff.take(self.on, axis=1))), axis=2)
+        return eff, np.add.reduce(costs, axis=1)
 
     def moves(
         self, level: npt.NDArray[np.int64], sets: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Generator levels after raising each listed set to its target, and the ports it costs."""
-        raised = np.where(self.member[sets], np.maximum(level[None, :], targets[:, None]), level[None, :])
-        extra = ((raised - level[None, :]) * self.weights[None, :]).sum(axis=1)
+        member = self.member if sets is self.every else self.member[sets]
+        raised = np.where(member, np.maximum(level, targets[:, None]), level)
+        extra: npt.NDArray[np.int64] = np.subtract(raised, level) @ self.weights  # integers: exact
         return raised, extra
 
     def affordable(self, level: npt.NDArray[np.int64], eff: npt.NDArray[np.int64], spare: int) -> list[int]:
@@ -187,12 +191,13 @@ class Allocator:
         level = np.asarray(start, dtype=np.int64)
         eff_rows, totals = self.price(level[None, :])
         eff, total = eff_rows[0], float(totals[0])
-        every = np.arange(count)
+        every = self.every
         while spare > 0:
             choice: _Choice | None = None
             if per_port:
-                raised, extra = self.moves(level, every, eff + 1)
-                choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
+                up = eff + 1
+                raised, extra = self.moves(level, every, up)
+                choice = self._pick(raised, extra, every, up, total, spare, True)
                 if choice is None:
                     tops = self.affordable(level, eff, spare)
                     # a set that some demand runs on, and every demand with an option on it does,
@@ -236,10 +241,9 @@ class Allocator:
         per_port: bool,
     ) -> _Choice | None:
         """The best admissible move: largest (score, -ports, -set, -target)."""
-        ok = (extra > 0) & (extra <= spare)
-        if not ok.any():
+        (idx,) = ((extra > 0) & (extra <= spare)).nonzero()
+        if not len(idx):
             return None
-        (idx,) = ok.nonzero()
         eff_rows, new_totals = self.price(raised[idx])
         gains = total - new_totals
         (keep,) = (gains > total * NEGLIGIBLE).nonzero()
@@ -247,7 +251,7 @@ class Allocator:
             return None
         rows = idx[keep]
         scores = gains[keep] / extra[rows] if per_port else gains[keep]
-        (top,) = (scores == scores.max()).nonzero()
+        (top,) = (scores == np.maximum.reduce(scores)).nonzero()
         if len(top) == 1:
             best = keep[top[0]]
         else:  # lexsort: the last key is the primary one; the best move sorts last
