@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from ..cayley import Topology, profile_folds
 from ..instance import Budget, Demand, Instance
@@ -72,6 +73,7 @@ class Context:
         self.evals: dict[tuple[object, ...], Eval | None] = {}  # see Search.evaluate
         self.bounds: dict[tuple[object, ...], float] = {}  # configurations skipped there: their bound
         self.placed: dict[tuple[object, ...], tuple[Groups, ...]] = {}  # see Search.placements
+        self.induced: dict[tuple[object, ...], npt.NDArray[np.float64]] = {}  # see Search._induced
         # see repartition._settled: its re-cuts' Search states (object here: search.py is above this module)
         self.settled: dict[tuple[object, ...], Sequence[tuple[object, Eval]]] = {}
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}

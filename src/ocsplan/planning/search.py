@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from itertools import repeat
 from operator import mul
 
 import numpy as np
@@ -75,6 +76,8 @@ class Search:
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
         self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by pieces
         self._by_layers: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by all layers
+        self._cube_units: dict[int, dict[object, int]] = {}  # by the ring axes' bits: see _evaluate
+        self._irregular_keys: dict[tuple[int, Shape], tuple[tuple[str, int, int], ...]] = {}
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
     def place(
@@ -164,7 +167,7 @@ class Search:
             if cubes:
                 ind_key = (j, tuple(parts), cubes)
                 if ind_key not in self._induced_rows:
-                    self._induced_rows[ind_key] = self._induced(table, cubes)
+                    self._induced_rows[ind_key] = self._induced(j, table, cubes)
                 costs = self._induced_rows[ind_key]
                 tied = np.flatnonzero(costs == costs.min())
                 alt = complete(table.placements[int(tied[np.argmax(totals[tied])])])
@@ -202,24 +205,35 @@ class Search:
         counts: npt.NDArray[np.int64] = ((masks[:, None] & others[None, :]) == masks[:, None]).sum(axis=1)
         return counts
 
-    def _induced(self, table: PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    def _induced(self, j: int, table: PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
         """Per placement, the cost at p = 1 of the axes still on their cube on the free
-        folds its sub-blocks give them (each cube axis on the pieces its bits cut out)."""
+        folds its sub-blocks give them (each cube axis on the pieces its bits cut out).
+        Each cube axis's row depends on block j, the parts and that axis's bits only:
+        remembered across partition classes (ctx.induced, read-only rows)."""
         total = np.zeros(len(table.placements))
         for k in cubes:
-            ax = self.ctx.axes[k]
-            bits = self.masks[k]
-            counts = np.bitwise_count(table.masks & bits).astype(np.int64)
-            pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-            codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
-            unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-            costs = np.empty(len(unique))
-            for r, row in enumerate(first):
-                sizes = [int(x) for x in pieces[row] if x >= 2]
-                free = (*sizes, *([1] * (ax.bits - sum(sizes))))
-                costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
-            total += costs[inverse.reshape(-1)]
+            row_key = (self.blocks[j], table.parts, k, self.masks[k])
+            row = self.ctx.induced.get(row_key)
+            if row is None:
+                row = self.ctx.induced[row_key] = self._induced_row(table, k)
+            total += row
         return total
+
+    def _induced_row(self, table: PlacementTable, k: int) -> npt.NDArray[np.float64]:
+        """Per placement, cube axis k's cost at p = 1 on the pieces its sub-blocks cut out of its bits."""
+        ax = self.ctx.axes[k]
+        counts = np.bitwise_count(table.masks & self.masks[k]).astype(np.int64)
+        pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
+        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
+        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        costs = np.empty(len(unique))
+        for r, row in enumerate(first):
+            sizes = [int(x) for x in pieces[row] if x >= 2]
+            free = (*sizes, *([1] * (ax.bits - sum(sizes))))
+            costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
+        out: npt.NDArray[np.float64] = costs[inverse.reshape(-1)]
+        out.flags.writeable = False
+        return out
 
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
         """Let every axis still on its cube take the coarsest block fold the installed folds give it.
@@ -298,6 +312,15 @@ class Search:
         evals[key] = result
         return result
 
+    def _private(self, j: int, shape: Shape) -> tuple[tuple[str, int, int], ...]:
+        """The generator keys of axis j's irregular fold ``shape``: its masks, its own."""
+        key = (j, shape)
+        found = self._irregular_keys.get(key)
+        if found is None:
+            masks = irregular_fold(shape, self.blocks[j])
+            found = self._irregular_keys[key] = tuple(("irregular", j, g) for g in masks)
+        return found
+
     def _evaluate(
         self, profiles: list[Groups], shapes: list[Shape], effort: int, cutoff: float | None = None,
     ) -> Eval | float | None:
@@ -315,51 +338,47 @@ class Search:
             if shapes[j] != RING:
                 folds.update(installed_folds(groups))
         # generator universe: cube units, folds, ring pseudo-generators (2 ports each)
-        weight: dict[object, int] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
-        for f in folds:
-            weight[f] = 1
+        weight = self._cube_units.get(ring_bits)
+        if weight is None:
+            weight = self._cube_units[ring_bits] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
+        weight = dict(weight)
+        weight.update(dict.fromkeys(folds, 1))
         # an irregular fold's masks are its axis's own (not shared), one port each
         private: dict[int, tuple[tuple[str, int, int], ...]] = {}
         for j, shape in enumerate(shapes):
             if is_irregular(shape):
-                private[j] = tuple(("irregular", j, g) for g in irregular_fold(shape, self.blocks[j]))
-                for key in private[j]:
-                    weight[key] = 1
+                private[j] = self._private(j, shape)
+                weight.update(dict.fromkeys(private[j], 1))
         for j in ring_axes:
             weight[("ring", j)] = 2
         base = sum(weight.values())
         if base > fabric.ports:
             return None
-        sets: list[tuple[object, ...]] = []
-        set_index: dict[tuple[object, ...], int] = {}
-
-        def sid(members: tuple[object, ...]) -> int:
-            if members not in set_index:
-                set_index[members] = len(sets)
-                sets.append(members)
-            return set_index[members]
-
+        set_index: dict[tuple[object, ...], int] = {}  # the allocation sets, numbered as first met
+        add = set_index.setdefault
         hosts: list[tuple[int, int]] = []
         priced: list[tuple[tuple[float, float, int], ...]] = []  # undominated options, for the allocation
         tables: list[int] = []  # their tables' numbers (see ctx.priced)
+        units = self.units
         for j, ax in enumerate(ctx.axes):
-            if shapes[j] == RING:
-                prof = sid((("ring", j),))
+            shape = shapes[j]
+            if shape == RING:
+                prof = add((("ring", j),), len(set_index))
                 unit = prof
             else:
-                prof = sid(profile_members(profiles[j]) + private.get(j, ()))
-                unit = sid(self.units[j])
+                prof = add(profile_members(profiles[j]) + private.get(j, ()), len(set_index))
+                unit = add(units[j], len(set_index))
             hosts.append((prof, unit))
-            axis_priced = ctx.priced(ax, shapes[j], prof, unit)
+            axis_priced = ctx.priced(ax, shape, prof, unit)
             if axis_priced is None:
                 return None
             priced.extend(axis_priced[0])
             tables.append(axis_priced[1])
         keys = list(weight)
-        index = {key: i for i, key in enumerate(keys)}
-        position = index.__getitem__
+        position = dict(zip(keys, range(len(keys)), strict=True)).__getitem__
         weights = tuple(weight.values())  # in the order of keys
-        members_at = tuple(tuple(map(position, members)) for members in sets)
+        # per set, its members' positions among the keys (maps of maps: no Python frame per set)
+        members_at = tuple(map(tuple, map(map, repeat(position), set_index)))
         allocated = ctx.allocate(members_at, weights, tuple(priced), fabric.ports - base, effort, cutoff, tuple(tables))
         if isinstance(allocated, float):
             return allocated
