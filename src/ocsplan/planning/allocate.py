@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import TypeVar
 
 import numpy as np
@@ -80,10 +81,13 @@ def lower_bound(
     Exact where latency dominates; the planner skips allocations it shows cannot win.
     The per-demand minima come from :func:`option_arrays` (``arrays`` if given; the same
     IEEE operations, a minimum is exact), their sum is Python's, in demand order as ever."""
-    weight = weights.__getitem__
-    ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
+    if weights.count(1) == len(weights):  # every weight 1: a set's ports are its size
+        ceiling = [1 + spare // ports if ports else _BIG for ports in map(len, sets)]
+    else:
+        weight = weights.__getitem__
+        ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
     lat, vol, on = option_arrays(options) if arrays is None else arrays
-    cheapest: list[float] = (lat + vol / np.asarray(ceiling, dtype=np.int64)[on]).min(axis=1).tolist()
+    cheapest: list[float] = np.minimum.reduce(lat + vol / np.asarray(ceiling, dtype=np.int64)[on], axis=1).tolist()
     return sum(cheapest)
 
 
@@ -116,9 +120,9 @@ class Allocator:
         self, sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, arrays: Arrays | None = None,
     ) -> None:
         count, gens = len(sets), len(weights)
-        self.sets = [list(members) for members in sets]
-        sizes = [len(members) for members in self.sets]
-        flat = [g for members in self.sets for g in members]
+        self.sets = sets
+        sizes = list(map(len, sets))
+        flat = np.fromiter(chain.from_iterable(sets), dtype=np.intp)
         self.member = np.zeros((count, gens), dtype=bool)
         self.member[np.repeat(np.arange(count), sizes), flat] = True
         self.weights = np.asarray(weights, dtype=np.int64)
@@ -126,8 +130,8 @@ class Allocator:
         # every set's members side by side, for one minimum.reduceat in ``price`` (it needs no empty set)
         self.flat: npt.NDArray[np.intp] | None = None
         if sizes and all(sizes):
-            self.flat = np.array(flat, dtype=np.intp)
-            self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
+            self.flat = flat
+            self.starts = np.fromiter(accumulate(sizes[:-1], initial=0), dtype=np.intp, count=count)
         else:
             # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
             # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
@@ -135,6 +139,14 @@ class Allocator:
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
         self.options = options
         self._users: npt.NDArray[np.int64] | None = None
+        self._member_weights: npt.NDArray[np.int64] | None = None
+
+    @property
+    def member_weights(self) -> npt.NDArray[np.int64]:
+        """Per set and generator, its port weight on the set's members, 0 elsewhere (for ``affordable``)."""
+        if self._member_weights is None:
+            self._member_weights = np.where(self.member, self.weights, 0)
+        return self._member_weights
 
     @property
     def users(self) -> npt.NDArray[np.int64]:
@@ -178,8 +190,8 @@ class Allocator:
         high = np.full(len(self.sets), spare, dtype=np.int64)
         while (low < high).any():
             mid = (low + high + 1) // 2
-            lift = np.maximum(0, (eff + mid)[:, None] - level[None, :]) * self.weights[None, :]
-            fits = np.where(self.member, lift, 0).sum(axis=1) <= spare
+            lift = np.maximum(0, (eff + mid)[:, None] - level) * self.member_weights
+            fits = np.add.reduce(lift, axis=1) <= spare
             low, high = np.where(fits, mid, low), np.where(fits, high, mid - 1)
         return [int(e + r) if members else int(e) for e, r, members in zip(eff, low, self.sets, strict=True)]
 
@@ -222,7 +234,7 @@ class Allocator:
                 break
             spare -= choice.ports
             level, eff, total = choice.level, choice.eff, choice.total
-        return total, [int(x) for x in level], [int(x) for x in eff]
+        return total, level.tolist(), eff.tolist()
 
     def _running(self, eff: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Per set, how many demands' cheapest option (the first of equals) runs on it now."""
