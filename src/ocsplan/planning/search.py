@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from itertools import repeat
-from operator import mul
+from operator import eq, mul
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +77,8 @@ class Search:
         self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by pieces
         self._by_layers: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by all layers
         self._cube_units: dict[int, dict[object, int]] = {}  # by the ring axes' bits: see _evaluate
+        self._layers_of: dict[int, tuple[Groups, tuple[int, ...]]] = {}  # see aligned
+        self._moved: dict[tuple[tuple[int, ...], tuple[bool, ...]], tuple[tuple[int, tuple[Groups, Shape]], ...]] = {}
         self._irregular_keys: dict[tuple[int, Shape], tuple[tuple[str, int, int], ...]] = {}
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
@@ -245,28 +247,40 @@ class Search:
         demands lower at multiplicity 1.
         """
         installed: set[int] = set()
+        layers_of = self._layers_of
         for j, groups in enumerate(profiles):
             if shapes[j] != RING:
-                installed.update(profile_layers(groups))
+                # by identity: profiles are shared objects (placements, states), hashing them costs more
+                known = layers_of.get(id(groups))
+                if known is None:
+                    known = layers_of[id(groups)] = (groups, profile_layers(groups))  # holds groups: id stays
+                installed.update(known[1])
         if not installed:
             return profiles, shapes
         layers = tuple(sorted(installed))
+        on_cube = tuple(map(eq, shapes, self.cube_shapes))  # an axis that chose a fold keeps it
+        moved = self._moved.get((layers, on_cube))
+        if moved is None:
+            moved = self._moved[(layers, on_cube)] = tuple(
+                (k, found) for k, cube in enumerate(on_cube)
+                if cube and (found := self._by_layer(k, layers)) is not None
+            )
         out_p, out_s = list(profiles), list(shapes)
-        for k, shape_k in enumerate(shapes):
-            if shape_k != self.cube_shapes[k]:
-                continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
-            if (k, layers) not in self._by_layers:
-                inside = self.masks[k]
-                # only pieces of two bits or more can be chosen: the key keeps just those
-                pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
-                key = (k, pieces)
-                if key not in self._aligned:
-                    self._aligned[key] = self._align(k, pieces) if pieces else None
-                self._by_layers[(k, layers)] = self._aligned[key]
-            found = self._by_layers[(k, layers)]
-            if found is not None:
-                out_p[k], out_s[k] = found
+        for k, (groups, shape) in moved:
+            out_p[k], out_s[k] = groups, shape
         return out_p, out_s
+
+    def _by_layer(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
+        """What :meth:`aligned` gives axis k (on its cube) under the installed ``layers``."""
+        if (k, layers) not in self._by_layers:
+            inside = self.masks[k]
+            # only pieces of two bits or more can be chosen: the key keeps just those
+            pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
+            key = (k, pieces)
+            if key not in self._aligned:
+                self._aligned[key] = self._align(k, pieces) if pieces else None
+            self._by_layers[(k, layers)] = self._aligned[key]
+        return self._by_layers[(k, layers)]
 
     def _align(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
         """Axis k (on its cube) on the greedy partition of its bits into pieces of the
@@ -394,8 +408,13 @@ class Search:
         ctx = self.ctx
         order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
 
+        names: dict[int, tuple[Eval, str]] = {}  # by identity (holding the state: its id stays)
+
         def key(e: Eval) -> tuple[float, int, str]:
-            return (e.objective, e.ports, repr((e.profiles, e.shapes)))
+            known = names.get(id(e))
+            if known is None:
+                known = names[id(e)] = (e, repr((e.profiles, e.shapes)))
+            return (e.objective, e.ports, known[1])
 
         states = [start]
         for _ in range(max_passes):
