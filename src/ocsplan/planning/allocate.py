@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import TypeVar
 
 import numpy as np
@@ -80,10 +81,13 @@ def lower_bound(
     Exact where latency dominates; the planner skips allocations it shows cannot win.
     The per-demand minima come from :func:`option_arrays` (``arrays`` if given; the same
     IEEE operations, a minimum is exact), their sum is Python's, in demand order as ever."""
-    weight = weights.__getitem__
-    ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
+    if weights.count(1) == len(weights):  # every weight 1: a set's ports are its size
+        ceiling = [1 + spare // ports if ports else _BIG for ports in map(len, sets)]
+    else:
+        weight = weights.__getitem__
+        ceiling = [1 + spare // ports if (ports := sum(map(weight, members))) else _BIG for members in sets]
     lat, vol, on = option_arrays(options) if arrays is None else arrays
-    cheapest: list[float] = (lat + vol / np.asarray(ceiling, dtype=np.int64)[on]).min(axis=1).tolist()
+    cheapest: list[float] = np.minimum.reduce(lat + vol / np.asarray(ceiling, dtype=np.int64)[on], axis=1).tolist()
     return sum(cheapest)
 
 
@@ -116,23 +120,33 @@ class Allocator:
         self, sets: Sequence[Sequence[int]], weights: Sequence[int], options: Options, arrays: Arrays | None = None,
     ) -> None:
         count, gens = len(sets), len(weights)
-        self.sets = [list(members) for members in sets]
+        self.sets = sets
+        sizes = list(map(len, sets))
+        flat = np.fromiter(chain.from_iterable(sets), dtype=np.intp)
         self.member = np.zeros((count, gens), dtype=bool)
-        self.member[[s for s, members in enumerate(self.sets) for _ in members],
-                    [g for members in self.sets for g in members]] = True
-        # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
-        # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
-        self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
+        self.member[np.repeat(np.arange(count), sizes), flat] = True
         self.weights = np.asarray(weights, dtype=np.int64)
+        self.every = np.arange(count)  # every set: moves on it index no rows
         # every set's members side by side, for one minimum.reduceat in ``price`` (it needs no empty set)
-        sizes = [len(members) for members in self.sets]
         self.flat: npt.NDArray[np.intp] | None = None
         if sizes and all(sizes):
-            self.flat = np.array([g for members in self.sets for g in members], dtype=np.intp)
-            self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
+            self.flat = flat
+            self.starts = np.fromiter(accumulate(sizes[:-1], initial=0), dtype=np.intp, count=count)
+        else:
+            # 0 on members, _BIG elsewhere: a level's maximum with it is the level on members (levels
+            # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
+            self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
         self.options = options
         self._users: npt.NDArray[np.int64] | None = None
+        self._member_weights: npt.NDArray[np.int64] | None = None
+
+    @property
+    def member_weights(self) -> npt.NDArray[np.int64]:
+        """Per set and generator, its port weight on the set's members, 0 elsewhere (for ``affordable``)."""
+        if self._member_weights is None:
+            self._member_weights = np.where(self.member, self.weights, 0)
+        return self._member_weights
 
     @property
     def users(self) -> npt.NDArray[np.int64]:
@@ -150,18 +164,20 @@ class Allocator:
     def price(self, levels: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """For rows of generator levels: every set's level and the objective."""
         if self.flat is not None:  # the least level on each set's members (integers: exact either way)
-            eff = np.minimum.reduceat(levels[:, self.flat], self.starts, axis=1)
+            eff = np.minimum.reduceat(levels.take(self.flat, axis=1), self.starts, axis=1)
         else:
-            eff = np.maximum(levels[:, None, :], self.outside).min(axis=2)
-        costs = (self.lat + self.vol / eff[:, self.on]).min(axis=2)
-        return eff, costs.sum(axis=1)
+            eff = np.minimum.reduce(np.maximum(levels[:, None, :], self.outside), axis=2)
+        # ufuncs called directly: what ndarray.min and .sum call, without their wrappers
+        costs = np.minimum.reduce(np.add(self.lat, np.divide(self.vol, eff.take(self.on, axis=1))), axis=2)
+        return eff, np.add.reduce(costs, axis=1)
 
     def moves(
         self, level: npt.NDArray[np.int64], sets: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Generator levels after raising each listed set to its target, and the ports it costs."""
-        raised = np.where(self.member[sets], np.maximum(level[None, :], targets[:, None]), level[None, :])
-        extra = ((raised - level[None, :]) * self.weights[None, :]).sum(axis=1)
+        member = self.member if sets is self.every else self.member[sets]
+        raised = np.where(member, np.maximum(level, targets[:, None]), level)
+        extra: npt.NDArray[np.int64] = np.subtract(raised, level) @ self.weights  # integers: exact
         return raised, extra
 
     def affordable(self, level: npt.NDArray[np.int64], eff: npt.NDArray[np.int64], spare: int) -> list[int]:
@@ -174,8 +190,8 @@ class Allocator:
         high = np.full(len(self.sets), spare, dtype=np.int64)
         while (low < high).any():
             mid = (low + high + 1) // 2
-            lift = np.maximum(0, (eff + mid)[:, None] - level[None, :]) * self.weights[None, :]
-            fits = np.where(self.member, lift, 0).sum(axis=1) <= spare
+            lift = np.maximum(0, (eff + mid)[:, None] - level) * self.member_weights
+            fits = np.add.reduce(lift, axis=1) <= spare
             low, high = np.where(fits, mid, low), np.where(fits, high, mid - 1)
         return [int(e + r) if members else int(e) for e, r, members in zip(eff, low, self.sets, strict=True)]
 
@@ -187,12 +203,13 @@ class Allocator:
         level = np.asarray(start, dtype=np.int64)
         eff_rows, totals = self.price(level[None, :])
         eff, total = eff_rows[0], float(totals[0])
-        every = np.arange(count)
+        every = self.every
         while spare > 0:
             choice: _Choice | None = None
             if per_port:
-                raised, extra = self.moves(level, every, eff + 1)
-                choice = self._pick(raised, extra, every, eff + 1, total, spare, True)
+                up = eff + 1
+                raised, extra = self.moves(level, every, up)
+                choice = self._pick(raised, extra, every, up, total, spare, True)
                 if choice is None:
                     tops = self.affordable(level, eff, spare)
                     # a set that some demand runs on, and every demand with an option on it does,
@@ -217,7 +234,7 @@ class Allocator:
                 break
             spare -= choice.ports
             level, eff, total = choice.level, choice.eff, choice.total
-        return total, [int(x) for x in level], [int(x) for x in eff]
+        return total, level.tolist(), eff.tolist()
 
     def _running(self, eff: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Per set, how many demands' cheapest option (the first of equals) runs on it now."""
@@ -236,10 +253,9 @@ class Allocator:
         per_port: bool,
     ) -> _Choice | None:
         """The best admissible move: largest (score, -ports, -set, -target)."""
-        ok = (extra > 0) & (extra <= spare)
-        if not ok.any():
+        (idx,) = ((extra > 0) & (extra <= spare)).nonzero()
+        if not len(idx):
             return None
-        (idx,) = ok.nonzero()
         eff_rows, new_totals = self.price(raised[idx])
         gains = total - new_totals
         (keep,) = (gains > total * NEGLIGIBLE).nonzero()
@@ -247,7 +263,7 @@ class Allocator:
             return None
         rows = idx[keep]
         scores = gains[keep] / extra[rows] if per_port else gains[keep]
-        (top,) = (scores == scores.max()).nonzero()
+        (top,) = (scores == np.maximum.reduce(scores)).nonzero()
         if len(top) == 1:
             best = keep[top[0]]
         else:  # lexsort: the last key is the primary one; the best move sorts last

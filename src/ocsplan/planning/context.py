@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from ..cayley import Topology, profile_folds
 from ..instance import Budget, Demand, Instance
@@ -72,6 +73,7 @@ class Context:
         self.evals: dict[tuple[object, ...], Eval | None] = {}  # see Search.evaluate
         self.bounds: dict[tuple[object, ...], float] = {}  # configurations skipped there: their bound
         self.placed: dict[tuple[object, ...], tuple[Groups, ...]] = {}  # see Search.placements
+        self.induced: dict[tuple[object, ...], npt.NDArray[np.float64]] = {}  # see Search._induced
         # see repartition._settled: its re-cuts' Search states (object here: search.py is above this module)
         self.settled: dict[tuple[object, ...], Sequence[tuple[object, Eval]]] = {}
         self._options: dict[tuple[int, int, Shape], tuple[tuple[tuple[float, float, bool], ...], ...]] = {}
@@ -80,6 +82,7 @@ class Context:
         # every distinct priced table (by value) gets a number, and its option arrays: see priced
         self._tables: dict[Priced, int] = {}
         self._table_arrays: list[Arrays] = []
+        self._joined: dict[tuple[int, ...], Arrays] = {}  # see _arrays
         self.deadline: float | None = None  # see plan_heuristic; stopped: some loop stopped at it
         self.stopped = False
 
@@ -113,7 +116,11 @@ class Context:
 
     def _arrays(self, tables: tuple[int, ...]) -> Arrays:
         """:func:`~ocsplan.planning.allocate.option_arrays` of the tables' options laid end
-        to end: each table's rows, padded to the widest as that function pads."""
+        to end: each table's rows, padded to the widest as that function pads. Remembered
+        (read-only arrays): the configurations of a search share few combinations of tables."""
+        known = self._joined.get(tables)
+        if known is not None:
+            return known
         parts = [self._table_arrays[t] for t in tables]
         width = max((part[0].shape[1] for part in parts), default=1)
         rows = sum(part[0].shape[0] for part in parts)
@@ -127,7 +134,10 @@ class Context:
             vol[row:row + count, :cols] = part_vol
             on[row:row + count, :cols] = part_on
             row += count
-        return lat, vol, on
+        for array in (lat, vol, on):
+            array.flags.writeable = False
+        joined = self._joined[tables] = (lat, vol, on)
+        return joined
 
     def bandwidth_share(self) -> float:
         """Share of the bandwidth terms in the objective of the plain cube at p = 1."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from operator import mul
+from itertools import repeat
+from operator import eq, mul
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +76,10 @@ class Search:
         self._induced_rows: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.float64]] = {}
         self._aligned: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by pieces
         self._by_layers: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by all layers
+        self._cube_units: dict[int, dict[object, int]] = {}  # by the ring axes' bits: see _evaluate
+        self._layers_of: dict[int, tuple[Groups, tuple[int, ...]]] = {}  # see aligned
+        self._moved: dict[tuple[tuple[int, ...], tuple[bool, ...]], tuple[tuple[int, tuple[Groups, Shape]], ...]] = {}
+        self._irregular_keys: dict[tuple[int, Shape], tuple[tuple[str, int, int], ...]] = {}
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
     def place(
@@ -164,7 +169,7 @@ class Search:
             if cubes:
                 ind_key = (j, tuple(parts), cubes)
                 if ind_key not in self._induced_rows:
-                    self._induced_rows[ind_key] = self._induced(table, cubes)
+                    self._induced_rows[ind_key] = self._induced(j, table, cubes)
                 costs = self._induced_rows[ind_key]
                 tied = np.flatnonzero(costs == costs.min())
                 alt = complete(table.placements[int(tied[np.argmax(totals[tied])])])
@@ -202,24 +207,35 @@ class Search:
         counts: npt.NDArray[np.int64] = ((masks[:, None] & others[None, :]) == masks[:, None]).sum(axis=1)
         return counts
 
-    def _induced(self, table: PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    def _induced(self, j: int, table: PlacementTable, cubes: tuple[int, ...]) -> npt.NDArray[np.float64]:
         """Per placement, the cost at p = 1 of the axes still on their cube on the free
-        folds its sub-blocks give them (each cube axis on the pieces its bits cut out)."""
+        folds its sub-blocks give them (each cube axis on the pieces its bits cut out).
+        Each cube axis's row depends on block j, the parts and that axis's bits only:
+        remembered across partition classes (ctx.induced, read-only rows)."""
         total = np.zeros(len(table.placements))
         for k in cubes:
-            ax = self.ctx.axes[k]
-            bits = self.masks[k]
-            counts = np.bitwise_count(table.masks & bits).astype(np.int64)
-            pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-            codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
-            unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-            costs = np.empty(len(unique))
-            for r, row in enumerate(first):
-                sizes = [int(x) for x in pieces[row] if x >= 2]
-                free = (*sizes, *([1] * (ax.bits - sum(sizes))))
-                costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
-            total += costs[inverse.reshape(-1)]
+            row_key = (self.blocks[j], table.parts, k, self.masks[k])
+            row = self.ctx.induced.get(row_key)
+            if row is None:
+                row = self.ctx.induced[row_key] = self._induced_row(table, k)
+            total += row
         return total
+
+    def _induced_row(self, table: PlacementTable, k: int) -> npt.NDArray[np.float64]:
+        """Per placement, cube axis k's cost at p = 1 on the pieces its sub-blocks cut out of its bits."""
+        ax = self.ctx.axes[k]
+        counts = np.bitwise_count(table.masks & self.masks[k]).astype(np.int64)
+        pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
+        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
+        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        costs = np.empty(len(unique))
+        for r, row in enumerate(first):
+            sizes = [int(x) for x in pieces[row] if x >= 2]
+            free = (*sizes, *([1] * (ax.bits - sum(sizes))))
+            costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
+        out: npt.NDArray[np.float64] = costs[inverse.reshape(-1)]
+        out.flags.writeable = False
+        return out
 
     def aligned(self, profiles: list[Groups], shapes: list[Shape]) -> tuple[list[Groups], list[Shape]]:
         """Let every axis still on its cube take the coarsest block fold the installed folds give it.
@@ -231,28 +247,40 @@ class Search:
         demands lower at multiplicity 1.
         """
         installed: set[int] = set()
+        layers_of = self._layers_of
         for j, groups in enumerate(profiles):
             if shapes[j] != RING:
-                installed.update(profile_layers(groups))
+                # by identity: profiles are shared objects (placements, states), hashing them costs more
+                known = layers_of.get(id(groups))
+                if known is None:
+                    known = layers_of[id(groups)] = (groups, profile_layers(groups))  # holds groups: id stays
+                installed.update(known[1])
         if not installed:
             return profiles, shapes
         layers = tuple(sorted(installed))
+        on_cube = tuple(map(eq, shapes, self.cube_shapes))  # an axis that chose a fold keeps it
+        moved = self._moved.get((layers, on_cube))
+        if moved is None:
+            moved = self._moved[(layers, on_cube)] = tuple(
+                (k, found) for k, cube in enumerate(on_cube)
+                if cube and (found := self._by_layer(k, layers)) is not None
+            )
         out_p, out_s = list(profiles), list(shapes)
-        for k, shape_k in enumerate(shapes):
-            if shape_k != self.cube_shapes[k]:
-                continue  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
-            if (k, layers) not in self._by_layers:
-                inside = self.masks[k]
-                # only pieces of two bits or more can be chosen: the key keeps just those
-                pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
-                key = (k, pieces)
-                if key not in self._aligned:
-                    self._aligned[key] = self._align(k, pieces) if pieces else None
-                self._by_layers[(k, layers)] = self._aligned[key]
-            found = self._by_layers[(k, layers)]
-            if found is not None:
-                out_p[k], out_s[k] = found
+        for k, (groups, shape) in moved:
+            out_p[k], out_s[k] = groups, shape
         return out_p, out_s
+
+    def _by_layer(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
+        """What :meth:`aligned` gives axis k (on its cube) under the installed ``layers``."""
+        if (k, layers) not in self._by_layers:
+            inside = self.masks[k]
+            # only pieces of two bits or more can be chosen: the key keeps just those
+            pieces = tuple(sorted({piece for layer in layers if (piece := layer & inside).bit_count() >= 2}))
+            key = (k, pieces)
+            if key not in self._aligned:
+                self._aligned[key] = self._align(k, pieces) if pieces else None
+            self._by_layers[(k, layers)] = self._aligned[key]
+        return self._by_layers[(k, layers)]
 
     def _align(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
         """Axis k (on its cube) on the greedy partition of its bits into pieces of the
@@ -298,6 +326,15 @@ class Search:
         evals[key] = result
         return result
 
+    def _private(self, j: int, shape: Shape) -> tuple[tuple[str, int, int], ...]:
+        """The generator keys of axis j's irregular fold ``shape``: its masks, its own."""
+        key = (j, shape)
+        found = self._irregular_keys.get(key)
+        if found is None:
+            masks = irregular_fold(shape, self.blocks[j])
+            found = self._irregular_keys[key] = tuple(("irregular", j, g) for g in masks)
+        return found
+
     def _evaluate(
         self, profiles: list[Groups], shapes: list[Shape], effort: int, cutoff: float | None = None,
     ) -> Eval | float | None:
@@ -315,51 +352,47 @@ class Search:
             if shapes[j] != RING:
                 folds.update(installed_folds(groups))
         # generator universe: cube units, folds, ring pseudo-generators (2 ports each)
-        weight: dict[object, int] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
-        for f in folds:
-            weight[f] = 1
+        weight = self._cube_units.get(ring_bits)
+        if weight is None:
+            weight = self._cube_units[ring_bits] = {1 << b: 1 for b in range(ctx.n) if not ring_bits >> b & 1}
+        weight = dict(weight)
+        weight.update(dict.fromkeys(folds, 1))
         # an irregular fold's masks are its axis's own (not shared), one port each
         private: dict[int, tuple[tuple[str, int, int], ...]] = {}
         for j, shape in enumerate(shapes):
             if is_irregular(shape):
-                private[j] = tuple(("irregular", j, g) for g in irregular_fold(shape, self.blocks[j]))
-                for key in private[j]:
-                    weight[key] = 1
+                private[j] = self._private(j, shape)
+                weight.update(dict.fromkeys(private[j], 1))
         for j in ring_axes:
             weight[("ring", j)] = 2
         base = sum(weight.values())
         if base > fabric.ports:
             return None
-        sets: list[tuple[object, ...]] = []
-        set_index: dict[tuple[object, ...], int] = {}
-
-        def sid(members: tuple[object, ...]) -> int:
-            if members not in set_index:
-                set_index[members] = len(sets)
-                sets.append(members)
-            return set_index[members]
-
+        set_index: dict[tuple[object, ...], int] = {}  # the allocation sets, numbered as first met
+        add = set_index.setdefault
         hosts: list[tuple[int, int]] = []
         priced: list[tuple[tuple[float, float, int], ...]] = []  # undominated options, for the allocation
         tables: list[int] = []  # their tables' numbers (see ctx.priced)
+        units = self.units
         for j, ax in enumerate(ctx.axes):
-            if shapes[j] == RING:
-                prof = sid((("ring", j),))
+            shape = shapes[j]
+            if shape == RING:
+                prof = add((("ring", j),), len(set_index))
                 unit = prof
             else:
-                prof = sid(profile_members(profiles[j]) + private.get(j, ()))
-                unit = sid(self.units[j])
+                prof = add(profile_members(profiles[j]) + private.get(j, ()), len(set_index))
+                unit = add(units[j], len(set_index))
             hosts.append((prof, unit))
-            axis_priced = ctx.priced(ax, shapes[j], prof, unit)
+            axis_priced = ctx.priced(ax, shape, prof, unit)
             if axis_priced is None:
                 return None
             priced.extend(axis_priced[0])
             tables.append(axis_priced[1])
         keys = list(weight)
-        index = {key: i for i, key in enumerate(keys)}
-        position = index.__getitem__
+        position = dict(zip(keys, range(len(keys)), strict=True)).__getitem__
         weights = tuple(weight.values())  # in the order of keys
-        members_at = tuple(tuple(map(position, members)) for members in sets)
+        # per set, its members' positions among the keys (maps of maps: no Python frame per set)
+        members_at = tuple(map(tuple, map(map, repeat(position), set_index)))
         allocated = ctx.allocate(members_at, weights, tuple(priced), fabric.ports - base, effort, cutoff, tuple(tables))
         if isinstance(allocated, float):
             return allocated
@@ -375,8 +408,13 @@ class Search:
         ctx = self.ctx
         order = sorted(range(len(ctx.axes)), key=lambda j: (-ctx.axes[j].weight, j))
 
+        names: dict[int, tuple[Eval, str]] = {}  # by identity (holding the state: its id stays)
+
         def key(e: Eval) -> tuple[float, int, str]:
-            return (e.objective, e.ports, repr((e.profiles, e.shapes)))
+            known = names.get(id(e))
+            if known is None:
+                known = names[id(e)] = (e, repr((e.profiles, e.shapes)))
+            return (e.objective, e.ports, known[1])
 
         states = [start]
         for _ in range(max_passes):
