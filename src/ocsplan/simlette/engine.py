@@ -84,6 +84,7 @@ class Engine:
     """
 
     env: simpy.Environment  # set by ``open``
+    _timeout: type[simpy.Timeout]  # SimPy's ``env.timeout`` without the method call
 
     def __init__(self, flit_time: float, flit_mode: bool, horizon: float = 1e-6, events: bool = True) -> None:
         # horizon 0 turns every look-ahead off: one decision per event (tests compare)
@@ -105,6 +106,7 @@ class Engine:
             import simpy
 
             self.env = simpy.Environment()
+            self._timeout = simpy.Timeout
 
     def hold(self) -> None:
         """Until :meth:`run`, keep the ports' wake-ups in a list instead of scheduling them.
@@ -136,18 +138,19 @@ class Engine:
 
     def wake(self, time: float, port: PortLike) -> int:
         """``at(time, port.wake)``, kept back while :meth:`hold` holds; returns the id."""
-        early = self.early
-        if early is None:
-            return self.at(time, port.wake)
         eid = self._eid
         self._eid = eid + 1
         self.events += 1
-        early.append((time, eid, port))
+        early = self.early
+        if early is None:
+            self._schedule(time, eid, port.wake)
+        else:
+            early.append((time, eid, port))
         return eid
 
     def _schedule(self, time: float, eid: int, callback: Callable[[int], None]) -> None:
         # SimPy's public timeout, a triggered event at NORMAL priority after ``delay``;
         # the callback gets this engine's event id (ports use it to drop superseded wake-ups)
-        delay = time - self.env.now
-        ev = self.env.timeout(delay if delay > 0.0 else 0.0)
-        ev.callbacks.append(lambda _ev: callback(eid))
+        env = self.env
+        delay = time - env.now
+        self._timeout(env, delay if delay > 0.0 else 0.0).callbacks.append(lambda _ev: callback(eid))
