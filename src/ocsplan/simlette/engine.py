@@ -107,8 +107,7 @@ class Engine:
 
             self.env = simpy.Environment()
             self._timeout = simpy.Timeout
-            self._last: simpy.Timeout | None = None  # the last timeout made (``_schedule``)
-            self._last_at = 0.0
+            self._pending: dict[float, simpy.Timeout] = {}  # time -> latest timeout made for it
 
     def hold(self) -> None:
         """Until :meth:`run`, keep the ports' wake-ups in a list instead of scheduling them.
@@ -154,20 +153,25 @@ class Engine:
         """SimPy's public timeout, a triggered event at NORMAL priority after ``delay``; the
         callback gets this engine's event id (ports use it to drop superseded wake-ups).
 
-        SimPy runs events by (time, priority, insertion): a callback due when the last
-        timeout made is due, that timeout still pending, would run right after that
-        timeout's callbacks (no event can come between them), so it joins them: the
-        same order with one SimPy event less.
+        SimPy runs events by (time, priority, insertion): a callback due when the latest
+        timeout made for that time is due, that timeout still pending, would run right
+        after that timeout's callbacks (no event can come between them), so it joins them:
+        the same order with one SimPy event less (lockstep runs share a few hundred
+        times among hundreds of thousands of wake-ups). Forgetting a time only costs a
+        timeout, so the table is cleared when it grows.
         """
         env = self.env
         now = env.now
         delay = time - now
         if not delay > 0.0:
             delay = 0.0
-        last = self._last
-        if last is not None and last.callbacks is not None and self._last_at == now + delay:
+        at = now + delay  # the time SimPy keys it by
+        pending = self._pending
+        last = pending.get(at)
+        if last is not None and last.callbacks is not None:
             last.callbacks.append(lambda _ev: callback(eid))
             return
-        self._last = last = self._timeout(env, delay)
-        self._last_at = now + delay  # the time SimPy keys it by
+        if len(pending) > 4096:
+            pending.clear()
+        pending[at] = last = self._timeout(env, delay)
         last.callbacks.append(lambda _ev: callback(eid))
