@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Engine", "Message", "Piece", "PortLike"]
+
+
+def _run(jobs: list[tuple[Callable[[int], None], int]], _event: object) -> None:
+    """A SimPy timeout's callback: each of its jobs, ``callback(event id)``, in order."""
+    for callback, eid in jobs:
+        callback(eid)
 
 
 class Message:
@@ -107,7 +114,8 @@ class Engine:
 
             self.env = simpy.Environment()
             self._timeout = simpy.Timeout
-            self._pending: dict[float, simpy.Timeout] = {}  # time -> latest timeout made for it
+            # time -> the latest timeout made for it and the callbacks it runs, in order
+            self._pending: dict[float, tuple[simpy.Timeout, list[tuple[Callable[[int], None], int]]]] = {}
 
     def hold(self) -> None:
         """Until :meth:`run`, keep the ports' wake-ups in a list instead of scheduling them.
@@ -167,11 +175,13 @@ class Engine:
             delay = 0.0
         at = now + delay  # the time SimPy keys it by
         pending = self._pending
-        last = pending.get(at)
-        if last is not None and last.callbacks is not None:
-            last.callbacks.append(lambda _ev: callback(eid))
+        found = pending.get(at)
+        if found is not None and found[0].callbacks is not None:  # not fired yet
+            found[1].append((callback, eid))
             return
         if len(pending) > 4096:
             pending.clear()
-        pending[at] = last = self._timeout(env, delay)
-        last.callbacks.append(lambda _ev: callback(eid))
+        jobs = [(callback, eid)]
+        timeout = self._timeout(env, delay)
+        timeout.callbacks.append(partial(_run, jobs))
+        pending[at] = (timeout, jobs)
