@@ -14,11 +14,12 @@ from dataclasses import replace
 
 import pytest
 
-from ocsplan.cayley import Topology
+from ocsplan.cayley import Topology, expand
+from ocsplan.plan import GeneratorPlan, Plan
 from ocsplan.realization.fabrics import FabricSpec, load_fabric
 from ocsplan.schedules import SCHEDULES
 from ocsplan.simlette import DL_FLIT, SimOptions, network_factory, program_workload, simulate_program
-from ocsplan.simlette.circuitmap import circuits_for_generators
+from ocsplan.simlette.circuitmap import circuits_for_generators, hybrid_uplinks
 from ocsplan.simlette.circuits_net import CircuitNetwork
 from ocsplan.simlette.engine import Engine, Message
 from ocsplan.simlette.report import DemandResult, analytical
@@ -116,6 +117,31 @@ def test_phase_cost_matches_generic_analytical(schedule: str, ports: int, monkey
     program = SCHEDULES[schedule].build(Topology.from_profile((4,)), 5000)
     workload = program_workload(program, (0, 1, 2, 3), 16)
     factory = network_factory(spec, SimOptions(), ports=ports)
+    net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
+    assert all(net.phase_cost(workload, k) is not None for k in range(workload.phases))
+    fast = analytical(workload, net)
+    monkeypatch.setattr(type(net), "phase_cost", lambda self, w, k: None)
+    assert analytical(workload, net) == fast
+    assert fast > 0
+
+
+@pytest.mark.parametrize("fabric", ["nvl576-all-eps", "nvl576-hybrid"])
+@pytest.mark.parametrize("schedule", ["one-shot", "rs-ag", "bruck"])
+def test_two_level_phase_cost_matches_generic_analytical(fabric: str, schedule: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same on two levels: ranks in one rack and in others (a spine's up- and down-links,
+    # or the hybrid's OCS hops, one and two of them)
+    spec = load_fabric(FABRICS / f"{fabric}.toml")
+    bits = (8, 6, 5, 1)
+    program = SCHEDULES[schedule].build(Topology.from_profile((len(bits),)), 5000)
+    workload = program_workload(program, bits, 512)
+    routes = None
+    if fabric == "nvl576-hybrid":
+        masks = sorted({expand(g, bits) for g in range(1, 1 << len(bits))})
+        plan = Plan("t", "native", "native", 512, spec.ports, 0, 1e-6, spec.link,
+                    tuple(GeneratorPlan(m, 1, "fold") for m in masks), (), 0.0)
+        routes = hybrid_uplinks(plan, spec)
+    factory = network_factory(spec, SimOptions(), ports=spec.ports, routes=routes)
     net = factory(Engine(DL_FLIT / spec.link, False), lambda _m: None)
     assert all(net.phase_cost(workload, k) is not None for k in range(workload.phases))
     fast = analytical(workload, net)

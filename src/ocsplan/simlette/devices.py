@@ -50,7 +50,7 @@ class Switch:
     never on arrival order, so message and flit mode spray alike.
     """
 
-    __slots__ = ("delay", "eng", "name", "rail", "route", "spray", "table")
+    __slots__ = ("block", "delay", "eng", "name", "packet", "rail", "route", "spray", "table")
 
     def __init__(
         self, eng: Engine, name: str, delay: float, route: Callable[[int], Sequence[PortLike]],
@@ -63,23 +63,25 @@ class Switch:
         self.table: dict[int, Sequence[PortLike]] = {}
         self.spray = spray
         self.rail = rail
+        self.packet = spray[0] == "packet"
+        self.block = spray[1] if spray[0] == "flit" else 0  # 0: a message's flits over the ways
 
     def accept(self, piece: Piece, port: PortLike) -> None:
         piece.ready += self.delay
         piece.up = port if port.limited else None
         msg = piece.msg
-        outs = self.table.get(msg.dst)
+        dst = msg.dst
+        outs = self.table.get(dst)
         if outs is None:
-            outs = self.table[msg.dst] = self.route(msg.dst)
+            outs = self.table[dst] = self.route(dst)
         ways = len(outs)
         if ways == 1:
             outs[0].enqueue(piece)
             return
-        kind, size = self.spray
-        if kind == "packet":
+        if self.packet:
             outs[(msg.src + self.rail) % ways].enqueue(piece)
             return
-        block = size if kind == "flit" else -(-msg.flits // ways)
+        block = self.block or -(-msg.flits // ways)
         first, end = piece.index, piece.index + piece.flits
         if first // block == (end - 1) // block:  # inside one block: no split
             outs[(msg.src + first // block) % ways].enqueue(piece)

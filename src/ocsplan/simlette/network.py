@@ -133,7 +133,12 @@ class Network:
     def _respond(self, msg: Message) -> None:
         """The completer answers on the response channel of its port (credits, no bandwidth)."""
         t = msg.landed
-        key = self.response_port(msg) if self.rsp_credits is not None else None
+        if self.rsp_credits is None:  # no response credits: the unloaded hop back
+            arrive = t + self.latency(msg.dst, msg.src, msg.gen)
+            if arrive > self.acked:
+                self.acked = arrive
+            return
+        key = self.response_port(msg)
         if key is not None:
             free = self._rsp_free.setdefault(key, self.rsp_credits or 0)
             heap = self._rsp.setdefault(key, [])

@@ -47,6 +47,8 @@ __all__ = ["DirectFlitPort", "DirectPort", "DrainPort", "FifoPort", "Port", "Que
 # Decisions treat a piece as ready when it is ready within this tolerance (s).
 _TOL = 1e-15
 _INF = float("inf")
+_push = heapq.heappush
+_pop = heapq.heappop
 
 
 class Port:
@@ -138,6 +140,11 @@ class Port:
             ret = up.ret
             for k in range(count):
                 up.release(start + k * tf + ret)
+        if count == piece.flits:  # ``_flush`` of the whole piece, one call less (hot path)
+            piece.ready = start + tf + self.wire
+            piece.up = None
+            self.far.accept(piece, self)
+            return True
         return self._flush(piece, start, count)
 
     def _send_limited(self, piece: Piece, count: int, start: float) -> bool:
@@ -353,15 +360,18 @@ class QueuePort(Port):
 
     def enqueue(self, piece: Piece) -> None:
         ready = piece.ready
-        heapq.heappush(self.queue, (ready, piece.msg.mid, piece.index, piece))
+        _push(self.queue, (ready, piece.msg.mid, piece.index, piece))
         if self.stalled:
             return
-        if self.wake_ev >= 0 and self.eng.unbounded:
+        pending = self.wake_ev >= 0
+        if pending and self.eng.unbounded:
             return  # the wake-up pending takes every piece, whenever it comes
         busy = self.busy
         time = (ready if ready > busy else busy) - self.ahead
-        if self.wake_ev < 0 or time < self.wake_at:
-            self._arm(time)
+        if not pending or time < self.wake_at:
+            # ``_arm``, whose test this repeats
+            self.wake_at = time
+            self.wake_ev = self.eng.wake(time, self)
 
     def wake(self, ev: int) -> None:
         if ev != self.wake_ev:
@@ -398,9 +408,10 @@ class QueuePort(Port):
         tf = self.eng.flit_time
         wire = self.wire
         far = self.far
+        accept = far.accept
         sink = far if isinstance(far, Sink) else None
         rx, land, deliver = (sink.rx, sink.land, sink.deliver) if sink is not None else (0.0, 0.0, None)
-        pop = heapq.heappop
+        pop = _pop
         while queue:
             ready, _, _, piece = queue[0]
             busy = self.busy
@@ -420,7 +431,7 @@ class QueuePort(Port):
                 piece.up = None
             arrive = piece.ready = start + tf + wire
             if deliver is None:
-                far.accept(piece, self)
+                accept(piece, self)
                 continue
             landed = arrive + (count - 1) * tf + rx + land
             msg = piece.msg

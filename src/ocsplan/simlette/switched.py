@@ -400,7 +400,7 @@ class SwitchedNetwork(Network):
         destination's L ports (``resources``); the loads summed per node in the order
         ``analytical`` sums them (node by node, message by message), as plain lists."""
         if self.two:
-            return None
+            return self._two_phase_cost(workload, k)
         if not workload.nodes:
             return 0.0
         node = self.L * self.rate
@@ -420,6 +420,45 @@ class SwitchedNetwork(Network):
         if not any_sent:
             return 0.0  # no term (adding 0.0 changes no sum)
         return self._hop1 + max(max(out), max(into))
+
+    def _two_phase_cost(self, workload: Workload, k: int) -> float:
+        """``phase_cost`` on two levels: ``analytical``'s loop with ``latency`` and ``resources``
+        unrolled (a node's ports as lists, the resources between racks as looked up), each
+        load summed in the same order, so the same floats."""
+        if not workload.nodes:
+            return 0.0
+        node = self.L * self.rate
+        size = max(workload.nodes) + 1
+        out = [0.0] * size
+        into = [0.0] * size
+        between: dict[Hashable, float] = {}
+        rack_size, latency_of, cache = self.rack_size, self.latency, self._between
+        latency = 0.0
+        any_sent = False
+        for src in workload.nodes:
+            sends = workload.sends[src][k]
+            if not sends:
+                continue
+            any_sent = True
+            r1 = src // rack_size
+            for s in sends:
+                dst = s.dst
+                lat = latency_of(src, dst, s.gen)
+                if lat > latency:
+                    latency = lat
+                share = s.size / node
+                out[src] += share
+                into[dst] += share
+                r2 = dst // rack_size
+                if r1 != r2:
+                    found = cache.get((r1, r2))
+                    if found is None:
+                        found = cache[(r1, r2)] = self._rack_resources(r1, r2)
+                    for key, capacity in found:
+                        between[key] = between.get(key, 0.0) + s.size / capacity
+        if not any_sent:
+            return 0.0  # no term (adding 0.0 changes no sum)
+        return latency + max(max(out), max(into), max(between.values(), default=0.0))
 
     def response_port(self, msg: Message) -> Hashable:
         j = self._rsp_pointer.get(msg.dst, 0)
