@@ -137,6 +137,10 @@ class Allocator:
             # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
             self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
+        # the same, options by demands: ``price`` takes each demand's minimum across options rows,
+        # elementwise (exact in any order), where a reduction over each short row is slow
+        self.lat_t, self.vol_t = np.ascontiguousarray(self.lat.T), np.ascontiguousarray(self.vol.T)
+        self.on_t = np.ascontiguousarray(self.on.T)
         self.options = options
         self._users: npt.NDArray[np.int64] | None = None
         self._member_weights: npt.NDArray[np.int64] | None = None
@@ -168,7 +172,7 @@ class Allocator:
         else:
             eff = np.minimum.reduce(np.maximum(levels[:, None, :], self.outside), axis=2)
         # ufuncs called directly: what ndarray.min and .sum call, without their wrappers
-        costs = np.minimum.reduce(np.add(self.lat, np.divide(self.vol, eff.take(self.on, axis=1))), axis=2)
+        costs = np.minimum.reduce(np.add(self.lat_t, np.divide(self.vol_t, eff.take(self.on_t, axis=1))), axis=1)
         return eff, np.add.reduce(costs, axis=1)
 
     def moves(
