@@ -227,14 +227,14 @@ class Search:
         ax = self.ctx.axes[k]
         counts = np.bitwise_count(table.masks & self.masks[k]).astype(np.int64)
         pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
-        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        costs = np.empty(len(unique))
-        for r, row in enumerate(first):
-            sizes = [int(x) for x in pieces[row] if x >= 2]
-            free = (*sizes, *([1] * (ax.bits - sum(sizes))))
-            costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
-        out: npt.NDArray[np.float64] = costs[inverse.reshape(-1)]
+        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1).tolist()  # one integer per row
+        cost_of: dict[int, float] = {}  # per distinct row (pieces), its cost: at its first row
+        for row, code in enumerate(codes):
+            if code not in cost_of:
+                sizes = [int(x) for x in pieces[row] if x >= 2]
+                free = (*sizes, *([1] * (ax.bits - sum(sizes))))
+                cost_of[code] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
+        out: npt.NDArray[np.float64] = np.array([cost_of[code] for code in codes], dtype=np.float64)
         out.flags.writeable = False
         return out
 
