@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -260,7 +259,7 @@ class Allocator:
         (idx,) = ((extra > 0) & (extra <= spare)).nonzero()
         if not len(idx):
             return None
-        eff_rows, new_totals = self.price(raised[idx])
+        eff_rows, new_totals = self.price(raised if len(idx) == len(raised) else raised[idx])
         gains = total - new_totals
         (keep,) = (gains > total * NEGLIGIBLE).nonzero()
         if not len(keep):
@@ -293,8 +292,7 @@ class Allocator:
         return lowest
 
 
-@dataclass(frozen=True)
-class _Choice:
+class _Choice(NamedTuple):
     """A move: its score, ports, set and target level, and the state it leads to."""
 
     score: float
