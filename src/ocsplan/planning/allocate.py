@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -137,6 +136,10 @@ class Allocator:
             # are >= 1) and _BIG elsewhere (levels are far below it), as np.where(member, level, _BIG)
             self.outside = np.where(self.member, 0, _BIG).astype(np.int64)
         self.lat, self.vol, self.on = option_arrays(options) if arrays is None else arrays
+        # the same, options by demands: ``price`` takes each demand's minimum across options rows,
+        # elementwise (exact in any order), where a reduction over each short row is slow
+        self.lat_t, self.vol_t = np.ascontiguousarray(self.lat.T), np.ascontiguousarray(self.vol.T)
+        self.on_t = np.ascontiguousarray(self.on.T)
         self.options = options
         self._users: npt.NDArray[np.int64] | None = None
         self._member_weights: npt.NDArray[np.int64] | None = None
@@ -168,7 +171,7 @@ class Allocator:
         else:
             eff = np.minimum.reduce(np.maximum(levels[:, None, :], self.outside), axis=2)
         # ufuncs called directly: what ndarray.min and .sum call, without their wrappers
-        costs = np.minimum.reduce(np.add(self.lat, np.divide(self.vol, eff.take(self.on, axis=1))), axis=2)
+        costs = np.minimum.reduce(np.add(self.lat_t, np.divide(self.vol_t, eff.take(self.on_t, axis=1))), axis=1)
         return eff, np.add.reduce(costs, axis=1)
 
     def moves(
@@ -256,7 +259,7 @@ class Allocator:
         (idx,) = ((extra > 0) & (extra <= spare)).nonzero()
         if not len(idx):
             return None
-        eff_rows, new_totals = self.price(raised[idx])
+        eff_rows, new_totals = self.price(raised if len(idx) == len(raised) else raised[idx])
         gains = total - new_totals
         (keep,) = (gains > total * NEGLIGIBLE).nonzero()
         if not len(keep):
@@ -289,8 +292,7 @@ class Allocator:
         return lowest
 
 
-@dataclass(frozen=True)
-class _Choice:
+class _Choice(NamedTuple):
     """A move: its score, ports, set and target level, and the state it leads to."""
 
     score: float

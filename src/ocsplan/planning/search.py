@@ -47,6 +47,8 @@ TABLE_CELLS = 1 << 22  # sub-block tables (sub-blocks x fold masks) up to this s
 LAZY_SUBSETS = 2000  # sub-blocks tried per part when placed lazily
 
 
+_UNSEEN: tuple[Groups, Shape] = ((), ())  # not yet in a memo (a memo's values are never it)
+
 # Placements that depend on the block, the shape and the masks around it only (see Search.placements),
 # across the instances of a process: emptied when full.
 PLACEMENTS: dict[tuple[object, ...], tuple[Groups, ...]] = {}
@@ -78,7 +80,6 @@ class Search:
         self._by_layers: dict[tuple[int, tuple[int, ...]], tuple[Groups, Shape] | None] = {}  # by all layers
         self._cube_units: dict[int, dict[object, int]] = {}  # by the ring axes' bits: see _evaluate
         self._layers_of: dict[int, tuple[Groups, tuple[int, ...]]] = {}  # see aligned
-        self._moved: dict[tuple[tuple[int, ...], tuple[bool, ...]], tuple[tuple[int, tuple[Groups, Shape]], ...]] = {}
         self._irregular_keys: dict[tuple[int, Shape], tuple[tuple[str, int, int], ...]] = {}
 
     # placement of a shape on an axis's bits, given the folds the others already pay for
@@ -226,14 +227,14 @@ class Search:
         ax = self.ctx.axes[k]
         counts = np.bitwise_count(table.masks & self.masks[k]).astype(np.int64)
         pieces = -np.sort(-counts[table.members], axis=1)  # per placement, largest first
-        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1)  # one integer per row
-        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        costs = np.empty(len(unique))
-        for r, row in enumerate(first):
-            sizes = [int(x) for x in pieces[row] if x >= 2]
-            free = (*sizes, *([1] * (ax.bits - sum(sizes))))
-            costs[r] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
-        out: npt.NDArray[np.float64] = costs[inverse.reshape(-1)]
+        codes = (pieces << (DIGIT * np.arange(pieces.shape[1]))).sum(axis=1).tolist()  # one integer per row
+        cost_of: dict[int, float] = {}  # per distinct row (pieces), its cost: at its first row
+        for row, code in enumerate(codes):
+            if code not in cost_of:
+                sizes = [int(x) for x in pieces[row] if x >= 2]
+                free = (*sizes, *([1] * (ax.bits - sum(sizes))))
+                cost_of[code] = self.ctx.axis_cost(ax, free if free in ax.shapes else (1,) * ax.bits)
+        out: npt.NDArray[np.float64] = np.array([cost_of[code] for code in codes], dtype=np.float64)
         out.flags.writeable = False
         return out
 
@@ -258,16 +259,15 @@ class Search:
         if not installed:
             return profiles, shapes
         layers = tuple(sorted(installed))
-        on_cube = tuple(map(eq, shapes, self.cube_shapes))  # an axis that chose a fold keeps it
-        moved = self._moved.get((layers, on_cube))
-        if moved is None:
-            moved = self._moved[(layers, on_cube)] = tuple(
-                (k, found) for k, cube in enumerate(on_cube)
-                if cube and (found := self._by_layer(k, layers)) is not None
-            )
         out_p, out_s = list(profiles), list(shapes)
-        for k, (groups, shape) in moved:
-            out_p[k], out_s[k] = groups, shape
+        by_layers = self._by_layers
+        for k, cube in enumerate(map(eq, shapes, self.cube_shapes)):
+            if cube:  # an axis that chose a fold keeps it (a finer one may suit its multiplicity)
+                found = by_layers.get((k, layers), _UNSEEN)
+                if found is _UNSEEN:
+                    found = self._by_layer(k, layers)
+                if found is not None:
+                    out_p[k], out_s[k] = found
         return out_p, out_s
 
     def _by_layer(self, k: int, layers: tuple[int, ...]) -> tuple[Groups, Shape] | None:
