@@ -399,9 +399,9 @@ class QueuePort(Port):
             if start > limit:
                 self._arm(start - 0.5 * ahead)
                 return
-            heapq.heappop(queue)
+            _pop(queue)
             if not self._send(piece, 1 if flit_mode else piece.flits, start):
-                heapq.heappush(queue, (piece.ready, mid, piece.index, piece))
+                _push(queue, (piece.ready, mid, piece.index, piece))
             if self.stalled:
                 return
 
