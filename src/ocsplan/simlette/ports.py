@@ -153,8 +153,14 @@ class Port:
         sent = seg = 0
         t = seg_start = start
         consumed = False
+        credit: float | None
         while sent < count:
-            credit = self._take()
+            if self.credits:  # ``_take``'s first case inline (``retry`` is read only after a None)
+                self.credits -= 1
+                self.out += 1
+                credit = 0.0
+            else:
+                credit = self._take()
             if credit is None and seg:
                 # hand over what left: a sink returns credits at once
                 consumed = self._flush(piece, seg_start, seg)
@@ -393,9 +399,9 @@ class QueuePort(Port):
             if start > limit:
                 self._arm(start - 0.5 * ahead)
                 return
-            heapq.heappop(queue)
+            _pop(queue)
             if not self._send(piece, 1 if flit_mode else piece.flits, start):
-                heapq.heappush(queue, (piece.ready, mid, piece.index, piece))
+                _push(queue, (piece.ready, mid, piece.index, piece))
             if self.stalled:
                 return
 

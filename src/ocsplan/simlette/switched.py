@@ -199,7 +199,10 @@ class SwitchedNetwork(Network):
         """``Network.send_all``; in an open loop with every message in message mode, ``send``
         and its part loop fused over the phase (the same arithmetic in the same order)."""
         eng = self.eng
-        if not self.open_loop or eng.flit_mode:
+        if not self.open_loop:
+            self._send_pieces(src, sends, t, phase, base)
+            return
+        if eng.flit_mode:
             super().send_all(src, sends, t, phase, base)
             return
         ports = self._src.get(src) or self._sources(src)
@@ -245,6 +248,26 @@ class SwitchedNetwork(Network):
             port.flits = n
         if not lockstep:
             self.pointer[src] = offset
+
+    def _send_pieces(self, src: int, sends: Sequence[Send], t: float, phase: int, base: int) -> None:
+        """``send_all`` outside an open loop: ``send``'s pieces into the source ports (FIFO ports,
+        which only queue and arm: nothing runs before the next send), its look-ups once a phase."""
+        if not sends:
+            return  # ``send`` makes the source ports at the first message
+        ports = self._src.get(src) or self._sources(src)
+        ready = t + self.stages.send
+        splits, L = self._splits, self.L
+        offset = self.pointer.get(src, 0)
+        for i, s in enumerate(sends):
+            flits = s.flits
+            msg = Message(src, s.dst, s.gen, phase, s.nbytes, flits, base + i)
+            parts = splits.get((flits, offset))
+            if parts is None:
+                parts = splits[(flits, offset)] = self._split(flits, offset)
+            offset = (offset + flits) % L
+            for j, count, index in parts:
+                ports[j].enqueue(Piece(ready, count, msg, index))
+        self.pointer[src] = offset
 
     def send(self, msg: Message, t: float) -> None:
         ports = self._src.get(msg.src) or self._sources(msg.src)
