@@ -100,3 +100,14 @@ def _command(app: typer.Typer) -> Any:  # typer's click.Command (its own vendore
 
 if getattr(typer.testing, "_get_command", None) is _BUILD:  # typer 0.29 (any other: built per invoke)
     typer.testing._get_command = _command  # type: ignore[attr-defined,assignment]  # a private name: checked above
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish() -> None:
+    """Every object the session leaves is frozen (``gc.freeze``) before pytest's closing collection.
+    With the thresholds above, full collections are rare, so the cycles of each finished simulation
+    (Simlette's ports, engine and pieces refer to one another) wait in the oldest generation: that
+    closing collection then walked and freed some ten million objects per worker, 7-25 s, and
+    pytest-xdist kills a worker that has not exited 10 s after the run ends. Frozen, they are left to
+    the process's exit. Nothing is reported by then: every test's outcome is already sent."""
+    gc.freeze()
